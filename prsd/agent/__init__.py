@@ -1,0 +1,1 @@
+"""The agent: claiming, the worker pool, GPU slots, heartbeats, resource monitor."""

@@ -1,0 +1,1 @@
+"""prsctl: the user's command line."""

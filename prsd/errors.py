@@ -1,0 +1,99 @@
+"""One exception hierarchy for prsd.
+
+Every error carries the data needed to explain itself to the user and renders to
+exactly one line (``str(err)``), which is what ``job_result.txt``, ``prsd run`` and
+``prsctl`` print. Nothing here imports anything but the standard library.
+"""
+
+from __future__ import annotations
+
+from enum import IntEnum
+
+
+class ExitCode(IntEnum):
+    """Process exit codes of ``prsd`` and ``prsctl`` (systemd units refer to them)."""
+
+    OK = 0  # the job completed, or the command did what it was asked
+    FAILURE = 1  # an unexpected internal error (a bug): see the daemon log
+    CONFIG = 2  # bad command line, job spec or configuration: fix it, restarting will not help
+    SPOOL_REFUSED = 3  # the spool's file system cannot keep the protocol's promises
+    AGENT_IDLE = 41  # `prsd agent --exit-when-idle`: no job has work for this node (Azure's code)
+    JOB_FAILED = 42  # the job ended Failed: see logs/job_result.txt (Azure's code)
+    JOB_CANCELED = 43  # the job was canceled with `prsctl cancel`
+
+
+class PrsdError(Exception):
+    """Base of every error prsd raises on purpose."""
+
+    def one_line(self) -> str:
+        """The error as one line for ``job_result.txt`` and the command line."""
+        return " ".join(str(self).split())
+
+
+class JobSpecError(PrsdError):
+    """A job spec (``job.yaml``) that cannot be run as written.
+
+    Attributes:
+        key: the dotted key at fault (``retry_settings.timeout``), or "" for the whole file.
+        location: the file (and line, when known) the key was read from.
+        problem: what is wrong and what is expected.
+    """
+
+    def __init__(self, key: str, location: str, problem: str) -> None:
+        self.key = key
+        self.location = location
+        self.problem = problem
+        where = f"{location}: " if location else ""
+        what = f"{key}: " if key else ""
+        super().__init__(f"{where}{what}{problem}")
+
+
+class SpoolError(PrsdError):
+    """The spool is missing, unwritable, inconsistent or on an unsafe file system."""
+
+
+class UnsafeSpoolError(SpoolError):
+    """The spool's file system cannot keep the claim protocol's promises."""
+
+
+class InputError(PrsdError):
+    """An input (file, folder, table) that cannot be read or split."""
+
+
+class WorkerCrashed(PrsdError):
+    """A worker process died without being asked to.
+
+    Attributes:
+        exit_code: the process's return code (negative: killed by a signal).
+        signal_name: ``SIGKILL`` etc. when a signal ended it, else "".
+        sent_by_prsd: True when prsd itself sent the signal (timeout, shutdown).
+    """
+
+    def __init__(self, process_name: str, exit_code: int, signal_name: str, sent_by_prsd: bool):
+        self.process_name = process_name
+        self.exit_code = exit_code
+        self.signal_name = signal_name
+        self.sent_by_prsd = sent_by_prsd
+        how = f" ({signal_name}{', sent by prsd' if sent_by_prsd else ''})" if signal_name else ""
+        super().__init__(f"{process_name} exits with returncode {exit_code}{how}")
+
+
+class RunTimeout(PrsdError):
+    """``run()`` took longer than ``retry_settings.timeout``."""
+
+    def __init__(self, mini_batch_id: int, timeout_s: float) -> None:
+        self.mini_batch_id = mini_batch_id
+        self.timeout_s = timeout_s
+        super().__init__(
+            f"run() on mini-batch {mini_batch_id} did not return within {timeout_s:g} s "
+            "(retry_settings.timeout)"
+        )
+
+
+class InitFailed(PrsdError):
+    """The entry script's ``init()`` (or its import) failed."""
+
+    def __init__(self, process_name: str, error: str) -> None:
+        self.process_name = process_name
+        self.error = error
+        super().__init__(f"init() failed in {process_name}: {error}")

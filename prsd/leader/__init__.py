@@ -1,0 +1,1 @@
+"""The leader: intake, splitting, requeue, accounting, finalisation."""

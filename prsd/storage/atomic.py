@@ -1,0 +1,149 @@
+"""The only place that renames or replaces files in the spool.
+
+Invariants:
+- A reader never sees a partial file: content is written aside in the *same*
+  directory (``.tmp-...``, a dot name every lister skips), flushed, and renamed over
+  the final name. rename(2) is atomic within one file system and needs no lock.
+- A rename that reports an error may still have happened (rename(2), BUGS: "On NFS
+  filesystems, you can not assume that if the operation failed, the file was not
+  renamed"; reproduced on sshfs under connection loss). So every exclusive move
+  (:func:`move_verified`) checks its destination with a *fresh listing* of the
+  destination directory before it concludes it lost: opening a directory
+  revalidates it under NFS close-to-open, while a bare ``stat()`` may be answered
+  from the negative dentry cache. This only works because every destination name
+  is unique to its mover (claims go to ``claimed/<node>/``).
+- ``durable=True`` adds fsync of the file before the rename and of the directory
+  after it, so the write survives a machine crash, not just a process crash. Close
+  alone already publishes the data to other NFS clients (close-to-open).
+"""
+
+from __future__ import annotations
+
+import errno
+import os
+import secrets
+from pathlib import Path
+
+TMP_PREFIX = ".tmp-"
+
+
+def tmp_path_for(path: Path) -> Path:
+    """A fresh, hidden temp name beside ``path`` (same directory, so same file system)."""
+    return path.with_name(f"{TMP_PREFIX}{path.name}.{os.getpid()}-{secrets.token_hex(4)}")
+
+
+def fsync_dir(path: Path) -> None:
+    """Flush a directory's entries (new names, renames) to stable storage."""
+    fd = os.open(path, os.O_RDONLY | os.O_DIRECTORY)
+    try:
+        os.fsync(fd)
+    except OSError as exc:  # some FUSE file systems refuse fsync on directories
+        if exc.errno not in (errno.EINVAL, errno.ENOTSUP, errno.EBADF):
+            raise
+    finally:
+        os.close(fd)
+
+
+def write_atomic(path: Path, data: bytes, *, durable: bool = True) -> None:
+    """Write ``data`` to ``path`` so that readers see the old or the new file, never a mix.
+
+    Raises:
+        OSError: the directory is missing or not writable, or the disk is full; the
+            temp file is removed and ``path`` is unchanged.
+    """
+    tmp = tmp_path_for(path)
+    fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o644)
+    try:
+        view = memoryview(data)
+        while view:
+            written = os.write(fd, view)
+            view = view[written:]
+        if durable:
+            os.fsync(fd)
+    except BaseException:
+        os.close(fd)
+        _unlink_quietly(tmp)
+        raise
+    os.close(fd)
+    try:
+        os.replace(tmp, path)
+    except BaseException:
+        _unlink_quietly(tmp)
+        raise
+    if durable:
+        fsync_dir(path.parent)
+
+
+def publish(tmp: Path, path: Path, *, durable: bool = True) -> None:
+    """Rename a finished temp file (written by someone else, closed) onto ``path``.
+
+    Raises:
+        OSError: the rename failed; ``tmp`` is left for inspection.
+    """
+    if durable:
+        fd = os.open(tmp, os.O_RDONLY)
+        try:
+            os.fsync(fd)
+        finally:
+            os.close(fd)
+    os.replace(tmp, path)
+    if durable:
+        fsync_dir(path.parent)
+
+
+def listed(path: Path) -> bool:
+    """True when ``path``'s name appears in a fresh listing of its directory."""
+    try:
+        with os.scandir(path.parent) as it:
+            return any(entry.name == path.name for entry in it)
+    except FileNotFoundError:
+        return False
+
+
+def move_verified(src: Path, dst: Path) -> bool:
+    """Move ``src`` to ``dst`` (a name only this caller ever uses); True if it moved.
+
+    Any error (ENOENT from a lost race, EIO, ESTALE, EPERM, a timeout) is answered
+    by looking for ``dst`` in a fresh listing: present means the move happened,
+    absent means another mover won or nothing happened. Either way ``src`` is no
+    longer ours to touch.
+    """
+    try:
+        os.rename(src, dst)
+    except FileNotFoundError:
+        # The common loser's answer. On NFS a retransmitted rename that had already
+        # happened also answers ENOENT, so check before concluding.
+        return listed(dst)
+    except OSError:
+        return listed(dst)
+    return True
+
+
+def create_exclusive(path: Path, data: bytes) -> bool:
+    """Create ``path`` with ``data`` only if it does not exist (O_EXCL); True if we made it.
+
+    On an error other than a clean EEXIST the file is read back: if it holds exactly
+    ``data`` (which must name the creator), the create happened.
+    """
+    try:
+        fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o644)
+    except FileExistsError:
+        return False
+    except OSError:
+        try:
+            return path.read_bytes() == data
+        except OSError:
+            return False
+    try:
+        os.write(fd, data)
+        os.fsync(fd)
+    finally:
+        os.close(fd)
+    return True
+
+
+def _unlink_quietly(path: Path) -> None:
+    try:
+        os.unlink(path)
+    except OSError:
+        pass

@@ -1,0 +1,275 @@
+"""Where everything lives in the spool: pure functions from ids to paths and back.
+
+Invariant: every name a daemon derives from an untrusted string (job name, node id,
+task name) goes through a validator here first, so no derived path can contain
+``..``, a slash, a control character or a leading dot. Task names carry identity and
+order: ``000000042.a3.e2`` is mini-batch 42 (the first of the task), attempt 3,
+written by leader epoch 2; a lexical sort of a directory gives input order.
+
+Layout (SPEC sections 1-2, docs/spool.md)::
+
+    inbox/<job_id>/                          submitted job folders (".<name>" while copied)
+    active/<job_id>                          marker: the job is running (leader)
+    jobs/<job_id>/job.yaml, origin.json, code/, spec.json
+    jobs/<job_id>/state/status.json, final.json, cancel, split.json
+    jobs/<job_id>/tasks/pending/<shard>/<task>
+    jobs/<job_id>/tasks/claimed/<node>/<task>
+    jobs/<job_id>/tasks/done/<shard>/<task>.<node>
+    jobs/<job_id>/tasks/returned/<task>
+    jobs/<job_id>/tasks/void/<task>[.<node>]
+    jobs/<job_id>/results/<shard>/<task>.<node>.res
+    jobs/<job_id>/outputs/, logs/, work/<node>/<process>/
+    nodes/<node>.json                        agent heartbeats
+    leader/lease.json, leader/epoch-<n>      leader election
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+from pathlib import Path
+
+SHARD_SIZE = 4096
+"""Mini-batches per shard directory: a million-mini-batch job lists at most 4096 names."""
+
+MB_DIGITS = 9
+
+_NODE_RE = re.compile(r"^[A-Za-z0-9][A-Za-z0-9_.-]{0,62}$")
+_JOB_RE = re.compile(r"^[a-z0-9][a-z0-9_-]{0,99}$")
+_TASK_RE = re.compile(r"^(\d{9})\.a(\d{1,6})\.e(\d{1,9})$")
+_DONE_RE = re.compile(r"^(\d{9}\.a\d{1,6}\.e\d{1,9})\.([A-Za-z0-9][A-Za-z0-9_.-]{0,62})$")
+_PROCESS_RE = re.compile(r"^process\d{3,6}$")
+
+
+def valid_node_id(node_id: str) -> bool:
+    """True for a node id that is safe as a file name (letters, digits, ``_.-``)."""
+    return bool(_NODE_RE.match(node_id)) and ".." not in node_id
+
+
+def valid_job_id(job_id: str) -> bool:
+    """True for a job id made by :func:`prsd.storage.jobid.make_job_id`."""
+    return bool(_JOB_RE.match(job_id))
+
+
+def valid_process_name(name: str) -> bool:
+    """True for ``processNNN``."""
+    return bool(_PROCESS_RE.match(name))
+
+
+def process_name(number: int) -> str:
+    """The name of the ``number``-th worker started on a node for a job (``process007``)."""
+    return f"process{number:03d}"
+
+
+def mb_id(index: int) -> str:
+    """A mini-batch id as written in logs and file names: ``000000042``."""
+    return f"{index:0{MB_DIGITS}d}"
+
+
+def shard_of(mb_index: int) -> str:
+    """The shard directory name that holds tasks and results of this mini-batch."""
+    return f"{mb_index // SHARD_SIZE:06d}"
+
+
+@dataclass(frozen=True, order=True)
+class TaskName:
+    """Identity of one task file: its first mini-batch, attempt and writer's epoch.
+
+    Every mini-batch in a task shares the task's attempt number. The pair (first
+    mini-batch, attempt) is unique over a job's life because each new task that holds
+    a mini-batch raises that mini-batch's attempt; the epoch keeps a deposed leader's
+    late writes from ever colliding with the current leader's names.
+    """
+
+    first_mb: int
+    attempt: int
+    epoch: int
+
+    @property
+    def name(self) -> str:
+        """The file name: ``000000042.a3.e2``."""
+        return f"{mb_id(self.first_mb)}.a{self.attempt}.e{self.epoch}"
+
+    @property
+    def shard(self) -> str:
+        """The shard directory of this task."""
+        return shard_of(self.first_mb)
+
+    def next_attempt(self, epoch: int) -> TaskName:
+        """The name of this task requeued by the leader of ``epoch``."""
+        return TaskName(self.first_mb, self.attempt + 1, epoch)
+
+    @classmethod
+    def parse(cls, name: str) -> TaskName | None:
+        """Parse a task file name; None for anything else (temp files, strangers)."""
+        m = _TASK_RE.match(name)
+        if m is None:
+            return None
+        return cls(int(m.group(1)), int(m.group(2)), int(m.group(3)))
+
+
+def parse_done_name(name: str) -> tuple[TaskName, str] | None:
+    """Parse ``<task>.<node>`` (a committed task); None for anything else."""
+    m = _DONE_RE.match(name)
+    if m is None:
+        return None
+    task = TaskName.parse(m.group(1))
+    if task is None or not valid_node_id(m.group(2)):
+        return None
+    return task, m.group(2)
+
+
+@dataclass(frozen=True)
+class SpoolLayout:
+    """Paths of the spool rooted at ``root``."""
+
+    root: Path
+
+    @property
+    def inbox(self) -> Path:
+        return self.root / "inbox"
+
+    @property
+    def jobs(self) -> Path:
+        return self.root / "jobs"
+
+    @property
+    def active(self) -> Path:
+        return self.root / "active"
+
+    @property
+    def nodes(self) -> Path:
+        return self.root / "nodes"
+
+    @property
+    def leader(self) -> Path:
+        return self.root / "leader"
+
+    def node_heartbeat(self, node_id: str) -> Path:
+        return self.nodes / f"{node_id}.json"
+
+    def job(self, job_id: str) -> JobLayout:
+        return JobLayout(self.jobs / job_id, job_id)
+
+    def top_dirs(self) -> tuple[Path, ...]:
+        """Directories every spool has (created by ``open_spool``)."""
+        return (self.inbox, self.jobs, self.active, self.nodes, self.leader)
+
+
+@dataclass(frozen=True)
+class JobLayout:
+    """Paths of one job folder in the spool."""
+
+    root: Path
+    job_id: str
+
+    @property
+    def job_yaml(self) -> Path:
+        return self.root / "job.yaml"
+
+    @property
+    def origin(self) -> Path:
+        return self.root / "origin.json"
+
+    @property
+    def spec(self) -> Path:
+        return self.root / "spec.json"
+
+    @property
+    def code(self) -> Path:
+        return self.root / "code"
+
+    @property
+    def state(self) -> Path:
+        return self.root / "state"
+
+    @property
+    def status(self) -> Path:
+        return self.state / "status.json"
+
+    @property
+    def final(self) -> Path:
+        return self.state / "final.json"
+
+    @property
+    def cancel(self) -> Path:
+        return self.state / "cancel"
+
+    @property
+    def split_state(self) -> Path:
+        return self.state / "split.json"
+
+    @property
+    def tasks(self) -> Path:
+        return self.root / "tasks"
+
+    @property
+    def pending(self) -> Path:
+        return self.tasks / "pending"
+
+    @property
+    def claimed(self) -> Path:
+        return self.tasks / "claimed"
+
+    @property
+    def done(self) -> Path:
+        return self.tasks / "done"
+
+    @property
+    def returned(self) -> Path:
+        return self.tasks / "returned"
+
+    @property
+    def void(self) -> Path:
+        return self.tasks / "void"
+
+    @property
+    def results(self) -> Path:
+        return self.root / "results"
+
+    @property
+    def outputs(self) -> Path:
+        return self.root / "outputs"
+
+    @property
+    def logs(self) -> Path:
+        return self.root / "logs"
+
+    @property
+    def work(self) -> Path:
+        return self.root / "work"
+
+    def pending_task(self, task: TaskName) -> Path:
+        return self.pending / task.shard / task.name
+
+    def claimed_dir(self, node_id: str) -> Path:
+        return self.claimed / node_id
+
+    def claimed_task(self, node_id: str, task: TaskName) -> Path:
+        return self.claimed / node_id / task.name
+
+    def done_task(self, task: TaskName, node_id: str) -> Path:
+        return self.done / task.shard / f"{task.name}.{node_id}"
+
+    def returned_task(self, task: TaskName) -> Path:
+        return self.returned / task.name
+
+    def result(self, task: TaskName, node_id: str) -> Path:
+        return self.results / task.shard / f"{task.name}.{node_id}.res"
+
+    def worker_dir(self, node_id: str, process: str) -> Path:
+        return self.work / node_id / process
+
+    def task_dirs(self) -> tuple[Path, ...]:
+        """Directories created when the job is taken in."""
+        return (
+            self.state,
+            self.pending,
+            self.claimed,
+            self.done,
+            self.returned,
+            self.void,
+            self.results,
+            self.outputs,
+            self.logs,
+        )

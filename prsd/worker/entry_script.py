@@ -1,0 +1,5 @@
+"""Placeholder: EntryScript (replaced by the worker host implementation)."""
+
+
+class EntryScript:
+    pass

@@ -1,0 +1,129 @@
+"""The agent <-> worker control channel: length-prefixed JSON frames on a socketpair.
+
+The channel is a dedicated file descriptor passed to the worker (``--fd N``), never
+stdout: the user's ``print()``, the root logger and stderr go to log files, so
+nothing the entry script writes can corrupt the protocol. Any framing error is a
+broken worker: the agent kills it and starts a replacement.
+
+This module runs inside workers under the job's interpreter, so it uses only the
+standard library and Python 3.9 syntax.
+
+Messages, agent -> worker (``op``):
+
+``hello``     first frame; the worker's whole configuration (see ``HELLO_KEYS``).
+``run``       ``{"op": "run", "mb": <MiniBatch JSON>, "out": <path>, "close": bool}``:
+              load the mini-batch, call ``run()``, append its append_row bytes to
+              ``out`` (opened in append mode; several mini-batches of one task share a
+              file), close the file when ``close`` is true. Several ``run`` frames may
+              be queued; the worker handles them in order.
+``shutdown``  call ``shutdown()``, answer ``bye`` and exit 0.
+
+Messages, worker -> agent (``ev``):
+
+``ready``        ``init()`` returned: ``{"ev": "ready", "pid": int, "init_s": float}``.
+``init_failed``  import or ``init()`` raised: ``{"error", "traceback_tail", "error_file"}``;
+                 the worker exits with code 72 (Azure's "init failed") after sending it.
+``start``        ``{"ev": "start", "i": index}`` the mini-batch is loaded, ``run()`` begins
+                 (the agent's per-run() timeout counts from here).
+``done``         ``{"ev": "done", "outcome": <Outcome JSON>}`` (see prsd.storage.records.Outcome;
+                 status ``succeeded`` or ``failed``; offset/length locate the bytes in ``out``).
+``bye``          ``shutdown()`` finished.
+"""
+
+from __future__ import annotations
+
+import json
+import socket
+import struct
+from typing import Any, Dict, Optional
+
+HEADER = struct.Struct(">I")
+MAX_FRAME_BYTES = 64 * 1024 * 1024
+
+# Keys of the ``hello`` frame. Paths are absolute.
+HELLO_KEYS = (
+    "job_id",  # str
+    "node_id",  # str
+    "process_name",  # "process000"
+    "code_dir",  # the job's code snapshot; put first on sys.path
+    "entry_script",  # "score.py", "sub/score.py" (relative to code_dir) or "pkg.module"
+    "argv",  # list[str]: sys.argv[1:] for the script (program_arguments, paths absolute)
+    "working_dir",  # the worker's own folder; the worker chdirs into it
+    "output_dir",  # EntryScript().output_dir, AZUREML_BI_OUTPUT_PATH
+    "log_dir",  # EntryScript().log_dir: logs/user/entry_script_log/<node>/
+    "entry_log_file",  # <log_dir>/<process>.log.txt
+    "error_file",  # logs/user/error/<node>/<process>.txt: tracebacks, stack dumps
+    "logging_level",  # "INFO" | "WARNING" | "DEBUG" ...
+    "kind",  # input kind: "files" | "csv" | "jsonl" | "parquet" | ... (the loader)
+    "output_action",  # "append_row" | "summary_only"
+    "append_row_format",  # "text" | "parquet"
+    "to_csv",  # dict: DataFrame.to_csv keyword overrides (parallel_run_step.settings.json)
+    "dataframe_header",  # bool: --append_row_dataframe_header
+    "profiling_module",  # "" | "cProfile" | "profile"
+    "profile_file",  # logs/sys/node/<node>/<process>.profile
+    "config",  # dict: the resolved job settings (EntryScript().config)
+)
+
+EXIT_INIT_FAILED = 72
+EXIT_PROTOCOL_ERROR = 70
+
+
+class ProtocolError(Exception):
+    """The peer sent something that is not a valid frame."""
+
+
+def encode(message: Dict[str, Any]) -> bytes:
+    """One frame: 4-byte big-endian length, then compact UTF-8 JSON."""
+    body = json.dumps(message, separators=(",", ":"), ensure_ascii=False).encode("utf-8")
+    if len(body) > MAX_FRAME_BYTES:
+        raise ProtocolError("frame of %d bytes exceeds %d" % (len(body), MAX_FRAME_BYTES))
+    return HEADER.pack(len(body)) + body
+
+
+def decode(body: bytes) -> Dict[str, Any]:
+    """Parse a frame body (without its length prefix)."""
+    try:
+        message = json.loads(body.decode("utf-8"))
+    except (UnicodeDecodeError, ValueError) as exc:
+        raise ProtocolError("undecodable frame: %s" % exc) from exc
+    if not isinstance(message, dict):
+        raise ProtocolError("frame is not a JSON object")
+    return message
+
+
+def frame_length(header: bytes) -> int:
+    """The body length announced by a 4-byte header."""
+    (length,) = HEADER.unpack(header)
+    if length > MAX_FRAME_BYTES:
+        raise ProtocolError("announced frame of %d bytes exceeds %d" % (length, MAX_FRAME_BYTES))
+    return int(length)
+
+
+def _recv_exactly(sock: socket.socket, n: int) -> Optional[bytes]:
+    chunks = []
+    remaining = n
+    while remaining:
+        chunk = sock.recv(min(remaining, 1 << 20))
+        if not chunk:
+            if remaining == n:
+                return None
+            raise ProtocolError("channel closed inside a frame")
+        chunks.append(chunk)
+        remaining -= len(chunk)
+    return b"".join(chunks)
+
+
+def recv_blocking(sock: socket.socket) -> Optional[Dict[str, Any]]:
+    """Worker side: the next frame, or None when the agent closed the channel."""
+    header = _recv_exactly(sock, HEADER.size)
+    if header is None:
+        return None
+    body = _recv_exactly(sock, frame_length(header))
+    if body is None:
+        raise ProtocolError("channel closed inside a frame")
+    return decode(body)
+
+
+def send_blocking(sock: socket.socket, message: Dict[str, Any]) -> None:
+    """Worker side: send one frame."""
+    sock.sendall(encode(message))
