@@ -22,7 +22,10 @@ from __future__ import annotations
 import errno
 import os
 import secrets
-from pathlib import Path
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    from pathlib import Path
 
 TMP_PREFIX = ".tmp-"
 

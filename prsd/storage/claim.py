@@ -19,10 +19,13 @@ from __future__ import annotations
 
 import os
 from dataclasses import dataclass
-from pathlib import Path
+from typing import TYPE_CHECKING
 
 from prsd.storage.atomic import move_verified
 from prsd.storage.layout import JobLayout, TaskName
+
+if TYPE_CHECKING:
+    from pathlib import Path
 
 
 @dataclass(frozen=True)
@@ -55,6 +58,11 @@ def list_pending(job: JobLayout, limit: int) -> list[Path]:
         if len(found) >= limit:
             break
     return found[:limit]
+
+
+def prepare_node(job: JobLayout, node_id: str) -> None:
+    """Create ``claimed/<node>/`` (once per job and node, before the first claim)."""
+    job.claimed_dir(node_id).mkdir(parents=True, exist_ok=True)
 
 
 def try_claim(job: JobLayout, node_id: str, pending_path: Path) -> Claim | None:

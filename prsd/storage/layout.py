@@ -27,7 +27,10 @@ from __future__ import annotations
 
 import re
 from dataclasses import dataclass
-from pathlib import Path
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    from pathlib import Path
 
 SHARD_SIZE = 4096
 """Mini-batches per shard directory: a million-mini-batch job lists at most 4096 names."""
@@ -273,3 +276,8 @@ class JobLayout:
             self.outputs,
             self.logs,
         )
+
+
+def node_report(job: JobLayout, node_id: str) -> Path:
+    """``jobs/<id>/nodes/<node>.json``: one node's view of its workers for this job."""
+    return job.root / "nodes" / f"{node_id}.json"

@@ -20,10 +20,12 @@ import json
 import os
 import struct
 from dataclasses import asdict, dataclass, field
-from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from prsd.errors import SpoolError
+
+if TYPE_CHECKING:
+    from pathlib import Path
 
 TASK_FORMAT = 1
 RESULT_MAGIC = b"PRSDRES1"

@@ -24,18 +24,28 @@ Messages, worker -> agent (``ev``):
 ``init_failed``  import or ``init()`` raised: ``{"error", "traceback_tail", "error_file"}``;
                  the worker exits with code 72 (Azure's "init failed") after sending it.
 ``start``        ``{"ev": "start", "i": index}`` the mini-batch is loaded, ``run()`` begins
-                 (the agent's per-run() timeout counts from here).
+                 (the agent's per-run() timeout counts from here). Every ``done`` is
+                 preceded by its ``start``, also when loading failed and ``run()`` is
+                 not called (the ``done`` follows at once).
 ``done``         ``{"ev": "done", "outcome": <Outcome JSON>}`` (see prsd.storage.records.Outcome;
                  status ``succeeded`` or ``failed``; offset/length locate the bytes in ``out``).
-``bye``          ``shutdown()`` finished.
+``bye``          ``shutdown()`` finished; the worker exits 0 right after.
+
+Exit codes of a worker: 0 after ``bye``; ``EXIT_INIT_FAILED`` after ``init_failed``;
+``EXIT_PROTOCOL_ERROR`` on a malformed or unexpected frame (reason on stderr);
+``EXIT_AGENT_GONE`` when the channel closed (EOF, broken pipe) or the agent was gone
+before the worker started; a negative code is a signal (timeout kill, OOM kill).
+``hello`` and its keys are built and checked by :class:`prsd.worker.hello.Hello`.
 """
 
 from __future__ import annotations
 
 import json
-import socket
 import struct
-from typing import Any, Dict, Optional
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    import socket
 
 HEADER = struct.Struct(">I")
 MAX_FRAME_BYTES = 64 * 1024 * 1024
@@ -64,28 +74,29 @@ HELLO_KEYS = (
     "config",  # dict: the resolved job settings (EntryScript().config)
 )
 
-EXIT_INIT_FAILED = 72
-EXIT_PROTOCOL_ERROR = 70
+EXIT_INIT_FAILED = 72  # import or init() of the entry script raised (Azure's code)
+EXIT_PROTOCOL_ERROR = 70  # malformed or unexpected frame: an agent/worker mismatch
+EXIT_AGENT_GONE = 71  # the channel closed before ``shutdown``: the agent is gone
 
 
 class ProtocolError(Exception):
     """The peer sent something that is not a valid frame."""
 
 
-def encode(message: Dict[str, Any]) -> bytes:
+def encode(message: dict[str, Any]) -> bytes:
     """One frame: 4-byte big-endian length, then compact UTF-8 JSON."""
     body = json.dumps(message, separators=(",", ":"), ensure_ascii=False).encode("utf-8")
     if len(body) > MAX_FRAME_BYTES:
-        raise ProtocolError("frame of %d bytes exceeds %d" % (len(body), MAX_FRAME_BYTES))
+        raise ProtocolError(f"frame of {len(body)} bytes exceeds {MAX_FRAME_BYTES}")
     return HEADER.pack(len(body)) + body
 
 
-def decode(body: bytes) -> Dict[str, Any]:
+def decode(body: bytes) -> dict[str, Any]:
     """Parse a frame body (without its length prefix)."""
     try:
         message = json.loads(body.decode("utf-8"))
     except (UnicodeDecodeError, ValueError) as exc:
-        raise ProtocolError("undecodable frame: %s" % exc) from exc
+        raise ProtocolError(f"undecodable frame: {exc}") from exc
     if not isinstance(message, dict):
         raise ProtocolError("frame is not a JSON object")
     return message
@@ -95,11 +106,11 @@ def frame_length(header: bytes) -> int:
     """The body length announced by a 4-byte header."""
     (length,) = HEADER.unpack(header)
     if length > MAX_FRAME_BYTES:
-        raise ProtocolError("announced frame of %d bytes exceeds %d" % (length, MAX_FRAME_BYTES))
+        raise ProtocolError(f"announced frame of {length} bytes exceeds {MAX_FRAME_BYTES}")
     return int(length)
 
 
-def _recv_exactly(sock: socket.socket, n: int) -> Optional[bytes]:
+def _recv_exactly(sock: socket.socket, n: int) -> bytes | None:
     chunks = []
     remaining = n
     while remaining:
@@ -113,7 +124,7 @@ def _recv_exactly(sock: socket.socket, n: int) -> Optional[bytes]:
     return b"".join(chunks)
 
 
-def recv_blocking(sock: socket.socket) -> Optional[Dict[str, Any]]:
+def recv_blocking(sock: socket.socket) -> dict[str, Any] | None:
     """Worker side: the next frame, or None when the agent closed the channel."""
     header = _recv_exactly(sock, HEADER.size)
     if header is None:
@@ -124,6 +135,6 @@ def recv_blocking(sock: socket.socket) -> Optional[Dict[str, Any]]:
     return decode(body)
 
 
-def send_blocking(sock: socket.socket, message: Dict[str, Any]) -> None:
+def send_blocking(sock: socket.socket, message: dict[str, Any]) -> None:
     """Worker side: send one frame."""
     sock.sendall(encode(message))

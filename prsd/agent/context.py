@@ -1,0 +1,114 @@
+"""Everything one node needs to run workers for one job: paths, hello frame, environment."""
+
+from __future__ import annotations
+
+import dataclasses
+import os
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any
+
+from prsd.storage.layout import JobLayout, process_name
+from prsd.worker.hello import Hello
+from prsd.worker.launch import worker_env
+
+if TYPE_CHECKING:
+    from pathlib import Path
+
+    from prsd.jobspec import JobSpec
+
+
+@dataclass(frozen=True)
+class ProcessPaths:
+    """The files of one worker (SPEC section 8)."""
+
+    stdout: Path
+    stderr: Path
+    error: Path
+    entry_log: Path
+    log_dir: Path
+    sys_log: Path
+    profile: Path
+    working_dir: Path
+
+
+@dataclass(frozen=True)
+class JobContext:
+    """One job as seen by one node."""
+
+    layout: JobLayout
+    spec: JobSpec
+    node_id: str
+    gpu_count: int
+    kind: str
+
+    @property
+    def job_id(self) -> str:
+        return self.layout.job_id
+
+    def workers(self) -> int:
+        """Worker processes on this node: the spec's, else the GPU count, else CPU count."""
+        if self.spec.max_concurrency_per_instance:
+            return self.spec.max_concurrency_per_instance
+        return self.gpu_count or os.cpu_count() or 1
+
+    def node_log_dir(self) -> Path:
+        return self.layout.logs / "sys" / "node" / self.node_id
+
+    def main_log(self) -> Path:
+        return self.node_log_dir() / "_main.txt"
+
+    def process_paths(self, number: int) -> ProcessPaths:
+        name = process_name(number)
+        logs, node = self.layout.logs, self.node_id
+        return ProcessPaths(
+            stdout=logs / "user" / "stdout" / node / f"{name}.stdout.txt",
+            stderr=logs / "user" / "stderr" / node / f"{name}.stderr.txt",
+            error=logs / "user" / "error" / node / f"{name}.txt",
+            entry_log=logs / "user" / "entry_script_log" / node / f"{name}.log.txt",
+            log_dir=logs / "user" / "entry_script_log" / node,
+            sys_log=logs / "sys" / "node" / node / f"{name}.txt",
+            profile=logs / "sys" / "node" / node / f"{name}.profile",
+            working_dir=self.layout.worker_dir(node, name),
+        )
+
+    def hello(self, number: int, paths: ProcessPaths) -> dict[str, Any]:
+        """The worker's configuration frame (checked as the worker will check it)."""
+        spec = self.spec
+        return Hello(
+            job_id=self.job_id,
+            node_id=self.node_id,
+            process_name=process_name(number),
+            code_dir=spec.code_dir,
+            entry_script=spec.entry_script,
+            working_dir=str(paths.working_dir),
+            output_dir=str(self.layout.outputs),
+            log_dir=str(paths.log_dir),
+            entry_log_file=str(paths.entry_log),
+            error_file=str(paths.error),
+            kind=self.kind,
+            output_action=spec.output_action,
+            argv=list(spec.program_arguments),
+            logging_level=spec.logging_level,
+            append_row_format=spec.append_row_format,
+            to_csv=dict(spec.to_csv_kwargs),
+            dataframe_header=spec.append_row_dataframe_header,
+            profiling_module=spec.profiling_module,
+            profile_file=str(paths.profile),
+            config=_config(spec),
+        ).to_message()
+
+    def env(self, gpu: int | None) -> dict[str, str]:
+        """The worker's environment (SPEC section 4)."""
+        base = {k: v for k, v in os.environ.items() if k != "CUDA_VISIBLE_DEVICES"}
+        env = worker_env(base, str(self.layout.outputs), self.spec.environment_variables)
+        env["PRSD_GPU_COUNT_FOUND"] = str(self.gpu_count)
+        env["AZ_BATCHAI_GPU_COUNT_FOUND"] = str(self.gpu_count)
+        if gpu is not None:
+            env["CUDA_VISIBLE_DEVICES"] = str(gpu)
+        return env
+
+
+def _config(spec: JobSpec) -> dict[str, Any]:
+    config = dataclasses.asdict(spec)
+    config["input"] = dataclasses.asdict(spec.input)
+    return config

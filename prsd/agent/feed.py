@@ -1,0 +1,121 @@
+"""Tasks for the workers of one job on this node: claimed from the spool, or local.
+
+Local tasks come first: the unfinished rest of a task whose worker died, and claims
+this node already holds (found at start-up in ``claimed/<node>/``: an earlier
+incarnation's work, or a claim whose rename reported an error but happened). Then
+the feed claims from ``pending/``, trying the names of one listing in turn (a stale
+listing only costs lost races) and listing again when they are used up.
+"""
+
+from __future__ import annotations
+
+import zlib
+from collections import deque
+from typing import TYPE_CHECKING
+
+import anyio
+import anyio.to_thread
+
+from prsd.agent.nodelog import append_line
+from prsd.agent.task import RunningTask
+from prsd.errors import SpoolError
+from prsd.storage.atomic import move_verified
+from prsd.storage.claim import Claim, list_pending, own_claims, prepare_node, try_claim
+
+if TYPE_CHECKING:
+    from pathlib import Path
+
+    from prsd.agent.context import JobContext
+    from prsd.storage.watch import Doorbell
+
+LISTING_SIZE = 64
+POLL_S = 0.5
+
+
+class TaskFeed:
+    """Hands tasks to the job's workers on this node."""
+
+    def __init__(self, ctx: JobContext, bell: Doorbell, *, poll_s: float = POLL_S) -> None:
+        self.ctx = ctx
+        self.bell = bell
+        self.poll_s = poll_s
+        self.local: deque[RunningTask] = deque()
+        self._candidates: deque[Path] = deque()
+        self._lock = anyio.Lock()
+        self.closed = False
+        self.claimed = 0
+        # Nodes start at different places in a listing, so they do not all race for
+        # the same first file.
+        self._offset = zlib.crc32(ctx.node_id.encode()) % 8
+
+    def close(self) -> None:
+        """No more claims (job over, drain, or this node gave up on the job)."""
+        self.closed = True
+        self.bell.ring()
+
+    def put_front(self, task: RunningTask) -> None:
+        self.local.appendleft(task)
+        self.bell.ring()
+
+    async def get(self) -> RunningTask | None:
+        """The next task for a free worker, or None once the feed is closed and empty."""
+        while True:
+            if self.local:
+                return self.local.popleft()
+            if self.closed:
+                return None
+            async with self._lock:
+                if self.local or self.closed:
+                    continue
+                task = await anyio.to_thread.run_sync(self._claim_next)
+            if task is not None:
+                return task
+            await self.bell.wait(self.poll_s)
+
+    def adopt_own_claims(self) -> int:
+        """Queue the claims this node already holds for the job (start-up reconciliation)."""
+        layout, node = self.ctx.layout, self.ctx.node_id
+        prepare_node(layout, node)
+        count = 0
+        for task in own_claims(layout, node):
+            path = layout.claimed_task(node, task)
+            try:
+                claim = Claim(task, path, path.read_bytes())
+            except FileNotFoundError:
+                continue
+            running = self._decode(claim)
+            if running is not None:
+                self.local.append(running)
+                count += 1
+        return count
+
+    def _claim_next(self) -> RunningTask | None:
+        layout, node = self.ctx.layout, self.ctx.node_id
+        if not self._candidates:
+            listing = list_pending(layout, LISTING_SIZE)
+            if len(listing) > 1:
+                k = self._offset % len(listing)
+                listing = listing[k:] + listing[:k] if k and len(listing) > 8 else listing
+            self._candidates.extend(listing)
+        while self._candidates:
+            claim = try_claim(layout, node, self._candidates.popleft())
+            if claim is None:
+                continue
+            self.claimed += 1
+            running = self._decode(claim)
+            if running is not None:
+                return running
+        return None
+
+    def _decode(self, claim: Claim) -> RunningTask | None:
+        layout, node = self.ctx.layout, self.ctx.node_id
+        try:
+            return RunningTask.from_claim(layout, node, claim)
+        except SpoolError as exc:
+            void = layout.void / f"{claim.task.name}.{node}"
+            move_verified(claim.path, void)
+            append_line(
+                layout.logs / "sys" / "error" / node / "agent.txt",
+                f"task file {claim.task.name} is unreadable ({exc}); moved to {void}",
+            )
+            return None

@@ -1,0 +1,212 @@
+"""One job on this node: a pool of workers fed with tasks, and the node's init rule.
+
+Each worker slot is a loop: start a worker (a GPU index if one is free), wait for
+``init()``, then run tasks until the feed runs dry, replacing the worker when it
+dies. SPEC section 4's node rule: after ``3 * max_concurrency_per_instance`` init
+failures in a row the node stops replacing workers for this job, hands its claims
+back, and says so in ``jobs/<id>/nodes/<node>.json`` (the leader applies the
+job-wide rules).
+"""
+
+from __future__ import annotations
+
+import itertools
+import json
+from collections.abc import Callable
+from datetime import UTC, datetime
+from typing import TYPE_CHECKING, Any
+
+import anyio
+import anyio.to_thread
+
+from prsd.agent.feed import TaskFeed
+from prsd.agent.nodelog import append_line
+from prsd.agent.session import InitResult, WorkerSession
+from prsd.agent.task import RunningTask, finish_task, hand_back
+from prsd.storage.atomic import write_atomic
+from prsd.storage.layout import TaskName, node_report
+
+if TYPE_CHECKING:
+    from anyio.abc import TaskGroup
+
+    from prsd.agent.context import JobContext
+    from prsd.agent.gpu import GpuSlots
+    from prsd.storage.records import Outcome
+    from prsd.storage.watch import Doorbell
+
+CommitHook = Callable[[str, TaskName], None]
+
+
+class JobRun:
+    """Runs one job's tasks on this node until the job ends or the node is told to stop."""
+
+    def __init__(
+        self,
+        ctx: JobContext,
+        *,
+        gpus: GpuSlots,
+        bell: Doorbell,
+        ip: str,
+        on_commit: CommitHook,
+        stop_grace_s: float = 5.0,
+        durable: bool = True,
+    ) -> None:
+        self.ctx = ctx
+        self.gpus = gpus
+        self.ip = ip
+        self.on_commit = on_commit
+        self.stop_grace_s = stop_grace_s
+        self.durable = durable
+        self.feed = TaskFeed(ctx, bell)
+        self._numbers = itertools.count()
+        self.sessions: set[WorkerSession] = set()
+        self.init_failures_in_row = 0
+        self.init_failures = 0
+        self.init_successes = 0
+        self.first_init_error: dict[str, Any] | None = None
+        self.gave_up = False
+        self.kill_busy = False
+        self._tg: TaskGroup | None = None
+
+    @property
+    def job_id(self) -> str:
+        return self.ctx.job_id
+
+    def main_log(self, line: str) -> None:
+        append_line(self.ctx.main_log(), line)
+
+    async def run(self) -> None:
+        """Serve the job until the feed is closed and every worker is retired."""
+        workers = self.ctx.workers()
+        adopted = self.feed.adopt_own_claims()
+        self.main_log(
+            f"node {self.ctx.node_id} serves job {self.job_id} with {workers} workers, "
+            f"{self.ctx.gpu_count} GPUs"
+            + (f"; {adopted} earlier claims resumed" if adopted else "")
+        )
+        self._write_report()
+        async with anyio.create_task_group() as tg:
+            self._tg = tg
+            for _ in range(workers):
+                tg.start_soon(self._slot)
+        await self._hand_back_local()
+
+    def stop(self, *, kill_busy: bool) -> None:
+        """The job ended (or the node stops): no more claims; busy workers are killed if asked."""
+        self.kill_busy = kill_busy
+        self.feed.close()
+        if kill_busy:
+            for s in list(self.sessions):
+                if s.busy and s.proc is not None:
+                    s.proc.signal_group(15)
+
+    async def _slot(self) -> None:
+        while not self.feed.closed and not self.gave_up:
+            session = await self._ready_worker()
+            if session is None:
+                continue
+            try:
+                await self._serve(session)
+            finally:
+                self.sessions.discard(session)
+                self.gpus.release(session.gpu)
+
+    async def _ready_worker(self) -> WorkerSession | None:
+        gpu = self.gpus.acquire()
+        session = WorkerSession(
+            self.ctx, next(self._numbers), gpu, ip=self.ip, stop_grace_s=self.stop_grace_s
+        )
+        self.sessions.add(session)
+        try:
+            assert self._tg is not None
+            await session.start(self._tg)
+            result = await session.wait_ready(self.ctx.spec.init_stuck_timeout_s)
+        except OSError as exc:
+            result = InitResult(False, f"cannot start a worker: {exc}")
+        if result.ok:
+            self.init_failures_in_row = 0
+            self.init_successes += 1
+            self._write_report()
+            return session
+        self.sessions.discard(session)
+        self.gpus.release(gpu)
+        self._init_failed(session, result)
+        return None
+
+    def _init_failed(self, session: WorkerSession, result: InitResult) -> None:
+        self.init_failures += 1
+        self.init_failures_in_row += 1
+        session.main_log(f"{session.name} init() failed: {result.error}")
+        if self.first_init_error is None:
+            self.first_init_error = {
+                "process_name": session.name,
+                "error": result.error,
+                "traceback_tail": result.traceback_tail,
+                "error_file": result.error_file or str(session.paths.error),
+            }
+        limit = 3 * self.ctx.workers()
+        if self.init_failures_in_row >= limit and not self.gave_up:
+            self.gave_up = True
+            self.main_log(
+                f"{self.init_failures_in_row} init() failures in a row (limit 3 x "
+                f"{self.ctx.workers()}): this node stops starting workers for the job"
+            )
+            self.feed.close()
+        self._write_report()
+
+    async def _serve(self, session: WorkerSession) -> None:
+        while True:
+            task = await self.feed.get()
+            if task is None:
+                exit_info = await session.retire()
+                session.log_exit(exit_info)
+                return
+            healthy = await session.run_task(task, self._recorder(session))
+            if task.complete or self.kill_busy:
+                self._commit_later(task)
+            else:
+                self.feed.put_front(task)
+            if not healthy:
+                return
+
+    def _recorder(self, session: WorkerSession) -> Callable[[Outcome], None]:
+        return session.record_batch
+
+    def _commit_later(self, task: RunningTask) -> None:
+        assert self._tg is not None
+        self._tg.start_soon(self._commit, task)
+
+    async def _commit(self, task: RunningTask) -> None:
+        layout, node = self.ctx.layout, self.ctx.node_id
+        with anyio.CancelScope(shield=True):
+            committed = await anyio.to_thread.run_sync(
+                lambda: finish_task(layout, node, task, durable=self.durable)
+            )
+        if committed:
+            self.on_commit(self.job_id, task.task)
+        else:
+            self.main_log(f"task {task.task.name} was taken from this node; its result is void")
+
+    async def _hand_back_local(self) -> None:
+        layout, node = self.ctx.layout, self.ctx.node_id
+        while self.feed.local:
+            task = self.feed.local.popleft()
+            if task.started:
+                await self._commit(task)
+            else:
+                await anyio.to_thread.run_sync(hand_back, layout, node, task)
+
+    def _write_report(self) -> None:
+        report = {
+            "node_id": self.ctx.node_id,
+            "workers": self.ctx.workers(),
+            "init_successes": self.init_successes,
+            "init_failures": self.init_failures,
+            "init_failures_in_row": self.init_failures_in_row,
+            "gave_up": self.gave_up,
+            "first_init_error": self.first_init_error,
+            "updated_at": datetime.now(UTC).isoformat(timespec="seconds"),
+        }
+        path = node_report(self.ctx.layout, self.ctx.node_id)
+        path.parent.mkdir(parents=True, exist_ok=True)
+        write_atomic(path, json.dumps(report, indent=1).encode(), durable=False)

@@ -1,0 +1,49 @@
+"""The node's log files of a job: ``_main.txt`` and one ``<process>.txt`` per worker.
+
+Each file has exactly one writer (this node's agent), so plain appends are safe even
+on a shared file system.
+"""
+
+from __future__ import annotations
+
+import socket
+from datetime import UTC, datetime
+from typing import TYPE_CHECKING
+
+from prsd.storage.layout import mb_id
+
+if TYPE_CHECKING:
+    from pathlib import Path
+
+    from prsd.storage.records import Outcome
+
+
+def _now() -> str:
+    return datetime.now(UTC).isoformat(timespec="milliseconds")
+
+
+def host_ip() -> str:
+    """This machine's primary IP address (for the per-worker logs), or 127.0.0.1."""
+    try:
+        with socket.socket(socket.AF_INET, socket.SOCK_DGRAM) as s:
+            s.connect(("10.255.255.255", 1))
+            return str(s.getsockname()[0])
+    except OSError:
+        return "127.0.0.1"
+
+
+def append_line(path: Path, line: str) -> None:
+    path.parent.mkdir(parents=True, exist_ok=True)
+    with open(path, "a", encoding="utf-8") as f:
+        f.write(f"{_now()} {line}\n")
+
+
+def batch_record(outcome: Outcome, ip: str) -> str:
+    """One line of ``sys/node/<node>/<process>.txt`` for a finished mini-batch."""
+    o = outcome
+    return (
+        f"mini-batch {mb_id(o.index)} {o.status}: ip={ip} pid={o.pid} items={o.items} "
+        f"succeeded={o.succeeded_items} failed={o.failed_items} start={o.start_time} "
+        f"elapsed_s={o.elapsed_s:.6f} process_time_s={o.process_time_s:.6f} "
+        f"run_method_s={o.run_method_s:.6f}" + (f" error={o.error}" if o.error else "")
+    )

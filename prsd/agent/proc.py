@@ -1,0 +1,215 @@
+"""A worker process from the agent's side: spawn, framed channel, and the stop ladder.
+
+Invariants:
+- Workers start in their own session (``start_new_session``), so the ladder signals
+  the whole process group: DataLoader children and shell-outs die with the worker.
+- The control channel is a socketpair; the worker's stdout and stderr are the user's
+  log files. Anything on the channel that is not a valid frame breaks the worker.
+- One stop ladder for every stop: SIGTERM to the group, wait ``grace_s``, SIGKILL to
+  the group, reap. It runs shielded, so cancelling the agent never leaks a process.
+- Every exit is recorded with its return code, the signal's *name*, and whether
+  prsd sent that signal (a timeout or a shutdown) or not (e.g. the OOM killer).
+"""
+
+from __future__ import annotations
+
+import os
+import signal
+import socket
+import subprocess
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any, BinaryIO
+
+import anyio
+import anyio.to_thread
+from anyio.abc import Process, SocketStream
+from anyio.streams.buffered import BufferedByteReceiveStream
+
+from prsd.worker import protocol
+
+if TYPE_CHECKING:
+    from collections.abc import Callable
+    from pathlib import Path
+
+
+@dataclass(frozen=True)
+class ExitInfo:
+    """How a worker process ended."""
+
+    returncode: int
+    signal_name: str  # "" when it exited by itself
+    sent_by_prsd: bool
+
+    def describe(self, process_name: str) -> str:
+        """``process002 exits with returncode -9 (SIGKILL, not sent by prsd)``."""
+        if not self.signal_name:
+            return f"{process_name} exits with returncode {self.returncode}"
+        who = "sent by prsd" if self.sent_by_prsd else "not sent by prsd"
+        return f"{process_name} exits with returncode {self.returncode} ({self.signal_name}, {who})"
+
+
+def signal_name(returncode: int) -> str:
+    """The name of the signal that ended a process (negative return code), else ""."""
+    if returncode >= 0:
+        return ""
+    try:
+        return signal.Signals(-returncode).name
+    except ValueError:
+        return f"signal {-returncode}"
+
+
+class BrokenWorker(Exception):
+    """The channel to a worker closed or carried garbage."""
+
+
+class WorkerProcess:
+    """A started worker: its process, its channel, and how it was stopped."""
+
+    def __init__(self, process: Process, stream: SocketStream) -> None:
+        self.process = process
+        self._stream = stream
+        self._reader = BufferedByteReceiveStream(stream)
+        self.signals_sent: set[int] = set()
+        self.exit: ExitInfo | None = None
+
+    @property
+    def pid(self) -> int:
+        return self.process.pid
+
+    async def send(self, message: dict[str, Any]) -> None:
+        try:
+            await self._stream.send(protocol.encode(message))
+        except (OSError, anyio.BrokenResourceError, anyio.ClosedResourceError) as exc:
+            raise BrokenWorker(f"cannot write to the worker: {exc}") from exc
+
+    async def receive(self) -> dict[str, Any]:
+        """The next frame.
+
+        Raises:
+            BrokenWorker: the channel closed (the worker died) or a frame was malformed.
+        """
+        try:
+            header = await self._reader.receive_exactly(protocol.HEADER.size)
+            body = await self._reader.receive_exactly(protocol.frame_length(header))
+            return protocol.decode(body)
+        except (
+            anyio.EndOfStream,
+            anyio.IncompleteRead,
+            anyio.BrokenResourceError,
+            anyio.ClosedResourceError,
+            OSError,
+        ) as exc:
+            raise BrokenWorker("the worker's channel closed") from exc
+        except protocol.ProtocolError as exc:
+            raise BrokenWorker(str(exc)) from exc
+
+    async def watch(self) -> None:
+        """Close the channel as soon as the process exits.
+
+        The worker's own children (DataLoader workers, shell-outs) inherit its end of
+        the socket, so the channel alone does not show the worker's death; waiting on
+        the process does. A reader blocked in :meth:`receive` then gets BrokenWorker.
+        """
+        await self.process.wait()
+        await self._close_channel()
+
+    def signal_group(self, sig: int) -> None:
+        """Send ``sig`` to the worker's process group (remembered as sent by prsd)."""
+        self.signals_sent.add(sig)
+        try:
+            os.killpg(self.pid, sig)
+        except ProcessLookupError:
+            pass
+
+    async def wait_exit(self) -> ExitInfo:
+        """Reap the process (after it died or was stopped) and record how it ended."""
+        if self.exit is None:
+            code = await self.process.wait()
+            name = signal_name(code)
+            sent = code < 0 and -code in self.signals_sent
+            self.exit = ExitInfo(code, name, sent)
+            await self._close_channel()
+        return self.exit
+
+    async def stop(self, grace_s: float) -> ExitInfo:
+        """The stop ladder: SIGTERM to the group, ``grace_s``, SIGKILL, reap (shielded)."""
+        with anyio.CancelScope(shield=True):
+            if self.process.returncode is None:
+                self.signal_group(signal.SIGTERM)
+                with anyio.move_on_after(grace_s):
+                    await self.process.wait()
+                if self.process.returncode is None:
+                    self.signal_group(signal.SIGKILL)
+            else:
+                # Reap stragglers of the group (grandchildren) of a dead worker too.
+                self._kill_group_quietly()
+            exit_info = await self.wait_exit()
+        return exit_info
+
+    def _kill_group_quietly(self) -> None:
+        try:
+            os.killpg(self.pid, signal.SIGKILL)
+        except (ProcessLookupError, PermissionError):
+            pass
+
+    async def _close_channel(self) -> None:
+        with anyio.CancelScope(shield=True):
+            try:
+                await self._stream.aclose()
+            except (OSError, anyio.BrokenResourceError):
+                pass
+
+
+async def spawn_worker(
+    command_for_fd: Callable[[int], list[str]],
+    *,
+    env: dict[str, str],
+    cwd: Path,
+    stdout_path: Path,
+    stderr_path: Path,
+    user: int | None = None,
+    group: int | None = None,
+    extra_groups: list[int] | None = None,
+) -> WorkerProcess:
+    """Start a worker with a fresh socketpair as its control channel.
+
+    ``command_for_fd`` builds the command line from the child's end of the channel
+    (the same descriptor number in the child, via ``pass_fds``).
+    """
+    ours, theirs = socket.socketpair()
+    try:
+        out, err = await anyio.to_thread.run_sync(_open_logs, stdout_path, stderr_path)
+        with out, err:
+            process = await anyio.open_process(
+                command_for_fd(theirs.fileno()),
+                stdin=subprocess.DEVNULL,
+                stdout=out,
+                stderr=err,
+                cwd=cwd,
+                env=env,
+                start_new_session=True,
+                pass_fds=(theirs.fileno(),),
+                user=user,
+                group=group,
+                extra_groups=extra_groups,
+            )
+    except BaseException:
+        ours.close()
+        raise
+    finally:
+        theirs.close()
+    stream = await SocketStream.from_socket(ours)
+    return WorkerProcess(process, stream)
+
+
+def _open_logs(stdout_path: Path, stderr_path: Path) -> tuple[BinaryIO, BinaryIO]:
+    """Open (append) the files the worker's stdout and stderr go to (may be on NFS)."""
+    stdout_path.parent.mkdir(parents=True, exist_ok=True)
+    stderr_path.parent.mkdir(parents=True, exist_ok=True)
+    out = open(stdout_path, "ab")  # noqa: SIM115 - handed to the child, closed by the caller
+    try:
+        err = open(stderr_path, "ab")  # noqa: SIM115 - as above
+    except BaseException:
+        out.close()
+        raise
+    return out, err

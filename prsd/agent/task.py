@@ -1,0 +1,85 @@
+"""A claimed task on this node: its mini-batches, their outcomes, and its commit.
+
+A task may outlive the worker that started it: when a worker dies, the mini-batch it
+was running gets its outcome (crashed, oom, timeout) and the remaining ones go on in
+another worker, appending to the same result file. The commit publishes the result
+file (payloads, then metadata and footer) and then renames the claim into ``done/``:
+the leader reads nothing of a task until that rename.
+"""
+
+from __future__ import annotations
+
+import os
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING, Any
+
+from prsd.storage.atomic import TMP_PREFIX, publish
+from prsd.storage.claim import Claim, commit, give_back
+from prsd.storage.records import Outcome, ResultMeta, TaskBody
+
+if TYPE_CHECKING:
+    from pathlib import Path
+
+    from prsd.storage.layout import JobLayout, TaskName
+
+
+@dataclass
+class RunningTask:
+    """A task this node owns."""
+
+    task: TaskName
+    mini_batches: list[dict[str, Any]]  # MiniBatch JSON, in order
+    out_tmp: Path
+    outcomes: dict[int, Outcome] = field(default_factory=dict)
+
+    @classmethod
+    def from_claim(cls, layout: JobLayout, node_id: str, claim: Claim) -> RunningTask:
+        body = TaskBody.decode(claim.body)
+        final = layout.result(claim.task, node_id)
+        tmp = final.with_name(f"{TMP_PREFIX}{final.name}")
+        return cls(claim.task, [mb.to_json() for mb in body.mini_batches], tmp)
+
+    def remaining(self) -> list[dict[str, Any]]:
+        return [mb for mb in self.mini_batches if int(mb["i"]) not in self.outcomes]
+
+    @property
+    def complete(self) -> bool:
+        return len(self.outcomes) == len(self.mini_batches)
+
+    @property
+    def started(self) -> bool:
+        return bool(self.outcomes)
+
+
+def finish_task(layout: JobLayout, node_id: str, task: RunningTask, *, durable: bool) -> bool:
+    """Publish the task's result file and commit the claim; False if the claim was lost.
+
+    Mini-batches without an outcome (a drain) are simply absent from the metadata;
+    the leader runs them again.
+
+    Raises:
+        OSError: the result file could not be written (the claim stays: the task is
+            retried by this node's reconciliation or requeued if the node dies).
+    """
+    outcomes = tuple(
+        task.outcomes[int(mb["i"])] for mb in task.mini_batches if int(mb["i"]) in task.outcomes
+    )
+    meta = ResultMeta(task.task.name, node_id, outcomes).encode()
+    fd = os.open(task.out_tmp, os.O_WRONLY | os.O_CREAT | os.O_APPEND, 0o644)
+    try:
+        view = memoryview(meta)
+        while view:
+            view = view[os.write(fd, view) :]
+    finally:
+        os.close(fd)
+    publish(task.out_tmp, layout.result(task.task, node_id), durable=durable)
+    return commit(layout, node_id, task.task)
+
+
+def hand_back(layout: JobLayout, node_id: str, task: RunningTask) -> bool:
+    """Give an unstarted task back to the leader (drain, or this node gave up on the job)."""
+    try:
+        os.unlink(task.out_tmp)
+    except FileNotFoundError:
+        pass
+    return give_back(layout, node_id, task.task)

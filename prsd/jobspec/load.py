@@ -1,0 +1,262 @@
+"""Loading a job folder's ``job.yaml`` into one frozen :class:`~prsd.jobspec.model.JobSpec`.
+
+Guarantees: the result holds canonical values only (no alias, no ``${{...}}``, no
+relative path); every path in it is absolute and was checked against the containment
+rules of :mod:`prsd.jobspec.paths`; every failure is one JobSpecError naming the key,
+the file and line, and what is expected; Azure-only keys are listed in
+``JobSpec.ignored`` and redirections in ``JobSpec.notes``. The loader reads the job
+file, ``origin.json``, MLTable files and the settings file; of the data it only stats
+paths (and lists folders to expand MLTable patterns).
+"""
+
+from __future__ import annotations
+
+import json
+import os
+from dataclasses import dataclass
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+from prsd.errors import JobSpecError
+from prsd.jobspec import build
+from prsd.jobspec.aliases import apply_aliases
+from prsd.jobspec.arguments import PathContext, read_arguments
+from prsd.jobspec.code import code_folder, entry_script, to_csv_settings, worker_python
+from prsd.jobspec.inputs import InputContext, plan_input
+from prsd.jobspec.model import JobSpec
+from prsd.jobspec.output import OutputContext, plan_output
+from prsd.jobspec.paths import Roots
+from prsd.jobspec.pipeline import Selected, select_job
+from prsd.jobspec.ports import Port, parse_ports, place_outputs, resolve_inputs
+from prsd.jobspec.refs import bind_literals
+from prsd.jobspec.schema import flatten
+from prsd.jobspec.yamlsafe import Setting, read_limited, read_yaml
+
+if TYPE_CHECKING:
+    from collections.abc import Mapping, Sequence
+
+JOB_FILES = ("job.yaml", "job.yml")
+ORIGIN_FILE = "origin.json"
+# Keys whose ${{...}} references are expanded by the input, output and argument readers.
+_REFERENCE_KEYS = frozenset(
+    {
+        "inputs",
+        "outputs",
+        "input_data",
+        "side_inputs",
+        "task.program_arguments",
+        "task.append_row_to",
+    }
+)
+
+
+def find_job_file(job_dir: Path) -> Path:
+    """The job file of ``job_dir``: ``job.yaml`` or ``job.yml``.
+
+    Raises:
+        JobSpecError: ``job_dir`` is not a folder; there is no job file, or both; or
+            the job file is not a regular file or a symlink leading outside the folder.
+    """
+    folder = Path(os.path.abspath(job_dir))
+    if not folder.is_dir():
+        raise JobSpecError("", str(folder), "is not a folder holding a job.yaml")
+    present = [folder / name for name in JOB_FILES if os.path.lexists(folder / name)]
+    if not present:
+        raise JobSpecError("", str(folder), "holds no job.yaml (or job.yml)")
+    if len(present) > 1:
+        raise JobSpecError("", str(folder), "holds both job.yaml and job.yml; keep one")
+    path = present[0]
+    real = Path(os.path.realpath(path))
+    if path.is_symlink() and not real.is_relative_to(Path(os.path.realpath(folder))):
+        raise JobSpecError(
+            "", str(path), f"is a symlink leading outside the job folder (to {real})"
+        )
+    if not path.is_file():
+        raise JobSpecError("", str(path), "is not a regular file")
+    return path
+
+
+def read_origin(job_dir: Path, roots: Roots) -> Path | None:
+    """The original job folder named by ``origin.json``, if the job was submitted from one.
+
+    Raises:
+        JobSpecError: a malformed ``origin.json``, or a folder that is missing or
+            outside the allowed roots.
+    """
+    path = job_dir / ORIGIN_FILE
+    if not os.path.lexists(path):
+        return None
+    raw = read_limited(path, 64 * 1024, what="origin file")
+    try:
+        data = json.loads(raw.decode("utf-8"))
+    except (ValueError, UnicodeDecodeError) as exc:
+        raise JobSpecError("", str(path), f"not valid JSON: {exc}") from None
+    text = data.get("job_dir") if isinstance(data, dict) else None
+    if not isinstance(text, str) or not os.path.isabs(text):
+        raise JobSpecError(
+            "job_dir", str(path), "expected the absolute path of the original job folder"
+        )
+    folder = Path(os.path.normpath(text))
+    if not roots.allows(folder):
+        raise JobSpecError(
+            "job_dir", str(path), f"{folder} is outside the allowed roots ({roots.listed()})"
+        )
+    if not folder.is_dir():
+        raise JobSpecError(
+            "job_dir", str(path), f"the original job folder {folder} no longer exists"
+        )
+    return folder
+
+
+def load_job_spec(
+    job_dir: Path, *, spool_job_dir: Path | None = None, allowed_roots: Sequence[Path] = ()
+) -> JobSpec:
+    """Load and check the job spec of ``job_dir``.
+
+    Args:
+        job_dir: the folder holding ``job.yaml`` (and maybe ``origin.json``, ``code/``).
+        spool_job_dir: the job's folder in the spool, where outputs go (default: job_dir).
+        allowed_roots: folders absolute paths must lie under; empty accepts any.
+
+    Returns:
+        The normalised, frozen JobSpec.
+
+    Raises:
+        JobSpecError: anything in the job folder that cannot run as written.
+    """
+    folder = Path(os.path.abspath(job_dir))
+    spool = Path(os.path.abspath(spool_job_dir)) if spool_job_dir is not None else folder
+    roots = Roots.of(list(allowed_roots))
+    path = find_job_file(folder)
+    origin = read_origin(folder, roots)
+    return _Loader(folder, spool, roots, origin, select_job(read_yaml(path))).spec()
+
+
+@dataclass(frozen=True)
+class _Wiring:
+    """The declared inputs and outputs, where they are, and the reference table."""
+
+    inputs: Mapping[str, Port]
+    outputs: Mapping[str, Port]
+    resolved: Mapping[str, Path | None]
+    places: Mapping[str, Path]
+    refs: Mapping[str, str | None]
+
+
+class _Loader:
+    """One load: the steps in the order their errors are most useful to a user."""
+
+    def __init__(
+        self, job_dir: Path, spool: Path, roots: Roots, origin: Path | None, sel: Selected
+    ) -> None:
+        self.job_dir = job_dir
+        self.spool = spool
+        self.roots = roots
+        self.origin = origin
+        self.sel = sel
+        self.base = origin or job_dir
+        flat = flatten(sel.job, sel.site)
+        self.settings = apply_aliases(flat.settings)
+        self.ignored: list[str] = [*sel.ignored, *flat.ignored]
+        self.notes: list[str] = []
+
+    def spec(self) -> JobSpec:
+        build.check_types(self.settings)
+        entry = self._required("task.entry_script", "the Python file with init() and run()")
+        io = self._wire()
+        in_ctx = InputContext(self.base, self.roots, io.inputs, io.resolved, io.refs)
+        plan = plan_input(self.settings, in_ctx, self.sel.site)
+        arg_ctx = PathContext(self.base, self.roots, plan.known)
+        arguments = self.settings.get("task.program_arguments")
+        args = read_arguments(arguments, io.refs, arg_ctx, plan.input.tabular)
+        out_ctx = OutputContext(self.spool, self.roots, io.outputs, io.places, io.refs)
+        out = plan_output(self.settings, out_ctx)
+        code_dir = self._code_dir()
+        python, env_ignored = worker_python(self.settings.get("task.environment"), self.base)
+        self.ignored += [*env_ignored, *args.ignored]
+        self.notes += [*plan.notes, *out.notes, *args.notes]
+        fields = self._fields(plan.input.tabular, args.tuning)  # adds its notes first
+        return JobSpec(
+            name=build.job_name(self.settings.get("name"), self._default_name()),
+            job_dir=str(self.base),
+            input=plan.input,
+            code_dir=str(code_dir),
+            entry_script=entry_script(entry, code_dir),
+            program_arguments=args.tokens,
+            output_action=out.action,
+            append_row_to=out.append_row_to,
+            to_csv_kwargs=to_csv_settings(code_dir),
+            environment_variables=build.environment(self.settings),
+            python=python,
+            side_inputs=plan.side_inputs,
+            outputs={name: str(p) for name, p in io.places.items()},
+            **fields,
+            ignored=tuple(dict.fromkeys(self.ignored)),
+            notes=tuple(dict.fromkeys(self.notes)),
+        )
+
+    def _wire(self) -> _Wiring:
+        inputs = parse_ports(self.settings.get("inputs"), self.sel.parent, outputs=False)
+        outputs = parse_ports(self.settings.get("outputs"), self.sel.parent, outputs=True)
+        self.ignored += inputs.ignored + outputs.ignored
+        self._bind_literals(inputs.ports)
+        resolved = resolve_inputs(inputs.ports, self.base, self.roots)
+        places, notes = place_outputs(outputs.ports, self.spool, self.roots)
+        self.notes += notes
+        refs = _refs(inputs.ports, resolved, places)
+        return _Wiring(inputs.ports, outputs.ports, resolved, places, refs)
+
+    def _code_dir(self) -> Path:
+        snapshot = self.origin is not None
+        setting = self.settings.get("task.code")
+        return code_folder(setting, self.job_dir, snapshot, self.roots, self.sel.site)
+
+    def _required(self, key: str, what: str) -> Setting:
+        setting = self.settings.get(key)
+        if setting is None or setting.value is None:
+            raise self.sel.site.labelled(key).error(f"required: {what}")
+        return setting
+
+    def _bind_literals(self, ports: Mapping[str, Port]) -> None:
+        literals = {
+            f"inputs.{n}": p.value for n, p in ports.items() if p.literal and p.value is not None
+        }
+        literals.update(
+            {n: p.value for n, p in self.sel.parent.items() if p.literal and p.value is not None}
+        )
+        plain = {k: s for k, s in self.settings.items() if k not in _REFERENCE_KEYS}
+        self.settings.update(bind_literals(plain, literals))
+
+    def _fields(self, tabular: bool, tuning: Mapping[str, tuple[Any, str]]) -> dict[str, Any]:
+        fields = build.scalar_fields(self.settings)
+        setting = self.settings.get("mini_batch_size")
+        partitioned = "partition_keys" in self.settings
+        size, notes = build.mini_batch_size(setting, tabular, partitioned)
+        fields["mini_batch_size"] = (size, setting.site.key if setting else "mini_batch_size")
+        keys = self.settings.get("partition_keys")
+        if keys is not None:
+            fields["partition_keys"] = (tuple(keys.value), keys.site.key)
+        key = self.settings["task.program_arguments"].site.key if tuning else ""
+        values, conflicts = build.merge_tuning(fields, tuning, key)
+        self.notes += notes + conflicts
+        return values
+
+    def _default_name(self) -> str:
+        name = self.sel.pipeline_name
+        if isinstance(name, str) and name.strip():
+            return name
+        return build.default_name(self.job_dir, self.origin)
+
+
+def _refs(
+    ports: Mapping[str, Port], resolved: Mapping[str, Path | None], places: Mapping[str, Path]
+) -> dict[str, str | None]:
+    refs: dict[str, str | None] = {}
+    for name, port in ports.items():
+        if port.literal:
+            refs[f"inputs.{name}"] = None if port.value is None else str(port.value)
+        else:
+            path = resolved.get(name)
+            refs[f"inputs.{name}"] = None if path is None else str(path)
+    refs.update({f"outputs.{name}": str(path) for name, path in places.items()})
+    return refs

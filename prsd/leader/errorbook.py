@@ -1,0 +1,95 @@
+"""Errors of a job grouped by message: counts, first occurrence, and the root cause.
+
+Pure bookkeeping. ``job_error.txt`` and ``user/error.txt`` list each distinct error
+once with how often it happened and where it first did; the first failure of the
+job is its root cause, which ``job_result.txt``, ``prsd run`` and ``prsctl status``
+lead with (Azure users spent days finding it in the log tree).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING
+
+from prsd.storage.layout import mb_id
+
+if TYPE_CHECKING:
+    from prsd.storage.records import Outcome
+
+
+@dataclass(frozen=True)
+class ErrorPlace:
+    mini_batch: int
+    attempt: int
+    node_id: str
+    process_name: str
+    status: str
+    error: str
+    traceback_tail: str
+    error_file: str
+
+    def where(self) -> str:
+        return (
+            f"mini-batch {mb_id(self.mini_batch)} (attempt {self.attempt}) on node "
+            f"{self.node_id}, {self.process_name or 'no worker'}"
+        )
+
+
+@dataclass
+class ErrorGroup:
+    message: str
+    count: int
+    first: ErrorPlace
+
+
+@dataclass
+class ErrorBook:
+    groups: dict[str, ErrorGroup] = field(default_factory=dict)
+    first: ErrorPlace | None = None
+    system: list[str] = field(default_factory=list)
+
+    def add(self, outcome: Outcome, attempt: int, node_id: str) -> None:
+        """Count an attempt's error (succeeded attempts carry none)."""
+        if not outcome.error:
+            return
+        place = ErrorPlace(
+            outcome.index,
+            attempt,
+            node_id,
+            outcome.process_name,
+            outcome.status,
+            outcome.error,
+            outcome.traceback_tail,
+            outcome.error_file,
+        )
+        if self.first is None:
+            self.first = place
+        key = f"[{outcome.status}] {outcome.error}"
+        group = self.groups.get(key)
+        if group is None:
+            self.groups[key] = ErrorGroup(key, 1, place)
+        else:
+            group.count += 1
+
+    def summary(self) -> str:
+        """One line per distinct error, most frequent first (job_error.txt)."""
+        if not self.groups:
+            return "No errors.\n"
+        lines = []
+        for g in sorted(self.groups.values(), key=lambda g: (-g.count, g.first.mini_batch)):
+            where = g.first.where()
+            log = f"; see {g.first.error_file}" if g.first.error_file else ""
+            lines.append(f"{g.count} x {g.message} (first: {where}{log})")
+        return "\n".join(lines) + "\n"
+
+    def root_cause(self) -> str:
+        """The first failure, with its traceback's last lines and where the rest is."""
+        p = self.first
+        if p is None:
+            return ""
+        out = [f"First error: {p.where()}: {p.error}"]
+        if p.traceback_tail:
+            out.extend("  " + line for line in p.traceback_tail.rstrip().splitlines())
+        if p.error_file:
+            out.append(f"Full traceback: {p.error_file}")
+        return "\n".join(out)

@@ -1,0 +1,154 @@
+"""The leader's log files of a job (SPEC section 8): overview, report CSV, result.
+
+Each file has one writer, the leader of the current epoch. The CSV appends one row
+per attempt; a leader that takes a job over reads the keys already written, so an
+attempt is never reported twice.
+"""
+
+from __future__ import annotations
+
+import csv
+import io
+import os
+from dataclasses import dataclass
+from datetime import UTC, datetime
+from typing import TYPE_CHECKING
+
+from prsd.storage.atomic import write_atomic
+from prsd.storage.layout import JobLayout, mb_id
+
+if TYPE_CHECKING:
+    from pathlib import Path
+
+    from prsd.storage.records import Outcome
+
+CSV_COLUMNS = (
+    "mini_batch_id",
+    "attempt",
+    "status",
+    "node_id",
+    "process_name",
+    "pid",
+    "items",
+    "succeeded_items",
+    "failed_items",
+    "start_time",
+    "elapsed_s",
+    "process_time_s",
+    "run_method_s",
+    "error",
+)
+
+
+def overview_name(when: datetime) -> str:
+    """The progress overview file for a moment (rotated daily, local date)."""
+    return f"job_progress_overview.{when:%Y%m%d}.txt"
+
+
+def report_csv(layout: JobLayout) -> Path:
+    return layout.logs / "sys" / "job_report" / "processed_mini-batches.csv"
+
+
+def format_duration(seconds: float) -> str:
+    """``h:mm:ss`` as Azure prints durations."""
+    s = max(int(seconds), 0)
+    return f"{s // 3600}:{s // 60 % 60:02d}:{s % 60:02d}"
+
+
+@dataclass(frozen=True)
+class AttemptRow:
+    outcome: Outcome
+    attempt: int
+    node_id: str
+
+    def cells(self) -> list[str]:
+        o = self.outcome
+        return [
+            mb_id(o.index),
+            str(self.attempt),
+            o.status,
+            self.node_id,
+            o.process_name,
+            str(o.pid) if o.pid else "",
+            str(o.items),
+            str(o.succeeded_items),
+            str(o.failed_items),
+            o.start_time,
+            f"{o.elapsed_s:.6f}",
+            f"{o.process_time_s:.6f}",
+            f"{o.run_method_s:.6f}",
+            o.error,
+        ]
+
+
+class JobLogs:
+    """Append-only leader logs of one job."""
+
+    def __init__(self, layout: JobLayout) -> None:
+        self.layout = layout
+        (layout.logs / "sys" / "job_report").mkdir(parents=True, exist_ok=True)
+        self._csv_path = report_csv(layout)
+        self._written: set[tuple[int, int]] = _existing_keys(self._csv_path)
+        new = not self._csv_path.exists()
+        self._csv = open(self._csv_path, "a", newline="", encoding="utf-8")  # noqa: SIM115 - kept open; close()
+        self._csv_writer = csv.writer(self._csv)
+        if new:
+            self._csv_writer.writerow(CSV_COLUMNS)
+            self._csv.flush()
+
+    def attempts(self, rows: list[AttemptRow]) -> None:
+        """Append attempt rows (skipping any already written by an earlier leader)."""
+        fresh = [r for r in rows if (r.outcome.index, r.attempt) not in self._written]
+        for row in fresh:
+            self._written.add((row.outcome.index, row.attempt))
+        if fresh:
+            self._csv_writer.writerows(r.cells() for r in fresh)
+            self._csv.flush()
+
+    def progress(self, message: str, now: datetime | None = None) -> None:
+        """One line in today's job_progress_overview file."""
+        when = now or datetime.now().astimezone()
+        path = self.layout.logs / overview_name(when)
+        _append_line(
+            path, f"{when.replace(tzinfo=None).isoformat(timespec='microseconds')} {message}"
+        )
+
+    def master(self, message: str) -> None:
+        """One line in sys/master_role.txt (the leader's view of the job)."""
+        when = datetime.now(UTC).isoformat(timespec="milliseconds")
+        _append_line(self.layout.logs / "sys" / "master_role.txt", f"{when} {message}")
+
+    def result(self, text: str) -> None:
+        """Replace logs/job_result.txt."""
+        write_atomic(self.layout.logs / "job_result.txt", text.encode())
+
+    def close(self) -> None:
+        self._csv.close()
+
+
+def _append_line(path: Path, line: str) -> None:
+    path.parent.mkdir(parents=True, exist_ok=True)
+    with open(path, "a", encoding="utf-8") as f:
+        f.write(line + "\n")
+
+
+def _existing_keys(path: Path) -> set[tuple[int, int]]:
+    try:
+        text = path.read_text(encoding="utf-8")
+    except FileNotFoundError:
+        return set()
+    keys: set[tuple[int, int]] = set()
+    reader = csv.reader(io.StringIO(text))
+    next(reader, None)
+    for row in reader:
+        if len(row) >= 2 and row[0].isdigit() and row[1].isdigit():
+            keys.add((int(row[0]), int(row[1])))
+    return keys
+
+
+def fsync_path(path: Path) -> None:
+    fd = os.open(path, os.O_RDONLY)
+    try:
+        os.fsync(fd)
+    finally:
+        os.close(fd)

@@ -1,0 +1,129 @@
+"""The append_row file: every mini-batch's rows exactly once, in mini-batch order.
+
+Invariant: the output is built in a hidden temp file beside its final name and
+renamed into place only when the job completes, so it "appears complete or not at
+all" (SPEC section 5). Mini-batches are appended in index order as they become
+final; one that finished early waits (as a byte range in its result file, not in
+memory) until every earlier one is final. Payload bytes are copied from result
+files without being parsed (``os.copy_file_range`` where the kernel offers it).
+
+Only the current attempt's result of a mini-batch is ever offered (the ledger's
+bookkeeping), so retries, requeues and duplicate commits cannot add rows twice.
+A restarted leader rebuilds the file from the result files.
+"""
+
+from __future__ import annotations
+
+import os
+from dataclasses import dataclass
+from typing import TYPE_CHECKING
+
+from prsd.storage.atomic import publish, tmp_path_for
+
+if TYPE_CHECKING:
+    from pathlib import Path
+
+_COPY_CHUNK = 1 << 24
+
+
+@dataclass(frozen=True)
+class Piece:
+    """Where a final mini-batch's append_row bytes are (None source: nothing to add)."""
+
+    source: Path | None
+    offset: int = 0
+    length: int = 0
+    header: str = ""
+
+
+class OrderedMerge:
+    """Appends final mini-batches' bytes to the output in index order."""
+
+    def __init__(self, out_path: Path, *, write_header: bool = False) -> None:
+        self.out_path = out_path
+        out_path.parent.mkdir(parents=True, exist_ok=True)
+        self._tmp = tmp_path_for(out_path)
+        self._fd = os.open(self._tmp, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o644)
+        self._write_header = write_header
+        self._header_written = False
+        self._waiting: dict[int, Piece] = {}
+        self.next_index = 0
+        self.bytes_written = 0
+        self._src_path: Path | None = None
+        self._src_fd = -1
+
+    def offer(self, index: int, piece: Piece) -> None:
+        """Hand over mini-batch ``index`` (final); appends it and any that were waiting."""
+        if index < self.next_index or index in self._waiting:
+            raise ValueError(f"mini-batch {index} offered twice to the merge")
+        self._waiting[index] = piece
+        while self.next_index in self._waiting:
+            self._append(self._waiting.pop(self.next_index))
+            self.next_index += 1
+
+    @property
+    def waiting(self) -> int:
+        return len(self._waiting)
+
+    def _append(self, piece: Piece) -> None:
+        if piece.source is None or piece.length == 0:
+            return
+        if self._write_header and not self._header_written and piece.header:
+            self._write_all(piece.header.encode())
+            self._header_written = True
+        src = self._source_fd(piece.source)
+        self._copy(src, piece.offset, piece.length)
+
+    def _source_fd(self, path: Path) -> int:
+        if path != self._src_path:
+            self._close_source()
+            self._src_fd = os.open(path, os.O_RDONLY)
+            self._src_path = path
+        return self._src_fd
+
+    def _close_source(self) -> None:
+        if self._src_fd >= 0:
+            os.close(self._src_fd)
+        self._src_fd = -1
+        self._src_path = None
+
+    def _copy(self, src: int, offset: int, length: int) -> None:
+        remaining = length
+        while remaining:
+            n = min(remaining, _COPY_CHUNK)
+            try:
+                copied = os.copy_file_range(src, self._fd, n, offset)
+            except OSError:
+                copied = self._write_all(os.pread(src, n, offset))
+            if copied <= 0:
+                raise OSError(f"short copy from result file at offset {offset}")
+            offset += copied
+            remaining -= copied
+            self.bytes_written += copied
+
+    def _write_all(self, data: bytes) -> int:
+        view = memoryview(data)
+        while view:
+            view = view[os.write(self._fd, view) :]
+        return len(data)
+
+    def finish(self, *, durable: bool = True) -> Path:
+        """Publish the output under its final name; every mini-batch must be in."""
+        if self._waiting:
+            raise ValueError(f"{len(self._waiting)} mini-batches still wait for earlier ones")
+        self._close_source()
+        os.close(self._fd)
+        self._fd = -1
+        publish(self._tmp, self.out_path, durable=durable)
+        return self.out_path
+
+    def abandon(self) -> None:
+        """Drop the temp output (job failed or canceled: no partial output appears)."""
+        self._close_source()
+        if self._fd >= 0:
+            os.close(self._fd)
+            self._fd = -1
+        try:
+            os.unlink(self._tmp)
+        except FileNotFoundError:
+            pass

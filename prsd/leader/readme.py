@@ -1,0 +1,81 @@
+"""``logs/readme.txt``: what each file of a job's log tree holds (SPEC section 8)."""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING
+
+from prsd.storage.atomic import write_atomic
+
+if TYPE_CHECKING:
+    from prsd.storage.layout import JobLayout
+
+README = """\
+prsd job logs: what each file holds
+====================================
+
+Start with job_result.txt: it says whether the job Completed, Failed or was
+Canceled, the reason, and for a failure the first root cause (mini-batch, node,
+worker, the last lines of the traceback) and the file that holds the rest.
+
+job_result.txt
+    Completed / Failed / Canceled, the reason, counts, the output file, where to look.
+job_progress_overview.<YYYYMMDD>.txt
+    One line per event, "<local ISO time> <message>" in Azure's wording: scheduling,
+    "Processed N of M mini batches in h:mm:ss. Estimated remaining time h:mm:ss.",
+    and the result. A new file starts each day.
+job_error.txt
+    One line per distinct error in the entry script, most frequent first, with its
+    count and the first mini-batch, node and worker it happened on.
+readme.txt
+    This file.
+
+sys/master_role.txt
+    The leader's view: intake, scheduling, requeues, nodes lost, the result.
+sys/job_report/processed_mini-batches.csv
+    One row per attempt of a mini-batch. Columns:
+      mini_batch_id     the mini-batch's index in input order (000000042)
+      attempt           1 for the first pick, 2 for the second, ...
+      status            succeeded | failed | timeout | crashed | oom | requeued
+                        (requeued: the attempt never ran: node lost, work handed back)
+      node_id, process_name, pid   where it ran
+      items             inputs in the mini-batch (files, or rows)
+      succeeded_items   elements run() returned (capped at items)
+      failed_items      items - succeeded_items
+      start_time        when run() was called (ISO 8601, UTC)
+      elapsed_s         loading + run() + writing its output
+      process_time_s    CPU time of the worker during that time
+      run_method_s      time inside run()
+      error             the error in one line, for attempts that failed
+sys/node/<node_id>/_main.txt
+    The agent's log for this job on that node: worker starts, exits with return code
+    and signal ("process002 exits with returncode -9 (SIGKILL)"), and who sent it.
+sys/node/<node_id>/<process_name>.txt
+    Every mini-batch that worker picked and finished: IP, PID, items, succeeded,
+    failed, start, elapsed, process (CPU) time, run() time.
+sys/node/<node_id>/<process_name>.profile
+    cProfile statistics of that worker (with --profiling_module cProfile).
+sys/error/<node_id>/
+    Exceptions inside prsd itself on that node.
+
+user/entry_script_log/<node_id>/<process_name>.log.txt
+    What the entry script logged through EntryScript().logger.
+user/stdout/<node_id>/<process_name>.stdout.txt
+    print() and the root logger of that worker.
+user/stderr/<node_id>/<process_name>.stderr.txt
+    Everything the worker wrote to stderr (including fatal-error dumps).
+user/error/<node_id>/<process_name>.txt
+    Full tracebacks of init() and run() failures, and the Python stacks of a
+    run() that timed out (dumped just before the worker was stopped).
+user/error.txt
+    One line per distinct error, with counts (as job_error.txt).
+
+perf/<node_id>/node_resource_usage.csv, processes_resource_usage.csv,
+perf/<node_id>/node_disk_usage.csv, perf/<node_id>/os/<YYYYMMDDHH>/processes_<MM>
+    Resource use every resource_monitor_interval seconds (0 turns it off).
+"""
+
+
+def write_readme(layout: JobLayout) -> None:
+    """Write logs/readme.txt for a job (idempotent)."""
+    layout.logs.mkdir(parents=True, exist_ok=True)
+    write_atomic(layout.logs / "readme.txt", README.encode(), durable=False)

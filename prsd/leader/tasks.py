@@ -1,0 +1,116 @@
+"""The leader's side of task files: writing them, and knowing which are outstanding.
+
+Invariant: the leader is the only writer of ``pending/``; every task it writes (or
+adopts when it takes a job over) is *outstanding* until its commit is ingested or it
+is requeued under a new name. A done file for a name that is not outstanding is
+either already ingested (a second node committing it is the duplicate-commit
+tripwire) or unknown (a deposed leader's late write), and is never used.
+"""
+
+from __future__ import annotations
+
+from collections import Counter
+from dataclasses import dataclass
+from typing import TYPE_CHECKING
+
+from prsd.storage.atomic import write_atomic
+from prsd.storage.layout import JobLayout, TaskName, shard_of
+from prsd.storage.records import MiniBatch, TaskBody
+
+if TYPE_CHECKING:
+    from pathlib import Path
+
+
+@dataclass(frozen=True)
+class OutTask:
+    """A task the leader wrote and has not yet settled."""
+
+    task: TaskName
+    indices: tuple[int, ...]
+
+
+class TaskTable:
+    """Writes task files and tracks the outstanding ones per shard."""
+
+    def __init__(self, layout: JobLayout, kind: str, epoch: int, *, durable: bool) -> None:
+        self.layout = layout
+        self.kind = kind
+        self.epoch = epoch
+        self.durable = durable
+        self.outstanding: dict[str, OutTask] = {}
+        self.ingested: dict[str, str] = {}  # task name -> node that committed it
+        self._per_shard: Counter[str] = Counter()
+        self._shards_made: set[str] = set()
+        self.written = 0
+
+    def __len__(self) -> int:
+        return len(self.outstanding)
+
+    def write(self, mbs: list[MiniBatch], attempt: int) -> OutTask:
+        """Write one task file holding ``mbs`` (all at ``attempt``) into ``pending/``.
+
+        Raises:
+            OSError: the spool is not writable; nothing is recorded.
+        """
+        task = TaskName(mbs[0].index, attempt, self.epoch)
+        self.ensure_shard(task.shard)
+        body = TaskBody(self.layout.job_id, self.kind, tuple(mbs)).encode()
+        write_atomic(self.layout.pending_task(task), body, durable=self.durable)
+        out = OutTask(task, tuple(mb.index for mb in mbs))
+        self.adopt(out)
+        self.written += 1
+        return out
+
+    def adopt(self, out: OutTask) -> None:
+        """Count a task as outstanding (written here, requeued, or found at takeover)."""
+        self.outstanding[out.task.name] = out
+        self._per_shard[out.task.shard] += 1
+
+    def settle(self, name: str, node_id: str) -> OutTask:
+        """The task's commit by ``node_id`` has been ingested."""
+        out = self.outstanding.pop(name)
+        self._settled(out)
+        self.ingested[name] = node_id
+        return out
+
+    def drop(self, name: str) -> OutTask:
+        """The task was requeued under a new name."""
+        out = self.outstanding.pop(name)
+        self._settled(out)
+        return out
+
+    def _settled(self, out: OutTask) -> None:
+        self._per_shard[out.task.shard] -= 1
+        if self._per_shard[out.task.shard] <= 0:
+            del self._per_shard[out.task.shard]
+
+    def active_shards(self) -> list[str]:
+        """Shards that hold outstanding tasks (the only done/ folders worth listing)."""
+        return sorted(self._per_shard)
+
+    def ensure_shard(self, shard: str) -> None:
+        if shard in self._shards_made:
+            return
+        for base in (self.layout.pending, self.layout.done, self.layout.results):
+            (base / shard).mkdir(parents=True, exist_ok=True)
+        self._shards_made.add(shard)
+
+    def read_body(self, path: Path) -> dict[int, MiniBatch]:
+        """The mini-batches of a task file (done or claimed), by index."""
+        body = TaskBody.decode(path.read_bytes())
+        return {mb.index: mb for mb in body.mini_batches}
+
+
+def contiguous_runs(indices: list[int]) -> list[list[int]]:
+    """Split sorted indices into runs of consecutive numbers: [1,2,3,7,8] -> [[1,2,3],[7,8]]."""
+    runs: list[list[int]] = []
+    for i in indices:
+        if runs and runs[-1][-1] + 1 == i:
+            runs[-1].append(i)
+        else:
+            runs.append([i])
+    return runs
+
+
+def shard_for(index: int) -> str:
+    return shard_of(index)

@@ -1,0 +1,40 @@
+"""Opening a spool: make sure its top folders exist, and find its jobs' states."""
+
+from __future__ import annotations
+
+import os
+from typing import TYPE_CHECKING
+
+from prsd.errors import SpoolError
+from prsd.storage.layout import SpoolLayout, valid_job_id
+
+if TYPE_CHECKING:
+    from pathlib import Path
+
+
+def open_spool(root: Path, *, create: bool = True) -> SpoolLayout:
+    """The layout of the spool at ``root``, creating its folders when asked.
+
+    Raises:
+        SpoolError: the spool does not exist (``create=False``) or is not writable.
+    """
+    layout = SpoolLayout(root.absolute())
+    if not create and not layout.jobs.is_dir():
+        raise SpoolError(f"{root} is not a prsd spool (no jobs/ folder)")
+    try:
+        for d in layout.top_dirs():
+            d.mkdir(parents=True, exist_ok=True)
+    except OSError as exc:
+        raise SpoolError(f"cannot create the spool folders in {root}: {exc.strerror}") from exc
+    if not os.access(layout.jobs, os.W_OK):
+        raise SpoolError(f"the spool {root} is not writable by this user")
+    return layout
+
+
+def active_jobs(spool: SpoolLayout) -> list[str]:
+    """Ids of the jobs marked active (``active/<id>``), in id order."""
+    try:
+        names = os.listdir(spool.active)
+    except FileNotFoundError:
+        return []
+    return sorted(n for n in names if valid_job_id(n))

@@ -1,0 +1,32 @@
+"""Waking loops early: in-process doorbells (and file events, as hints only).
+
+The directory listing is the truth; a doorbell only shortens the wait before the
+next look. Every loop still rescans on a timeout, so a lost ring costs latency,
+never correctness. Across machines nothing rings: agents and leaders poll (inotify
+does not see other clients' changes on network file systems).
+"""
+
+from __future__ import annotations
+
+import anyio
+
+
+class Doorbell:
+    """A re-armable wake-up: ``ring()`` from the event loop, ``wait(timeout_s)`` in a loop."""
+
+    def __init__(self) -> None:
+        self._event = anyio.Event()
+
+    def ring(self) -> None:
+        self._event.set()
+
+    async def wait(self, timeout_s: float) -> bool:
+        """Wait for a ring or the timeout; True if rung. Re-arms the bell."""
+        rung = False
+        with anyio.move_on_after(timeout_s):
+            await self._event.wait()
+            rung = True
+        if self._event.is_set():
+            self._event = anyio.Event()
+            rung = True
+        return rung

@@ -1,0 +1,96 @@
+"""Submitting a job folder to a spool (``prsctl submit`` and ``prsd run``).
+
+The folder's spec is loaded first, so a bad spec is refused before anything is
+written. Then ``job.yaml``, a snapshot of the code folder and ``origin.json`` (the
+folder the user's relative input paths mean) are copied under a dot name in
+``inbox/`` and renamed into place in one step. Inputs and side inputs are read in
+place and never copied: datasets are large.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import shutil
+from pathlib import Path
+from typing import TYPE_CHECKING
+
+from prsd.errors import JobSpecError
+from prsd.jobspec.load import find_job_file, load_job_spec
+from prsd.storage.atomic import move_verified, write_atomic
+from prsd.storage.jobid import make_job_id
+
+if TYPE_CHECKING:
+    from prsd.jobspec import JobSpec
+    from prsd.storage.layout import SpoolLayout
+
+MAX_SNAPSHOT_BYTES = 256 * 1024 * 1024
+_SKIP_NAMES = {"__pycache__", ".git", ".venv", ".mypy_cache", ".pytest_cache", "node_modules"}
+
+
+def submit(job_dir: Path, spool: SpoolLayout, *, name: str | None = None) -> tuple[str, JobSpec]:
+    """Validate ``job_dir`` and drop it into the spool's inbox; returns (job id, spec).
+
+    Raises:
+        JobSpecError: the spec cannot be run as written (nothing was written).
+        OSError: the spool is not writable.
+    """
+    job_dir = job_dir.absolute()
+    if not job_dir.is_dir():
+        raise JobSpecError("", str(job_dir), "is not a folder (a job is a folder with job.yaml)")
+    spec = load_job_spec(job_dir, spool_job_dir=job_dir)
+    job_id = make_job_id(name or spec.name)
+    staging = spool.inbox / f".{job_id}"
+    staging.mkdir(parents=True)
+    try:
+        shutil.copyfile(find_job_file(job_dir), staging / "job.yaml")
+        skip = _skip_paths(spec, spool)
+        snapshot_code(Path(spec.code_dir), staging / "code", skip)
+        origin = {"job_dir": str(job_dir), "name": name or ""}
+        write_atomic(staging / "origin.json", json.dumps(origin, indent=1).encode())
+        if not move_verified(staging, spool.inbox / job_id):
+            raise OSError(f"could not move {staging} into the inbox")
+    except BaseException:
+        shutil.rmtree(staging, ignore_errors=True)
+        raise
+    return job_id, spec
+
+
+def _skip_paths(spec: JobSpec, spool: SpoolLayout) -> set[str]:
+    """Paths never copied into the code snapshot: the data and the spool itself."""
+    skip = {os.path.realpath(p) for p in spec.input.paths}
+    skip.update(os.path.realpath(p) for p in spec.side_inputs.values())
+    skip.add(os.path.realpath(spool.root))
+    return skip
+
+
+def snapshot_code(src: Path, dest: Path, skip: set[str]) -> int:
+    """Copy the code folder (without data, caches, VCS folders); returns bytes copied.
+
+    Raises:
+        JobSpecError: the folder is larger than MAX_SNAPSHOT_BYTES without its inputs.
+    """
+    total = 0
+    for root, dirs, files in os.walk(src):
+        dirs[:] = sorted(
+            d
+            for d in dirs
+            if d not in _SKIP_NAMES and os.path.realpath(os.path.join(root, d)) not in skip
+        )
+        rel = os.path.relpath(root, src)
+        target = dest / rel if rel != "." else dest
+        target.mkdir(parents=True, exist_ok=True)
+        for f in files:
+            path = os.path.join(root, f)
+            if os.path.realpath(path) in skip or not os.path.isfile(path):
+                continue
+            total += os.path.getsize(path)
+            if total > MAX_SNAPSHOT_BYTES:
+                raise JobSpecError(
+                    "task.code",
+                    str(src),
+                    f"the code folder holds more than {MAX_SNAPSHOT_BYTES >> 20} MB besides the "
+                    "inputs; move data out of it and pass it as an input or side input",
+                )
+            shutil.copy2(path, target / f)
+    return total

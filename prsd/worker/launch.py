@@ -1,0 +1,60 @@
+"""How the agent starts a worker: its command line and its environment.
+
+The worker is ``PYTHON /abs/path/prsd/worker/boot.py --fd N --parent-pid P``, run by
+path so any interpreter of Python 3.9 or later can run it without prsd installed
+(``boot.py`` makes exactly ``prsd`` and ``azureml_user`` importable from this
+installation). ``N`` is the worker's end of a ``socket.socketpair()`` passed with
+``pass_fds``; ``P`` is the agent's pid, so a worker whose agent died before the worker
+armed its parent-death signal exits at once.
+
+Spawn workers from the thread that will live as long as the agent (the event loop
+thread, e.g. ``anyio.open_process``), never from a short-lived worker thread: Linux
+delivers the parent-death signal when the *thread* that forked the child exits.
+"""
+
+from __future__ import annotations
+
+import os
+import sys
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    from collections.abc import Mapping
+
+BOOT_PATH = os.path.join(os.path.dirname(os.path.abspath(__file__)), "boot.py")
+
+
+def worker_command(python: str | None, fd: int, parent_pid: int | None = None) -> list[str]:
+    """The argv that starts one worker.
+
+    Args:
+        python: the job's interpreter (``task.environment.python``); None: the agent's.
+        fd: the worker's end of the control socketpair, as numbered in the child
+            (pass it with ``pass_fds``; it keeps its number).
+        parent_pid: the pid of the process that spawns the worker (default: this one).
+    """
+    pid = os.getpid() if parent_pid is None else parent_pid
+    return [python or sys.executable, BOOT_PATH, "--fd", str(fd), "--parent-pid", str(pid)]
+
+
+def worker_env(
+    base: Mapping[str, str],
+    output_dir: str,
+    extra: Mapping[str, str] | None = None,
+) -> dict[str, str]:
+    """The environment of a worker (SPEC section 4), before GPU variables.
+
+    The agent adds ``CUDA_VISIBLE_DEVICES`` (when the worker holds a GPU slot),
+    ``PRSD_GPU_COUNT_FOUND`` and ``AZ_BATCHAI_GPU_COUNT_FOUND`` on top.
+
+    Args:
+        base: the agent's environment (``os.environ``).
+        output_dir: the job's output folder (``AZUREML_BI_OUTPUT_PATH``).
+        extra: the job's ``environment_variables``; they win over everything else.
+    """
+    env = dict(base)
+    env["PYTHONFAULTHANDLER"] = "1"
+    env["AZUREML_BI_OUTPUT_PATH"] = output_dir
+    if extra:
+        env.update(extra)
+    return env

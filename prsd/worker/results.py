@@ -1,0 +1,122 @@
+"""What ``run()`` returned: its type check, the item counts and the append_row bytes.
+
+Counting (SPEC section 4): a list, tuple or pandas DataFrame is accepted; ``len()`` of
+it is the number of succeeded items, capped at the input count. Fewer is not an error
+here (the leader applies ``item_error_threshold``); more is a warning. Anything else
+fails the attempt.
+
+Bytes (SPEC section 5, Azure's old driver): a list element is ``str(x) + "\\n"`` in
+UTF-8; a DataFrame is exactly ``df.to_csv(sep=" ", header=False, index=False)``, with
+the ``parallel_run_step.settings.json`` keyword arguments on top.
+
+Pure functions, standard library only: pandas is never imported here. A DataFrame
+result means the user's script already imported it.
+"""
+
+from __future__ import annotations
+
+import sys
+from dataclasses import dataclass
+from typing import Any
+
+# to_csv arguments that make no sense when prsd owns the file and its position.
+_IGNORED_TO_CSV_KEYS = ("path_or_buf", "mode", "compression", "encoding", "storage_options")
+
+
+# A path from os.listdir with bytes that are not UTF-8 holds surrogate escapes;
+# writing them back gives the original bytes instead of failing the mini-batch.
+_UNDECODED = "surrogateescape"
+
+
+class WrongResultType(Exception):
+    """``run()`` returned something other than a list, tuple or DataFrame."""
+
+
+@dataclass(frozen=True)
+class ItemCounts:
+    """Items of one mini-batch: given to ``run()``, returned by it, and the verdict."""
+
+    items: int
+    returned: int
+
+    @property
+    def succeeded(self) -> int:
+        return min(self.returned, self.items)
+
+    @property
+    def failed(self) -> int:
+        return self.items - self.succeeded
+
+    @property
+    def too_many(self) -> bool:
+        return self.returned > self.items
+
+
+def is_dataframe(obj: object) -> bool:
+    """True for a pandas DataFrame (without importing pandas)."""
+    pandas = sys.modules.get("pandas")
+    return pandas is not None and isinstance(obj, pandas.DataFrame)
+
+
+def accepted_result(result: object, mb_id: str) -> Any:
+    """The result as a list or DataFrame.
+
+    Raises:
+        WrongResultType: not a list, tuple or DataFrame (``None`` is the usual mistake).
+    """
+    if isinstance(result, list) or is_dataframe(result):
+        return result
+    if isinstance(result, tuple):
+        return list(result)
+    raise WrongResultType(
+        f"run() returned {type(result).__name__} for mini-batch {mb_id}; "
+        "it must return a list, tuple or pandas.DataFrame"
+    )
+
+
+def too_many_warning(counts: ItemCounts, mb_id: str) -> str:
+    """The warning for a result longer than its input."""
+    return (
+        f"run() returned {counts.returned} items for mini-batch {mb_id}, which is more "
+        f"than its input count {counts.items}; succeeded items are capped at {counts.items}"
+    )
+
+
+def list_rows(result: list[Any]) -> bytes:
+    """Azure's list format: ``str(element)`` and a newline per element, UTF-8."""
+    return "".join([f"{element}\n" for element in result]).encode("utf-8", _UNDECODED)
+
+
+def to_csv_arguments(overrides: dict[str, Any]) -> dict[str, Any]:
+    """Azure's defaults with the settings-file overrides on top (body: never a header)."""
+    kwargs: dict[str, Any] = {"sep": " ", "header": False, "index": False}
+    kwargs.update({k: v for k, v in overrides.items() if k not in _IGNORED_TO_CSV_KEYS})
+    kwargs["header"] = False
+    return kwargs
+
+
+def dataframe_rows(frame: Any, overrides: dict[str, Any]) -> bytes:
+    """The bytes ``frame.to_csv(sep=" ", header=False, index=False, **overrides)`` writes."""
+    text = frame.to_csv(**to_csv_arguments(overrides))
+    return str(text).encode(_encoding(overrides), _UNDECODED)
+
+
+def dataframe_header(frame: Any, overrides: dict[str, Any]) -> str:
+    """The header line(s) pandas writes for ``frame`` with the same arguments."""
+    kwargs = to_csv_arguments(overrides)
+    names = overrides.get("header")
+    kwargs["header"] = names if isinstance(names, (list, tuple)) else True
+    return str(frame.head(0).to_csv(**kwargs))
+
+
+def encode_result(result: Any, overrides: dict[str, Any], want_header: bool) -> tuple[bytes, str]:
+    """The append_row bytes of an accepted result, and its header ("" when none)."""
+    if is_dataframe(result):
+        header = dataframe_header(result, overrides) if want_header else ""
+        return dataframe_rows(result, overrides), header
+    return list_rows(result), ""
+
+
+def _encoding(overrides: dict[str, Any]) -> str:
+    encoding = overrides.get("encoding")
+    return encoding if isinstance(encoding, str) and encoding else "utf-8"

@@ -1,0 +1,58 @@
+"""SPEC section 4's job-wide init rules over node reports (pure)."""
+
+from __future__ import annotations
+
+from prsd.leader.initrule import NodeInit, first_error_detail, init_failure
+
+ERR = {
+    "process_name": "process003",
+    "error": "OSError: no GPU",
+    "traceback_tail": "  x\nOSError: no GPU",
+    "error_file": "/l/e.txt",
+}
+
+
+def _node(
+    node: str, *, ok: int = 0, failed: int = 0, gave_up: bool = False, workers: int = 2
+) -> NodeInit:
+    return NodeInit(node, workers, ok, failed, gave_up, ERR if failed else None)
+
+
+def test_no_reports_no_verdict() -> None:
+    """Without reports nothing is decided."""
+    assert init_failure([], 1000) is None
+
+
+def test_every_node_gave_up_fails_at_once() -> None:
+    """All nodes stopped starting workers and none ever succeeded: fail, quoting the error."""
+    reason = init_failure(
+        [_node("a", failed=6, gave_up=True), _node("b", failed=6, gave_up=True)], 1.0
+    )
+    assert reason is not None
+    assert "OSError: no GPU (process003 on node a)" in reason
+    assert "12 times" in reason
+
+
+def test_one_node_still_trying_keeps_the_job() -> None:
+    """A node that has not given up keeps the job alive before two minutes."""
+    assert init_failure([_node("a", failed=6, gave_up=True), _node("b", failed=1)], 30.0) is None
+
+
+def test_two_minute_rule() -> None:
+    """After 120 s, 2 x nodes x workers failures with no success fail the job."""
+    nodes = [_node("a", failed=4), _node("b", failed=4)]
+    assert init_failure(nodes, 119.0) is None
+    reason = init_failure(nodes, 121.0)
+    assert reason is not None and "limit 2 x nodes x workers = 8" in reason
+    assert init_failure([_node("a", failed=3), _node("b", failed=4)], 500.0) is None
+
+
+def test_any_success_disarms_the_rules() -> None:
+    """One successful init anywhere means the script can start: no init failure."""
+    assert init_failure([_node("a", failed=9, gave_up=True), _node("b", ok=1)], 500.0) is None
+
+
+def test_detail_quotes_traceback_and_file() -> None:
+    """The detail for job_result.txt has the traceback tail and the log file."""
+    detail = first_error_detail([_node("a", failed=1)])
+    assert "OSError: no GPU" in detail and "Full traceback: /l/e.txt" in detail

@@ -1,0 +1,90 @@
+"""The ordered merge: real files, mini-batch order, exactly once, complete or absent."""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING
+
+import pytest
+
+from prsd.leader.merge import OrderedMerge, Piece
+
+if TYPE_CHECKING:
+    from pathlib import Path
+
+
+def _source(tmp_path: Path, name: str, chunks: list[bytes]) -> list[Piece]:
+    path = tmp_path / name
+    path.write_bytes(b"".join(chunks) + b"TRAILER")
+    pieces, off = [], 0
+    for c in chunks:
+        pieces.append(Piece(path, off, len(c)))
+        off += len(c)
+    return pieces
+
+
+def test_out_of_order_offers_come_out_in_order(tmp_path: Path) -> None:
+    """Mini-batches offered in any order are written in index order."""
+    a = _source(tmp_path, "a.res", [b"0\n", b"1\n"])
+    b = _source(tmp_path, "b.res", [b"2\n", b"3\n"])
+    out = tmp_path / "out" / "result.txt"
+    merge = OrderedMerge(out)
+    merge.offer(3, b[1])
+    merge.offer(2, b[0])
+    assert merge.waiting == 2
+    assert not out.exists()
+    merge.offer(0, a[0])
+    merge.offer(1, a[1])
+    assert merge.finish() == out
+    assert out.read_bytes() == b"0\n1\n2\n3\n"
+    assert [p.name for p in out.parent.iterdir()] == ["result.txt"]
+
+
+def test_failed_mini_batches_add_nothing(tmp_path: Path) -> None:
+    """A failed mini-batch (no source) is skipped without holding up the rest."""
+    a = _source(tmp_path, "a.res", [b"x\n", b"z\n"])
+    out = tmp_path / "o.txt"
+    merge = OrderedMerge(out)
+    merge.offer(1, Piece(None))
+    merge.offer(2, a[1])
+    merge.offer(0, a[0])
+    merge.finish()
+    assert out.read_bytes() == b"x\nz\n"
+
+
+def test_header_written_once_first(tmp_path: Path) -> None:
+    """With a DataFrame header, it is written once before the first rows."""
+    path = tmp_path / "a.res"
+    path.write_bytes(b"1 2\n3 4\n")
+    out = tmp_path / "o.txt"
+    merge = OrderedMerge(out, write_header=True)
+    merge.offer(0, Piece(path, 0, 4, "a b\n"))
+    merge.offer(1, Piece(path, 4, 4, "a b\n"))
+    merge.finish()
+    assert out.read_bytes() == b"a b\n1 2\n3 4\n"
+
+
+def test_double_offer_refused(tmp_path: Path) -> None:
+    """Offering a mini-batch twice is a bug the merge refuses."""
+    merge = OrderedMerge(tmp_path / "o.txt")
+    merge.offer(0, Piece(None))
+    with pytest.raises(ValueError, match="twice"):
+        merge.offer(0, Piece(None))
+    merge.abandon()
+
+
+def test_abandon_leaves_nothing(tmp_path: Path) -> None:
+    """A failed job leaves no output and no temp file."""
+    out = tmp_path / "o.txt"
+    merge = OrderedMerge(out)
+    merge.offer(1, Piece(None))
+    merge.abandon()
+    assert list(tmp_path.iterdir()) == []
+
+
+def test_finish_with_gap_refused(tmp_path: Path) -> None:
+    """The output is never published while an earlier mini-batch is missing."""
+    merge = OrderedMerge(tmp_path / "o.txt")
+    merge.offer(1, Piece(None))
+    with pytest.raises(ValueError, match="wait"):
+        merge.finish()
+    merge.abandon()

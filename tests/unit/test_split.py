@@ -1,0 +1,114 @@
+"""Splitting file lists: sorted full-path order, streaming, mini-batch numbering, packing."""
+
+from __future__ import annotations
+
+import os
+from typing import TYPE_CHECKING
+
+import pytest
+
+from prsd.leader.packing import MAX_PER_TASK, UNMEASURED_LOOKAHEAD, advise
+from prsd.leader.split import iter_files, iter_input_files, plan_file_batches
+from prsd.leader.tasks import contiguous_runs
+
+if TYPE_CHECKING:
+    from pathlib import Path
+
+
+def _touch(root: Path, *names: str) -> None:
+    for n in names:
+        p = root / n
+        p.parent.mkdir(parents=True, exist_ok=True)
+        p.write_bytes(b"x")
+
+
+def test_walk_gives_sorted_full_paths(tmp_path: Path) -> None:
+    """The walk equals sorting every full path ('a.txt' before 'a/b', as sorted() says)."""
+    names = ["a.txt", "a/b", "a/c/d", "a-b/x", "b", "A", "a/ba", "z/y/x/w"]
+    _touch(tmp_path, *names)
+    walked = list(iter_files(str(tmp_path)))
+    assert walked == sorted(str(tmp_path / n) for n in names)
+
+
+def test_single_file_input(tmp_path: Path) -> None:
+    """A file given as input is itself the whole listing."""
+    _touch(tmp_path, "one.png")
+    assert list(iter_files(str(tmp_path / "one.png"))) == [str(tmp_path / "one.png")]
+
+
+def test_symlinks_inside_kept_outside_skipped(tmp_path: Path) -> None:
+    """A link to a file inside the input is listed; links out of it or to folders are not."""
+    root = tmp_path / "in"
+    _touch(root, "real.txt", "sub/f.txt")
+    _touch(tmp_path, "secret.txt")
+    os.symlink(root / "real.txt", root / "link-in.txt")
+    os.symlink(tmp_path / "secret.txt", root / "link-out.txt")
+    os.symlink(root / "sub", root / "link-dir")
+    skipped: list[str] = []
+    got = list(iter_files(str(root), lambda p, why: skipped.append(p)))
+    assert got == [str(root / "link-in.txt"), str(root / "real.txt"), str(root / "sub/f.txt")]
+    assert sorted(skipped) == [str(root / "link-dir"), str(root / "link-out.txt")]
+
+
+def test_listing_streams(tmp_path: Path) -> None:
+    """The first file is produced before later folders are read (they may not exist yet)."""
+    _touch(tmp_path, "a/1", "b/2")
+    it = iter_files(str(tmp_path))
+    assert next(it) == str(tmp_path / "a/1")
+    (tmp_path / "b" / "3").write_bytes(b"x")
+    assert list(it) == [str(tmp_path / "b/2"), str(tmp_path / "b/3")]
+
+
+def test_several_roots_in_given_order(tmp_path: Path) -> None:
+    """Input roots are listed one after the other, in the order the spec gives."""
+    _touch(tmp_path, "z/1", "a/1")
+    got = list(iter_input_files([str(tmp_path / "z"), str(tmp_path / "a")]))
+    assert got == [str(tmp_path / "z/1"), str(tmp_path / "a/1")]
+
+
+@pytest.mark.parametrize(("n", "size", "sizes"), [(0, 3, []), (7, 3, [3, 3, 1]), (6, 3, [3, 3])])
+def test_plan_batches(n: int, size: int, sizes: list[int]) -> None:
+    """Mini-batches hold `size` files, the last one the rest; ids count from 0."""
+    batches = list(plan_file_batches((f"/f{i}" for i in range(n)), size))
+    assert [len(b.payload) for b in batches] == sizes
+    assert [b.index for b in batches] == list(range(len(sizes)))
+    assert [p for b in batches for p in b.payload] == [f"/f{i}" for i in range(n)]
+    assert all(b.items == len(b.payload) for b in batches)
+
+
+def test_plan_resume_skips_earlier_batches() -> None:
+    """A resumed split starts at a mini-batch index with the same boundaries."""
+    full = list(plan_file_batches((f"/f{i}" for i in range(10)), 3))
+    resumed = list(plan_file_batches((f"/f{i}" for i in range(10)), 3, start=2))
+    assert resumed == full[2:]
+
+
+def test_plan_rejects_zero_size() -> None:
+    """A mini-batch size below 1 is a programming error."""
+    with pytest.raises(ValueError, match="at least 1"):
+        list(plan_file_batches(["/a"], 0))
+
+
+@pytest.mark.parametrize(
+    ("measured", "unclaimed", "waited", "per_task", "may_write"),
+    [
+        (None, 0, 0.0, 1, True),
+        (None, UNMEASURED_LOOKAHEAD, 0.1, 1, False),
+        (None, UNMEASURED_LOOKAHEAD, 5.0, 1, True),
+        (1.0, 10_000, 0.0, 1, True),
+        (0.005, 0, 0.0, 10, True),
+        (1e-7, 0, 0.0, MAX_PER_TASK, True),
+    ],
+)
+def test_packing_advice(
+    measured: float | None, unclaimed: int, waited: float, per_task: int, may_write: bool
+) -> None:
+    """Tiny mini-batches are packed; unmeasured ones travel alone and split waits a little."""
+    advice = advise(measured_mb_s=measured, unclaimed_tasks=unclaimed, waited_s=waited)
+    assert (advice.per_task, advice.may_write) == (per_task, may_write)
+
+
+def test_contiguous_runs() -> None:
+    """Indices group into runs of consecutive numbers."""
+    assert contiguous_runs([1, 2, 3, 7, 8, 10]) == [[1, 2, 3], [7, 8], [10]]
+    assert contiguous_runs([]) == []

@@ -1,0 +1,95 @@
+"""The worker host runs under any job interpreter: Python 3.9 syntax, standard library only."""
+
+from __future__ import annotations
+
+import ast
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+REPO = Path(__file__).resolve().parents[2]
+WORKER_FILES = sorted(
+    [
+        *(REPO / "prsd" / "worker").glob("*.py"),
+        REPO / "prsd" / "__init__.py",
+        *(REPO / "azureml_user").rglob("*.py"),
+    ]
+)
+ALLOWED_PACKAGES = {"prsd", "azureml_user"}
+VERMIN = str(Path(sys.executable).with_name("vermin"))  # a dev dependency
+
+
+def _ids(paths: list[Path]) -> list[str]:
+    return [str(p.relative_to(REPO)) for p in paths]
+
+
+def _runtime_imports(tree: ast.Module) -> set[str]:
+    """Top-level names of modules imported outside ``if TYPE_CHECKING:`` blocks."""
+    names: set[str] = set()
+
+    def visit(nodes: list[ast.stmt]) -> None:
+        for node in nodes:
+            if isinstance(node, ast.If) and ast.unparse(node.test) == "TYPE_CHECKING":
+                visit(node.orelse)
+                continue
+            if isinstance(node, ast.Import):
+                names.update(alias.name.split(".")[0] for alias in node.names)
+            elif isinstance(node, ast.ImportFrom) and node.level == 0 and node.module:
+                names.add(node.module.split(".")[0])
+            for field in ("body", "orelse", "finalbody"):
+                children = getattr(node, field, None)
+                if isinstance(children, list):
+                    visit(children)
+            for handler in getattr(node, "handlers", []):
+                visit(handler.body)
+
+    visit(tree.body)
+    return names
+
+
+def test_worker_files_are_found() -> None:
+    """The file list covers the boot file, the host and the shim."""
+    names = {p.name for p in WORKER_FILES}
+    assert {"boot.py", "host.py", "protocol.py", "entry_script.py"} <= names
+    assert REPO / "azureml_user" / "parallel_run" / "__init__.py" in WORKER_FILES
+
+
+@pytest.mark.parametrize("path", WORKER_FILES, ids=_ids(WORKER_FILES))
+def test_parses_as_python_39(path: Path) -> None:
+    """Every worker-side file is valid Python 3.9 syntax."""
+    ast.parse(path.read_text(), str(path), feature_version=(3, 9))
+
+
+@pytest.mark.parametrize("path", WORKER_FILES, ids=_ids(WORKER_FILES))
+def test_imports_only_the_standard_library(path: Path) -> None:
+    """Worker-side files import nothing outside the standard library at runtime."""
+    imports = _runtime_imports(ast.parse(path.read_text(), str(path)))
+    foreign = imports - set(sys.stdlib_module_names) - ALLOWED_PACKAGES - {"__future__"}
+    assert not foreign, f"{path.name} imports {sorted(foreign)}"
+
+
+@pytest.mark.parametrize("path", WORKER_FILES, ids=_ids(WORKER_FILES))
+def test_postpones_annotations(path: Path) -> None:
+    """Annotations stay strings (``X | None`` is not evaluated on 3.9)."""
+    text = path.read_text()
+    annotated = any(
+        isinstance(node, ast.AnnAssign)
+        or (isinstance(node, ast.arg) and node.annotation is not None)
+        or (isinstance(node, ast.FunctionDef) and node.returns is not None)
+        for node in ast.walk(ast.parse(text))
+    )
+    assert not annotated or "from __future__ import annotations" in text
+
+
+def test_vermin_finds_nothing_newer_than_39() -> None:
+    """vermin sees no API or syntax newer than Python 3.9 in the worker-side files."""
+    result = subprocess.run(
+        [VERMIN, "--target=3.9-", "--no-tips", "--violations"] + [str(p) for p in WORKER_FILES],
+        check=False,
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
+    assert result.returncode == 0, result.stdout + result.stderr
