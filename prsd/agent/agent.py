@@ -7,7 +7,11 @@ removes it when the job ends). When a job ends, idle workers are retired (their
 
 from __future__ import annotations
 
+import os
+import secrets
+import socket
 from dataclasses import dataclass, field
+from datetime import UTC, datetime
 from typing import TYPE_CHECKING
 
 import anyio
@@ -20,6 +24,7 @@ from prsd.agent.jobrun import CommitHook, JobRun
 from prsd.agent.nodelog import host_ip
 from prsd.errors import PrsdError
 from prsd.jobspec import JobSpec
+from prsd.storage.heartbeat import HEARTBEAT_INTERVAL_S, Heartbeat, write_heartbeat
 from prsd.storage.spool import active_jobs
 from prsd.storage.watch import Doorbell
 
@@ -37,6 +42,8 @@ class AgentOptions:
     stop_grace_s: float = 5.0
     durable: bool = True
     gpu_count: int | None = None  # None: discover
+    slots: int | None = None  # worker slots offered to all jobs (None: CPU count)
+    heartbeat_interval_s: float = HEARTBEAT_INTERVAL_S
 
 
 @dataclass
@@ -64,6 +71,10 @@ class Agent:
         self.gpus = GpuSlots(gpu_count)
         self.ip = host_ip()
         self.runs: dict[str, _Running] = {}
+        self.draining = False
+        self._seq = 0
+        self._boot = secrets.token_hex(8)
+        self._started_at = datetime.now(UTC).isoformat(timespec="seconds")
         self.refused: set[str] = set()
 
     @property
@@ -73,6 +84,7 @@ class Agent:
     async def run(self, *, until_job: str | None = None) -> None:
         """Serve jobs until cancelled, or until ``until_job`` has ended here."""
         async with anyio.create_task_group() as tg:
+            tg.start_soon(self._heartbeats)
             while True:
                 active = set(await anyio.to_thread.run_sync(active_jobs, self.spool))
                 self._stop_ended(active)
@@ -83,6 +95,33 @@ class Agent:
                 await self.bell.wait(TICK_S)
             for running in self.runs.values():
                 running.run.stop(kill_busy=True)
+            tg.cancel_scope.cancel()
+
+    def heartbeat(self) -> Heartbeat:
+        """This node's heartbeat now (the sequence number grows by one per call)."""
+        self._seq += 1
+        return Heartbeat(
+            node_id=self.node_id,
+            seq=self._seq,
+            boot=self._boot,
+            pid=os.getpid(),
+            host=socket.gethostname(),
+            started_at=self._started_at,
+            updated_at=datetime.now(UTC).isoformat(timespec="seconds"),
+            slots=self.options.slots or (os.cpu_count() or 1),
+            gpus=self.gpus.count,
+            draining=self.draining,
+            jobs={job_id: r.run.snapshot() for job_id, r in self.runs.items()},
+        )
+
+    async def _heartbeats(self) -> None:
+        while True:
+            beat = self.heartbeat()
+            try:
+                await anyio.to_thread.run_sync(write_heartbeat, self.spool, beat)
+            except OSError as exc:
+                log.warning("cannot write heartbeat", node_id=self.node_id, error=str(exc))
+            await anyio.sleep(self.options.heartbeat_interval_s)
 
     async def _ended_here(self, job_id: str, active: set[str]) -> bool:
         if job_id in active or job_id in self.runs:

@@ -196,6 +196,18 @@ class JobRun:
             else:
                 await anyio.to_thread.run_sync(hand_back, layout, node, task)
 
+    def snapshot(self) -> dict[str, Any]:
+        """This job's workers on this node, for the heartbeat."""
+        return {
+            "workers": len(self.sessions),
+            "busy": sum(1 for s in self.sessions if s.busy),
+            "processes": sorted(s.name for s in self.sessions),
+            "running": sorted(s.current_task for s in self.sessions if s.current_task),
+            "claimed": self.feed.claimed,
+            "init_failures": self.init_failures,
+            "gave_up": self.gave_up,
+        }
+
     def _write_report(self) -> None:
         report = {
             "node_id": self.ctx.node_id,

@@ -65,6 +65,7 @@ class WorkerSession:
         self.paths: ProcessPaths = ctx.process_paths(number)
         self.proc: WorkerProcess | None = None
         self.busy = False
+        self.current_task = ""
 
     def main_log(self, line: str) -> None:
         append_line(self.ctx.main_log(), line)
@@ -126,6 +127,7 @@ class WorkerSession:
         proc = self._proc()
         remaining = task.remaining()
         self.busy = True
+        self.current_task = task.task.name
         try:
             for k, mb in enumerate(remaining):
                 await proc.send(
@@ -143,6 +145,7 @@ class WorkerSession:
             return await self._collect(task, remaining, on_done)
         finally:
             self.busy = False
+            self.current_task = ""
 
     async def _collect(
         self, task: RunningTask, remaining: list[dict[str, Any]], on_done: Callable[[Outcome], None]

@@ -16,7 +16,7 @@ from pathlib import Path
 from typing import Any
 
 from prsd.errors import JobSpecError
-from prsd.jobspec.paths import Roots, inside, is_remote, resolve
+from prsd.jobspec.paths import Roots, inside, is_remote, resolve, stays_inside
 from prsd.jobspec.schema import ENVIRONMENT_AZURE_ONLY, check_entry_keys
 from prsd.jobspec.values import as_mapping, as_str, shown, suggest
 from prsd.jobspec.yamlsafe import Setting, Site, read_limited
@@ -154,6 +154,8 @@ def to_csv_settings(code_dir: Path) -> dict[str, Any]:
     path = code_dir / SETTINGS_FILE
     if not path.exists():
         return {}
+    if not stays_inside(path, code_dir):
+        raise JobSpecError("", str(path), "is a symlink leading outside the code folder")
     raw = read_limited(path, 1024 * 1024, what="settings file")
     try:
         data = json.loads(raw.decode("utf-8-sig"))

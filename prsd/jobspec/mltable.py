@@ -16,7 +16,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from prsd.jobspec.paths import Roots, is_remote, local_text, resolve
+from prsd.errors import JobSpecError
+from prsd.jobspec.paths import Roots, is_remote, local_text, resolve, stays_inside
 from prsd.jobspec.values import as_bool, as_choice, as_mapping, as_str, shown, suggest
 from prsd.jobspec.yamlsafe import Doc, Site, read_yaml
 
@@ -85,7 +86,10 @@ def read_mltable(folder: Path, roots: Roots) -> Table:
             remote, missing or leaves the folder, a pattern matching nothing, or a read
             transformation prsd cannot honour.
     """
-    doc = read_yaml(folder / MLTABLE_FILE, what="MLTable file")
+    path = folder / MLTABLE_FILE
+    if not stays_inside(path, folder):
+        raise JobSpecError("", str(path), "is a symlink leading outside the MLTable folder")
+    doc = read_yaml(path, what="MLTable file")
     top = doc.site("")
     data = as_mapping(doc.data, top, "an MLTable mapping (paths, transformations)")
     if not data:

@@ -76,6 +76,11 @@ class Roots:
             raise site.error(f"{shown} is outside the allowed roots ({self.listed()})")
 
 
+def stays_inside(path: Path, folder: Path) -> bool:
+    """True when ``path``, symlinks followed, lies in ``folder`` (symlinks followed)."""
+    return _real(path).is_relative_to(_real(folder))
+
+
 def inside(base: Path, text: str, site: Site, what: str) -> Path:
     """``base/text``, refusing anything that leaves ``base``.
 

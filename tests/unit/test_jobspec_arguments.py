@@ -214,3 +214,12 @@ def test_bad_settings_json(tmp_path: Path, content: object, key: str, fragment: 
     err = load_error(root)
     assert (err.key, err.location) == (key, str(root / "parallel_run_step.settings.json"))
     assert fragment in err.problem
+
+
+def test_settings_json_symlink_outside(tmp_path: Path) -> None:
+    """A settings file that is a symlink out of the code folder is not read."""
+    outside = tmp_path / "elsewhere.json"
+    outside.write_text("{}", encoding="utf-8")
+    root = make_job(tmp_path / "job")
+    (root / "parallel_run_step.settings.json").symlink_to(outside)
+    assert "symlink leading outside" in load_error(root).problem

@@ -648,3 +648,14 @@ def test_real_azure_yaml_errors(tmp_path: Path, name: str, key: str, fragment: s
     err = load_error(root)
     assert err.key == key and fragment in err.problem, str(err)
     assert err.location.startswith(f"{root / 'job.yaml'}:")
+
+
+def test_mltable_file_symlink_outside(tmp_path: Path) -> None:
+    """An MLTable file that is a symlink out of its folder is not read."""
+    secret = tmp_path / "secret.yaml"
+    secret.write_text("paths:\n  - file: ./a.csv\n", encoding="utf-8")
+    root = make_job(tmp_path / "job", MLTABLE_JOB, dirs=("table",))
+    (root / "table" / "MLTable").symlink_to(secret)
+    err = load_error(root)
+    assert err.location == str(root / "table" / "MLTable")
+    assert "symlink leading outside" in err.problem

@@ -1,0 +1,78 @@
+"""Agent heartbeats: ``nodes/<node>.json``, replaced every few seconds.
+
+Invariant: liveness is judged by whether the content *changed* (``seq`` grows, or
+``boot`` changes when the agent restarts), timed by the observer's own monotonic
+clock. The wall-clock times inside are for people; no reader compares them with its
+own clock (clocks of machines sharing a file server disagree, and NFS/SMB mtimes are
+the server's). Readers tolerate a missing or half-replaced file (SMB replaces by
+unlink and rename) by keeping their last observation.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+from dataclasses import asdict, dataclass, field
+from typing import Any
+
+from prsd.storage.atomic import write_atomic
+from prsd.storage.layout import SpoolLayout, valid_node_id
+
+HEARTBEAT_INTERVAL_S = 2.0
+
+
+@dataclass(frozen=True)
+class Heartbeat:
+    """What an agent says about itself (schema 1, documented in docs/status.md)."""
+
+    node_id: str
+    seq: int
+    boot: str  # a random id per agent start
+    pid: int
+    host: str
+    started_at: str  # ISO 8601 UTC, for people
+    updated_at: str  # ISO 8601 UTC, for people
+    slots: int  # worker slots this node offers
+    gpus: int
+    draining: bool = False
+    jobs: dict[str, dict[str, Any]] = field(default_factory=dict)  # job id -> its workers
+    schema: int = 1
+
+    def encode(self) -> bytes:
+        return json.dumps(asdict(self), indent=1, sort_keys=True).encode()
+
+    @classmethod
+    def decode(cls, data: bytes) -> Heartbeat | None:
+        """Parse a heartbeat; None for a torn or foreign file."""
+        try:
+            obj = json.loads(data)
+            known = set(cls.__dataclass_fields__)
+            return cls(**{k: v for k, v in obj.items() if k in known})
+        except (ValueError, TypeError):
+            return None
+
+
+def write_heartbeat(spool: SpoolLayout, beat: Heartbeat) -> None:
+    """Replace this node's heartbeat (not fsynced: the next one follows in seconds)."""
+    write_atomic(spool.node_heartbeat(beat.node_id), beat.encode(), durable=False)
+
+
+def read_heartbeats(spool: SpoolLayout) -> dict[str, Heartbeat]:
+    """Every node's last heartbeat that could be read now."""
+    beats: dict[str, Heartbeat] = {}
+    try:
+        names = os.listdir(spool.nodes)
+    except FileNotFoundError:
+        return beats
+    for name in sorted(names):
+        node_id = name.removesuffix(".json")
+        if not name.endswith(".json") or not valid_node_id(node_id):
+            continue
+        try:
+            data = (spool.nodes / name).read_bytes()
+        except OSError:
+            continue
+        beat = Heartbeat.decode(data)
+        if beat is not None and beat.node_id == node_id:
+            beats[node_id] = beat
+    return beats
