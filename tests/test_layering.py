@@ -42,7 +42,9 @@ def _imports(path: Path) -> list[str]:
     return found
 
 
-MODULES = sorted([*ROOT.joinpath("prsd").rglob("*.py"), *ROOT.joinpath("azureml_user").rglob("*.py")])
+MODULES = sorted(
+    [*ROOT.joinpath("prsd").rglob("*.py"), *ROOT.joinpath("azureml_user").rglob("*.py")]
+)
 
 
 @pytest.mark.parametrize("path", MODULES, ids=lambda p: str(p.relative_to(ROOT)))
@@ -58,8 +60,9 @@ def test_layering(path: Path) -> None:
     if worker_side:
         allowed = set(sys.stdlib_module_names) | {"prsd", "azureml_user", "__future__"}
         third_party = [
-            i for i in imports if i.split(".")[0] not in allowed or (
-                i.startswith("prsd.") and not i.startswith("prsd.worker")
-            )
+            i
+            for i in imports
+            if i.split(".")[0] not in allowed
+            or (i.startswith("prsd.") and not i.startswith("prsd.worker"))
         ]
         assert not third_party, f"{name} runs in workers but imports {third_party}"

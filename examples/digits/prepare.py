@@ -111,7 +111,9 @@ def main(argv: list[str] | None = None) -> int:
             p.unlink()
 
     train_written = write_train(data / "train.npz", pixels[train_idx], digits.target[train_idx])
-    labels_written = write_if_changed(data / "labels.csv", labels_csv(names, digits.target[test_idx]))
+    labels_written = write_if_changed(
+        data / "labels.csv", labels_csv(names, digits.target[test_idx])
+    )
 
     shown = os.path.relpath(data)
     print(

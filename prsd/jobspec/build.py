@@ -7,6 +7,7 @@ says otherwise, with a note. Pure: no file access.
 
 from __future__ import annotations
 
+import datetime
 import math
 import re
 import unicodedata
@@ -127,11 +128,11 @@ def job_name(setting: Setting | None, default: str) -> str:
     """
     if setting is None:
         return default
-    name = (
-        as_str(setting.value, setting.site, "a name")
-        if not isinstance(setting.value, int)
-        else str(setting.value)
-    )
+    value = setting.value
+    # An unquoted number or date (name: 2024, name: 2024-06-30) is still a name.
+    if isinstance(value, (int, datetime.date)) and not isinstance(value, bool):
+        value = str(value)
+    name = as_str(value, setting.site, "a name")
     bad = [c for c in name if unicodedata.category(c).startswith("C")]
     if bad:
         raise setting.site.error(f"contains the control character {bad[0]!r}; use printable text")
@@ -152,17 +153,13 @@ def mini_batch_size(
     """
     if setting is None:
         return (DEFAULT_TABULAR_MINI_BATCH_BYTES if tabular else DEFAULT_FILES_MINI_BATCH), []
-    size = (
-        tabular_batch_size(setting.value, setting.site)
-        if tabular
-        else files_batch_size(setting.value, setting.site)
-    )
-    notes = (
-        [f"{setting.site.key} is not used: partition_keys make one mini-batch per key group"]
-        if partitioned
-        else []
-    )
-    return size, notes
+    read = tabular_batch_size if tabular else files_batch_size
+    size = read(setting.value, setting.site)
+    if not partitioned:
+        return size, []
+    return size, [
+        f"{setting.site.key} is not used: partition_keys make one mini-batch per key group"
+    ]
 
 
 def environment(settings: Mapping[str, Setting]) -> dict[str, str]:

@@ -85,11 +85,7 @@ def plan_input(settings: Mapping[str, Setting], ctx: InputContext, job_site: Sit
             "or ${{inputs.NAME}})"
         )
     entries = _entries(settings["input_data"], ctx)
-    fmt_setting = settings.get("input_format")
-    explicit = (
-        as_choice(fmt_setting.value, fmt_setting.site, INPUT_FORMATS) if fmt_setting else None
-    )
-    spec, notes = _input_spec(entries, explicit, fmt_setting, ctx.roots)
+    spec, notes = _input_spec(entries, settings.get("input_format"), ctx.roots)
     spec = _partitioning(spec, settings)
     plan = InputPlan(spec, notes=notes)
     _side_inputs(plan, settings.get("side_inputs"), entries, ctx)
@@ -120,6 +116,8 @@ def _entry(value: Any, site: Site, ctx: InputContext) -> Entry:
 
 def _port_entry(ref: str, site: Site, ctx: InputContext) -> Entry:
     section, _, name = ref.partition(".")
+    if section == "outputs":
+        raise site.error(f"${{{{{ref}}}}} is an output; expected ${{{{inputs.NAME}}}}")
     port = ctx.ports.get(name) if section == "inputs" else None
     if port is None:
         raise undefined(ref, site)
@@ -131,16 +129,18 @@ def _port_entry(ref: str, site: Site, ctx: InputContext) -> Entry:
 
 
 def _input_spec(
-    entries: list[Entry], explicit: str | None, fmt_setting: Setting | None, roots: Roots
+    entries: list[Entry], fmt_setting: Setting | None, roots: Roots
 ) -> tuple[InputSpec, list[str]]:
+    explicit = None
+    if fmt_setting is not None:
+        explicit = as_choice(fmt_setting.value, fmt_setting.site, INPUT_FORMATS)
     name = entries[0].port if len(entries) == 1 and entries[0].port else "input_data"
     table = _table(entries, explicit, roots)
     if table is not None:
-        fmt = table.format
-        if explicit and explicit != fmt and fmt != "files":
-            assert fmt_setting is not None
-            raise fmt_setting.site.error(f"is {explicit}, but the MLTable reads {fmt}; keep one")
-        spec = InputSpec(table.paths, explicit or fmt, name, **table.options)
+        if fmt_setting is not None and explicit != table.format and table.format != "files":
+            problem = f"is {explicit}, but the MLTable reads {table.format}; keep one"
+            raise fmt_setting.site.error(problem)
+        spec = InputSpec(table.paths, explicit or table.format, name, **table.options)
         return spec, list(table.notes)
     fmt = explicit or _inferred(entries)
     paths = tuple(str(e.path) for e in entries)

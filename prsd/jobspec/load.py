@@ -86,26 +86,26 @@ def read_origin(job_dir: Path, roots: Roots) -> Path | None:
     path = job_dir / ORIGIN_FILE
     if not os.path.lexists(path):
         return None
-    raw = read_limited(path, 64 * 1024, what="origin file")
+    folder = _origin_folder(read_limited(path, 64 * 1024, what="origin file"), path)
+    if not roots.allows(folder):
+        problem = f"{folder} is outside the allowed roots ({roots.listed()})"
+        raise JobSpecError("job_dir", str(path), problem)
+    if not folder.is_dir():
+        problem = f"the original job folder {folder} no longer exists"
+        raise JobSpecError("job_dir", str(path), problem)
+    return folder
+
+
+def _origin_folder(raw: bytes, path: Path) -> Path:
     try:
         data = json.loads(raw.decode("utf-8"))
     except (ValueError, UnicodeDecodeError) as exc:
         raise JobSpecError("", str(path), f"not valid JSON: {exc}") from None
     text = data.get("job_dir") if isinstance(data, dict) else None
     if not isinstance(text, str) or not os.path.isabs(text):
-        raise JobSpecError(
-            "job_dir", str(path), "expected the absolute path of the original job folder"
-        )
-    folder = Path(os.path.normpath(text))
-    if not roots.allows(folder):
-        raise JobSpecError(
-            "job_dir", str(path), f"{folder} is outside the allowed roots ({roots.listed()})"
-        )
-    if not folder.is_dir():
-        raise JobSpecError(
-            "job_dir", str(path), f"the original job folder {folder} no longer exists"
-        )
-    return folder
+        problem = "expected the absolute path of the original job folder"
+        raise JobSpecError("job_dir", str(path), problem)
+    return Path(os.path.normpath(text))
 
 
 def load_job_spec(
@@ -128,8 +128,13 @@ def load_job_spec(
     spool = Path(os.path.abspath(spool_job_dir)) if spool_job_dir is not None else folder
     roots = Roots.of(list(allowed_roots))
     path = find_job_file(folder)
-    origin = read_origin(folder, roots)
-    return _Loader(folder, spool, roots, origin, select_job(read_yaml(path))).spec()
+    try:
+        origin = read_origin(folder, roots)
+        return _Loader(folder, spool, roots, origin, select_job(read_yaml(path))).spec()
+    except OSError as exc:
+        # A folder the leader may not look into, a name the file system refuses...
+        where = f" {exc.filename}" if exc.filename else ""
+        raise JobSpecError("", str(path), f"cannot read{where}: {exc.strerror}") from None
 
 
 @dataclass(frozen=True)

@@ -92,6 +92,8 @@ def _target(setting: Setting, ctx: OutputContext) -> Path:
     ref = exact_ref(text)
     if ref is not None:
         section, _, name = ref.partition(".")
+        if section == "inputs":
+            raise site.error(f"${{{{{ref}}}}} is an input; expected ${{{{outputs.NAME}}}}")
         port = ctx.ports.get(name) if section == "outputs" else None
         if port is None:
             raise undefined(ref, site)

@@ -22,6 +22,8 @@ from typing import TYPE_CHECKING
 if TYPE_CHECKING:
     from prsd.jobspec.yamlsafe import Site
 
+MAX_PATH_BYTES = 4096  # Linux PATH_MAX
+MAX_NAME_BYTES = 255  # Linux NAME_MAX
 _REMOTE = re.compile(r"^(azureml|https?|wasbs?|abfss?|adl|s3|gs|git\+\w+|git):", re.IGNORECASE)
 
 
@@ -93,6 +95,8 @@ def inside(base: Path, text: str, site: Site, what: str) -> Path:
     Raises:
         JobSpecError: ``text`` leaves ``base`` by ``..`` or through a symlink.
     """
+    if _too_long(text):
+        raise site.error(f"the path is too long ({len(text)} characters)")
     lexical = Path(os.path.normpath(base / text))
     if not lexical.is_relative_to(base):
         raise site.error(f"{text!r} leaves the {what} ({base}); paths must stay inside it")
@@ -117,6 +121,8 @@ def resolve(base: Path, text: str, roots: Roots, site: Site, what: str = "job fo
         )
     if not text:
         raise site.error("expected a path, got an empty string")
+    if _too_long(text):
+        raise site.error(f"the path is too long ({len(text)} characters)")
     path = Path(text)
     if path.is_absolute():
         normal = Path(os.path.normpath(path))
@@ -125,12 +131,21 @@ def resolve(base: Path, text: str, roots: Roots, site: Site, what: str = "job fo
     return inside(base, text, site, what)
 
 
+def _too_long(text: str) -> bool:
+    raw = os.fsencode(text)
+    return len(raw) >= MAX_PATH_BYTES or any(len(p) > MAX_NAME_BYTES for p in raw.split(b"/"))
+
+
 def must_exist(path: Path, site: Site, *, kind: str = "file or folder") -> Path:
     """``path`` itself, once it is known to exist.
 
     Raises:
-        JobSpecError: nothing is there.
+        JobSpecError: nothing is there, or it cannot be looked at (permissions).
     """
-    if not path.exists():
-        raise site.error(f"{kind} {path} does not exist")
+    try:
+        os.stat(path)
+    except (FileNotFoundError, NotADirectoryError):
+        raise site.error(f"{kind} {path} does not exist") from None
+    except OSError as exc:
+        raise site.error(f"{kind} {path} cannot be read: {exc.strerror}") from None
     return path

@@ -87,19 +87,12 @@ def _only_parallel_step(jobs: Any, site: Site) -> tuple[Site, dict[str, Any]]:
     if not steps:
         raise site.error("a pipeline needs jobs:, holding one parallel job")
     kinds = {name: _step_type(step, site.child(name)) for name, step in steps.items()}
-    parallel = [name for name, kind in kinds.items() if kind == "parallel"]
-    others = [f"{name} ({kind})" for name, kind in kinds.items() if kind != "parallel"]
-    if others:
-        first = next(name for name, kind in kinds.items() if kind != "parallel")
-        raise site.child(first).error(
-            "prsd runs a pipeline's parallel job only, and this pipeline also has: "
-            f"{', '.join(others)}; run those steps first and give their outputs as local paths"
-        )
+    _refuse_other_steps(kinds, site)
+    parallel = list(kinds)
     if len(parallel) > 1:
         raise site.error(f"prsd runs one parallel job per job file; found {', '.join(parallel)}")
     name = parallel[0]
-    step = steps[name]
-    if "component" in step:
+    if "component" in steps[name]:
         raise (
             site.child(name)
             .child("component")
@@ -108,7 +101,17 @@ def _only_parallel_step(jobs: Any, site: Site) -> tuple[Site, dict[str, Any]]:
                 "write the component's keys into this step"
             )
         )
-    return site.child(name), step
+    return site.child(name), steps[name]
+
+
+def _refuse_other_steps(kinds: dict[str, str], site: Site) -> None:
+    others = {name: kind for name, kind in kinds.items() if kind != "parallel"}
+    if others:
+        listed = ", ".join(f"{name} ({kind})" for name, kind in others.items())
+        raise site.child(next(iter(others))).error(
+            f"prsd runs a pipeline's parallel job only, and this pipeline also has: {listed}; "
+            "run those steps first and give their outputs as local paths"
+        )
 
 
 def _step_type(step: Any, site: Site) -> str:

@@ -98,6 +98,9 @@ def _bound(name: str, text: str, site: Site, parent: Mapping[str, Port]) -> Port
     if ref is None:
         return None
     if ref not in parent:
+        if ref.startswith("parent.") and not ref.startswith("parent.jobs."):
+            section = ref.split(".")[1]
+            raise site.error(f"${{{{{ref}}}}} is not declared in the pipeline's {section}:")
         raise undefined(ref, site)
     bound = parent[ref]
     # Errors about the path or value point where it is written: the pipeline's inputs.

@@ -51,7 +51,12 @@ def undefined(name: str, site: Site) -> JobSpecError:
             "alone, so give the data's local path instead"
         )
     section = name.partition(".")[0]
-    if section in ("inputs", "outputs", "parent"):
+    if section == "parent":
+        return site.error(
+            f"${{{{{name}}}}} can only bind the step's inputs: and outputs:; bind it there "
+            "and refer to it as ${{inputs.NAME}} or ${{outputs.NAME}}"
+        )
+    if section in ("inputs", "outputs"):
         return site.error(f"${{{{{name}}}}} is not declared; declare it under {section}:")
     return site.error(
         f"${{{{{name}}}}} is not supported by prsd; only ${{{{inputs.NAME}}}} and "

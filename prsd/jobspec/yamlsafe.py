@@ -122,19 +122,28 @@ def read_yaml(path: Path, *, what: str = "job spec") -> Doc:
             alias, too deep, a duplicate or non-string key, or an unsafe tag.
     """
     text = _decode(path, read_limited(path, MAX_FILE_BYTES, what=what), what)
-    loader = _Loader(text)
     try:
-        root = loader.get_single_node()
-        if root is None:
-            return Doc(path, None, {})
-        lines: dict[str, int] = {}
-        data = _plain(loader, root, "", lines, path)
+        loader = _Loader(text)  # checks for unprintable characters first
+    except yaml.reader.ReaderError as exc:
+        line = text.count("\n", 0, exc.position) + 1
+        problem = f"the character #x{exc.character:04x} is not allowed in YAML"
+        raise JobSpecError("", f"{path}:{line}", problem) from None
+    try:
+        return _document(loader, path)
     except yaml.MarkedYAMLError as exc:
         raise _yaml_error(path, exc) from None
     except yaml.YAMLError as exc:
         raise JobSpecError("", str(path), f"malformed YAML: {exc}") from None
     finally:
         loader.dispose()
+
+
+def _document(loader: _Loader, path: Path) -> Doc:
+    root = loader.get_single_node()
+    if root is None:
+        return Doc(path, None, {})
+    lines: dict[str, int] = {}
+    data = _plain(loader, root, "", lines, path)
     return Doc(path, data, lines)
 
 
@@ -217,7 +226,17 @@ def _plain(loader: _Loader, node: Node, key: str, lines: dict[str, int], path: P
             lines[child_key] = child.start_mark.line + 1
             items.append(_plain(loader, child, child_key, lines, path))
         return items
-    return loader.construct_object(node, deep=True)
+    return _scalar(loader, node, key, path)
+
+
+def _scalar(loader: _Loader, node: Node, key: str, path: Path) -> Any:
+    try:
+        return loader.construct_object(node, deep=True)
+    except (ValueError, OverflowError) as exc:
+        # int() of 5000 digits, a date like 2024-13-45: PyYAML lets these escape.
+        where = f"{path}:{node.start_mark.line + 1}"
+        reason = str(exc).split(":")[0]
+        raise JobSpecError(key, where, f"cannot read the value ({reason})") from None
 
 
 def _plain_mapping(
@@ -226,7 +245,7 @@ def _plain_mapping(
     out: dict[str, Any] = {}
     for key_node, value_node in node.value:
         line = key_node.start_mark.line + 1
-        name = loader.construct_object(key_node) if isinstance(key_node, ScalarNode) else None
+        name = _scalar(loader, key_node, key, path) if isinstance(key_node, ScalarNode) else None
         if not isinstance(name, str):
             where = join_key(key, str(name)) if name is not None else key
             raise JobSpecError(where, f"{path}:{line}", "keys must be strings")

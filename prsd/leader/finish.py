@@ -86,7 +86,9 @@ def result_text(
 ) -> str:
     """The content of logs/job_result.txt: state, the reason, then where to look."""
     c = driver.ledger.counts()
-    total = c.total_mbs if c.total_mbs is not None else len(driver.ledger)
+    total: int | str = (
+        c.total_mbs if c.total_mbs is not None else f"{len(driver.ledger)} planned so far"
+    )
     lines = [state]
     if state == "Failed":
         lines.append(f"Reason: {reason}")

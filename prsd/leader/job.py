@@ -32,7 +32,7 @@ from prsd.storage.layout import JobLayout, TaskName, parse_done_name
 from prsd.storage.records import REQUEUED, SUCCEEDED, MiniBatch, Outcome, read_result_meta
 
 if TYPE_CHECKING:
-    from collections.abc import Iterator
+    from collections.abc import Callable, Iterator
 
     from prsd.jobspec import JobSpec
 
@@ -105,19 +105,31 @@ class JobDriver:
         return self.final is not None
 
     def _round(self, now: float, hints: list[Hint]) -> None:
-        self._check_cancel(now)
+        phases: list[Callable[[], None]] = [
+            lambda: self._check_cancel(now),
+            lambda: self._ingest_hints(hints, now),
+            lambda: self._scan(now),
+            self._write_retries,
+            lambda: self._split(now),
+            lambda: self._check_nodes(now),
+            lambda: self._check_progress(now),
+            lambda: self._check_verdict(now),
+        ]
+        for phase in phases:
+            if self.final is not None:
+                return
+            phase()
+
+    def _ingest_hints(self, hints: list[Hint], now: float) -> None:
         for hint in hints:
-            self._ingest(hint.task.name, hint.node_id, now)
+            if self.final is None:
+                self._ingest(hint.task.name, hint.node_id, now)
+
+    def _scan(self, now: float) -> None:
         if now - self._last_listing >= LIST_INTERVAL_S:
             self._last_listing = now
             self._scan_done(now)
             self._scan_returned()
-        self._write_retries()
-        self._split(now)
-        self._check_nodes(now)
-        self._check_progress(now)
-        if self.final is None:
-            self._check_verdict(now)
 
     # --- results ------------------------------------------------------------------
 
@@ -129,7 +141,7 @@ class JobDriver:
                 continue
             for name in names:
                 parsed = parse_done_name(name)
-                if parsed is not None:
+                if parsed is not None and self.final is None:
                     self._ingest(parsed[0].name, parsed[1], now)
 
     def _ingest(self, name: str, node_id: str, now: float) -> None:
@@ -163,7 +175,8 @@ class JobDriver:
             if outcome.status == SUCCEEDED and outcome.elapsed_s > 0:
                 self.measured_mb_s = ewma(self.measured_mb_s, outcome.elapsed_s)
         self.logs.attempts(rows)
-        if again:
+        self._check_verdict(now)
+        if again and self.final is None:
             self._queue_retries(out, node_id, again, outcomes)
         self._log_progress(now)
 
@@ -301,6 +314,8 @@ class JobDriver:
             raise InitRuleFailed(reason)
 
     def _check_verdict(self, now: float) -> None:
+        if self.final is not None:
+            return
         v = verdict(self.ledger.counts(), self.thresholds)
         if v.done:
             self.finish("Failed" if v.failed else "Completed", v.reason, now)

@@ -96,7 +96,7 @@ def test_optional_group_kept_when_present(tmp_path: Path) -> None:
         ("input_data: ${{inputs.nope}}\n", "input_data", "${{inputs.nope}} is not declared"),
         ("input_data: ${{inputs.lit}}\n", "input_data", "is a literal"),
         ("input_data: ${{inputs.empty}}\n", "input_data", "declared without a path"),
-        ("input_data: ${{outputs.o}}\n", "input_data", "is not declared"),
+        ("input_data: ${{outputs.o}}\n", "input_data", "is an output"),
         ("input_data: ${{name}}\n", "input_data", "not supported by prsd"),
     ],
 )
@@ -114,7 +114,7 @@ def test_bad_input_data_reference(tmp_path: Path, text: str, key: str, fragment:
         ("--x ${{inputs.empty}}", "has no path or value"),
         ("--x ${{outputs.nope}}", "is not declared; declare it under outputs:"),
         ("$[[--x ${{inputs.empty}}", "has no closing ]]"),
-        ("--x ${{parent.inputs.y}}", "is not declared"),
+        ("--x ${{parent.inputs.y}}", "can only bind the step's inputs"),
         ("--x ${{parent.jobs.prep.outputs.y}}", "another pipeline step"),
     ],
 )
@@ -659,3 +659,31 @@ def test_mltable_file_symlink_outside(tmp_path: Path) -> None:
     err = load_error(root)
     assert err.location == str(root / "table" / "MLTable")
     assert "symlink leading outside" in err.problem
+
+
+def test_reference_inside_longer_input_path(tmp_path: Path) -> None:
+    """A reference inside a longer input_data string becomes the input's absolute path."""
+    text = "inputs:\n  d: {path: ./data}\ninput_data: ${{inputs.d}}/2024\ntask: {entry_script: score.py}\n"
+    root = make_job(tmp_path, text, dirs=("data/2024",))
+    spec = load(root)
+    assert spec.input.paths == (str(root / "data" / "2024"),)
+    assert spec.side_inputs == {"d": str(root / "data")}
+
+
+def test_group_without_references_is_kept(tmp_path: Path) -> None:
+    """An optional group that references nothing is kept."""
+    text = "input_data: ./data\ntask:\n  entry_script: score.py\n  program_arguments: --a 1 $[[--promote]]\n"
+    assert load(make_job(tmp_path, text)).program_arguments == ("--a", "1", "--promote")
+
+
+@pytest.mark.parametrize(
+    ("target", "fragment"),
+    [("${{inputs.d}}", "is an input"), ("${{outputs.nope}}", "is not declared")],
+)
+def test_bad_append_row_reference(tmp_path: Path, target: str, fragment: str) -> None:
+    """append_row_to must reference a declared output."""
+    text = f"input_data: ./data\ninputs:\n  d: {{path: ./data}}\ntask:\n  entry_script: score.py\n  append_row_to: '{target}'\n"
+    root = make_job(tmp_path, text)
+    assert_error(
+        load_error(root), "task.append_row_to", root / "job.yaml", "append_row_to", fragment
+    )

@@ -419,3 +419,25 @@ def test_summary_only_notes_unused_file_name(tmp_path: Path) -> None:
         tmp_path, "input_data: ./data\nentry_script: score.py\nappend_row_file_name: x.txt\n"
     )
     assert any("append_row_file_name is not used" in n for n in load(root).notes)
+
+
+@pytest.mark.parametrize(
+    ("text", "key"),
+    [
+        ("input_data: ./{long}\ntask: {{entry_script: score.py}}\n", "input_data"),
+        ("input_data: ./data\ntask: {{entry_script: {long}.py}}\n", "task.entry_script"),
+    ],
+)
+def test_path_too_long(tmp_path: Path, text: str, key: str) -> None:
+    """A path the file system cannot hold is an error at its key, not an OSError."""
+    root = make_job(tmp_path, text.format(long="a" * 300))
+    err = load_error(root)
+    assert err.key == key and "too long" in err.problem, str(err)
+
+
+def test_file_system_error_is_a_job_spec_error(tmp_path: Path) -> None:
+    """A file system error no check foresaw still ends as one JobSpecError, not an OSError."""
+    root = make_job(tmp_path)
+    (root / "origin.json").write_text(json.dumps({"job_dir": "/" + "a" * 300}), encoding="utf-8")
+    err = load_error(root)
+    assert "File name too long" in err.problem

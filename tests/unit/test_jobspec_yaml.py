@@ -202,3 +202,21 @@ def test_error_is_one_line(tmp_path: Path) -> None:
         f"{path}:{line}: retry_settings.timeout: expected a number of seconds in "
         "(0, 259200], got 'abc'"
     )
+
+
+@pytest.mark.parametrize(
+    ("value", "fragment"),
+    [("1" * 5000, "cannot read the value"), ("2024-13-45", "cannot read the value")],
+)
+def test_values_python_cannot_build(tmp_path: Path, value: str, fragment: str) -> None:
+    """Scalars PyYAML fails to build (a 5000-digit int, a bad date) are errors with a line."""
+    make_job(tmp_path, MINIMAL + f"retry_settings:\n  timeout: {value}\n")
+    err = load_error(tmp_path)
+    assert_error(err, "retry_settings.timeout", tmp_path / "job.yaml", "timeout:", fragment)
+
+
+@pytest.mark.parametrize(("value", "expected"), [("2024", "2024"), ("2024-06-30", "2024-06-30")])
+def test_unquoted_number_or_date_name(tmp_path: Path, value: str, expected: str) -> None:
+    """An unquoted number or date is still a name."""
+    make_job(tmp_path, MINIMAL + f"name: {value}\n")
+    assert load(tmp_path).name == expected

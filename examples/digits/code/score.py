@@ -9,9 +9,10 @@ import argparse
 import os
 
 import numpy as np
-from azureml_user.parallel_run import EntryScript
 from PIL import Image
 from sklearn.svm import SVC
+
+from azureml_user.parallel_run import EntryScript
 
 model = None
 logger = None
@@ -62,4 +63,4 @@ def run(mini_batch):
         return []
     digits = model.predict(np.stack(rows))
     logger.debug("scored %d of %d images", len(rows), len(mini_batch))
-    return [f"{name}: {digit}" for name, digit in zip(names, digits)]
+    return [f"{name}: {digit}" for name, digit in zip(names, digits, strict=True)]
