@@ -4,20 +4,29 @@ from __future__ import annotations
 
 import argparse
 import os
+import signal
 import socket
 import sys
 from pathlib import Path
 
 import anyio
 
-from prsd.agent.agent import Agent, AgentOptions
+from prsd.agent.agent import EXIT_IDLE, Agent, AgentOptions
 from prsd.cli import console
-from prsd.errors import ExitCode, PrsdError
-from prsd.leader.leader import Leader
+from prsd.doctor import cli as doctor_cli
+from prsd.doctor import require_safe_spool
+from prsd.errors import ExitCode, PrsdError, UnsafeSpoolError
+from prsd.leader.election import Election
+from prsd.leader.leader import NODE_LEASE_S, Leader
 from prsd.logconfig import configure
+from prsd.sdnotify import serve_notified
+from prsd.storage.fstype import is_local_spool
+from prsd.storage.heartbeat import HEARTBEAT_INTERVAL_S
 from prsd.storage.jobid import sanitize_name
 from prsd.storage.layout import SpoolLayout, valid_node_id
+from prsd.storage.lease import LEADER_HEARTBEAT_S, LEADER_LEASE_S
 from prsd.storage.spool import open_spool
+from prsd.storage.watch import ring_on_local_changes
 from prsd.submit import submit
 
 
@@ -27,7 +36,7 @@ def default_spool() -> Path:
 
 
 def default_node_id() -> str:
-    host = socket.gethostname().split(".")[0]
+    host = os.environ.get("PRSD_NODE_ID") or socket.gethostname().split(".")[0]
     return host if valid_node_id(host) else sanitize_name(host)
 
 
@@ -39,28 +48,66 @@ def parser() -> argparse.ArgumentParser:
     run.add_argument("--spool", type=Path, default=None, help="spool folder (default ./spool)")
     run.add_argument("--name", default=None, help="job name (default: the spec's)")
     run.add_argument("--node-id", default=None, help="this node's id (default: host name)")
-    leader = sub.add_parser("leader", help="run the leader daemon")
+    leader = sub.add_parser("leader", help="run the leader daemon (any number; one leads)")
     leader.add_argument("--spool", type=Path, default=None)
+    leader.add_argument(
+        "--lease-s",
+        type=float,
+        default=LEADER_LEASE_S,
+        help="a standby takes over when the leader's heartbeat is unchanged this long",
+    )
+    leader.add_argument(
+        "--heartbeat-s", type=float, default=LEADER_HEARTBEAT_S, help="leader heartbeat period"
+    )
+    leader.add_argument(
+        "--node-lease-s",
+        type=float,
+        default=NODE_LEASE_S,
+        help="an agent whose heartbeat is unchanged this long is presumed dead",
+    )
     agent = sub.add_parser("agent", help="run the agent daemon on this machine")
     agent.add_argument("--spool", type=Path, default=None)
     agent.add_argument("--node-id", default=None)
-    agent.add_argument("--exit-when-idle", action="store_true")
+    agent.add_argument(
+        "--exit-when-idle",
+        action="store_true",
+        help=f"exit {EXIT_IDLE} when no job needs this node",
+    )
+    agent.add_argument(
+        "--drain-grace-s",
+        type=float,
+        default=60.0,
+        help="on SIGTERM: how long running mini-batches may take to finish",
+    )
+    agent.add_argument(
+        "--heartbeat-s", type=float, default=HEARTBEAT_INTERVAL_S, help="agent heartbeat period"
+    )
+    agent.add_argument("--slots", type=int, default=None, help="worker slots (default: CPUs)")
     for sp in (run, leader, agent):
         sp.add_argument("--log-level", default="WARNING" if sp is run else "INFO")
+    for sp in (leader, agent):
+        doctor_cli.add_unsafe_flag(sp)
+    doctor_cli.add_parser(sub)
     return p
 
 
 def main(argv: list[str] | None = None) -> int:
     args = parser().parse_args(argv)
-    configure(args.log_level)
+    configure(getattr(args, "log_level", "WARNING"))
     try:
+        if args.command == "doctor":
+            return doctor_cli.run(args)
         spool = open_spool(args.spool or default_spool())
         if args.command == "run":
             return _run(spool, args)
+        unsafe = args.unsafe_spool or doctor_cli.unsafe_from_env()
+        require_safe_spool(spool.root, unsafe=unsafe)  # refuse a spool that fails, with why
         if args.command == "leader":
-            anyio.run(_lead, spool)
-            return ExitCode.OK
+            return _leader(spool, args)
         return _agent(spool, args)
+    except UnsafeSpoolError as exc:
+        console.error(exc.one_line())
+        return ExitCode.SPOOL_REFUSED
     except PrsdError as exc:
         console.error(exc.one_line())
         return ExitCode.CONFIG
@@ -92,14 +139,41 @@ def _run(spool: SpoolLayout, args: argparse.Namespace) -> int:
     return final.exit_code
 
 
-async def _lead(spool: SpoolLayout) -> None:
-    await Leader(spool).run()
+def _leader(spool: SpoolLayout, args: argparse.Namespace) -> int:
+    election = Election(spool, lease_s=args.lease_s, beat_s=args.heartbeat_s)
+    leader = Leader(spool, election=election, node_lease_s=args.node_lease_s)
+
+    async def lead() -> None:
+        async with anyio.create_task_group() as tg:
+            tg.start_soon(leader.serve)
+            if is_local_spool(spool.root):
+                bell = leader.links.leader_bell
+                tg.start_soon(ring_on_local_changes, [spool.inbox, spool.jobs], bell)
+            with anyio.open_signal_receiver(signal.SIGTERM, signal.SIGINT) as signals:
+                async for _ in signals:
+                    tg.cancel_scope.cancel()
+                    break
+
+    anyio.run(serve_notified, lead, f"leader of {spool.root}")
+    return ExitCode.OK
 
 
 def _agent(spool: SpoolLayout, args: argparse.Namespace) -> int:
-    agent = Agent(spool, AgentOptions(node_id=_node_id(args)))
-    anyio.run(agent.run)
-    return ExitCode.OK
+    options = AgentOptions(
+        node_id=_node_id(args),
+        exit_when_idle=args.exit_when_idle,
+        drain_grace_s=args.drain_grace_s,
+        heartbeat_interval_s=args.heartbeat_s,
+        slots=args.slots,
+    )
+    agent = Agent(spool, options)
+    codes: list[int] = []
+
+    async def serve() -> None:
+        codes.append(await agent.run(signals=True))
+
+    anyio.run(serve_notified, serve, f"serving {spool.root} as {agent.node_id}")
+    return codes[0] if codes else ExitCode.OK
 
 
 if __name__ == "__main__":

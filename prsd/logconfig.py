@@ -1,11 +1,21 @@
-"""Daemon logs: structlog on stderr, JSON lines when not on a terminal (journald keeps them)."""
+"""Daemon logs: structlog on stderr, JSON lines when not on a terminal (journald keeps them).
+
+On a terminal the lines are ``key=value`` for people. Ids that apply to a line
+(``job_id``, ``node_id``, ``mini_batch``) are passed with the call or bound for a
+block with :func:`log_context`.
+"""
 
 from __future__ import annotations
 
 import logging
 import sys
+from contextlib import contextmanager
+from typing import TYPE_CHECKING
 
 import structlog
+
+if TYPE_CHECKING:
+    from collections.abc import Iterator
 
 
 def configure(level: str = "INFO", *, json_lines: bool | None = None) -> None:
@@ -36,3 +46,11 @@ def configure(level: str = "INFO", *, json_lines: bool | None = None) -> None:
         logger_factory=structlog.PrintLoggerFactory(sys.stderr),
         cache_logger_on_first_use=False,
     )
+
+
+@contextmanager
+def log_context(**ids: str) -> Iterator[None]:
+    """Every daemon log line inside the block carries these ids (``job_id``, ``node_id``,
+    ``mini_batch``), on top of what a call passes itself."""
+    with structlog.contextvars.bound_contextvars(**ids):
+        yield

@@ -15,14 +15,16 @@ import shutil
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from prsd.errors import JobSpecError
+from prsd.errors import JobSpecError, PrsdError
+from prsd.jobspec import JobSpec
 from prsd.jobspec.load import find_job_file, load_job_spec
+from prsd.leader.planner import plan_mini_batches
+from prsd.leader.rerun import RETRY_FILE, RetryPlan, succeeded_pieces
 from prsd.storage.atomic import move_verified, write_atomic
 from prsd.storage.jobid import make_job_id
 
 if TYPE_CHECKING:
-    from prsd.jobspec import JobSpec
-    from prsd.storage.layout import SpoolLayout
+    from prsd.storage.layout import JobLayout, SpoolLayout
 
 MAX_SNAPSHOT_BYTES = 256 * 1024 * 1024
 _SKIP_NAMES = {"__pycache__", ".git", ".venv", ".mypy_cache", ".pytest_cache", "node_modules"}
@@ -94,3 +96,51 @@ def snapshot_code(src: Path, dest: Path, skip: set[str]) -> int:
                 )
             shutil.copy2(path, target / f)
     return total
+
+
+def submit_retry(spool: SpoolLayout, job_id: str, *, name: str | None = None) -> tuple[str, int]:
+    """A new job running only the mini-batches job ``job_id`` did not finish successfully.
+
+    The earlier job's ``job.yaml``, code snapshot and ``origin.json`` are copied with a
+    ``retry.json`` (see :mod:`prsd.leader.rerun`); returns (new job id, mini-batches to run).
+
+    Raises:
+        PrsdError: the job has not ended, or every mini-batch succeeded.
+        OSError: the spool is not writable.
+    """
+    old = spool.job(job_id)
+    if not old.final.exists():
+        raise PrsdError(f"job {job_id} has not ended; retry it once it has")
+    spec = JobSpec.from_json(old.spec.read_text(encoding="utf-8"))
+    total = _total_mbs(old, spec)
+    done = set(succeeded_pieces(old))
+    run = tuple(i for i in range(total) if i not in done)
+    if not run:
+        raise PrsdError(f"every mini-batch of job {job_id} succeeded: nothing to retry")
+    new_id = make_job_id(name or f"{spec.name}-retry")
+    staging = spool.inbox / f".{new_id}"
+    staging.mkdir(parents=True)
+    try:
+        shutil.copyfile(find_job_file(old.root), staging / "job.yaml")
+        shutil.copytree(old.code, staging / "code", symlinks=True)
+        origin = json.loads(old.origin.read_text(encoding="utf-8")) if old.origin.exists() else {}
+        origin["name"] = name or f"{spec.name}-retry"
+        write_atomic(staging / "origin.json", json.dumps(origin, indent=1).encode())
+        write_atomic(staging / RETRY_FILE, RetryPlan(job_id, total, run).encode())
+        if not move_verified(staging, spool.inbox / new_id):
+            raise OSError(f"could not move {staging} into the inbox")
+    except BaseException:
+        shutil.rmtree(staging, ignore_errors=True)
+        raise
+    return new_id, len(run)
+
+
+def _total_mbs(layout: JobLayout, spec: JobSpec) -> int:
+    """Mini-batches of a job: from its summary, else by planning its input again."""
+    try:
+        total = json.loads(layout.status.read_bytes()).get("total_mbs")
+    except (OSError, ValueError):
+        total = None
+    if isinstance(total, int):
+        return total
+    return sum(1 for _ in plan_mini_batches(spec))

@@ -7,33 +7,43 @@ removes it when the job ends). When a job ends, idle workers are retired (their
 
 from __future__ import annotations
 
+import json
 import os
 import secrets
+import signal
 import socket
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from typing import TYPE_CHECKING
 
 import anyio
+import anyio.from_thread
 import anyio.to_thread
 import structlog
 
 from prsd.agent.context import JobContext
-from prsd.agent.gpu import GpuSlots, discover_gpu_count
+from prsd.agent.gpu import GpuSlots
 from prsd.agent.jobrun import CommitHook, JobRun
 from prsd.agent.nodelog import host_ip
+from prsd.agent.visibility import unseen
 from prsd.errors import PrsdError
 from prsd.jobspec import JobSpec
+from prsd.storage.atomic import write_atomic
+from prsd.storage.fstype import is_local_spool
 from prsd.storage.heartbeat import HEARTBEAT_INTERVAL_S, Heartbeat, write_heartbeat
+from prsd.storage.layout import node_report
+from prsd.storage.seats import free_seats, take_seat
 from prsd.storage.spool import active_jobs
-from prsd.storage.watch import Doorbell
+from prsd.storage.watch import Doorbell, ring_on_local_changes
 
 if TYPE_CHECKING:
-    from prsd.storage.layout import SpoolLayout
+    from prsd.storage.layout import JobLayout, SpoolLayout
 
 log = structlog.get_logger("prsd.agent")
 
 TICK_S = 0.5
+RECHECK_S = 5.0  # a job this node could not take (seats full, files unseen) is looked at again
+EXIT_IDLE = 41  # --exit-when-idle: no job to serve
 
 
 @dataclass
@@ -44,6 +54,9 @@ class AgentOptions:
     gpu_count: int | None = None  # None: discover
     slots: int | None = None  # worker slots offered to all jobs (None: CPU count)
     heartbeat_interval_s: float = HEARTBEAT_INTERVAL_S
+    drain_grace_s: float = 60.0  # SIGTERM: running mini-batches get this long to finish
+    exit_when_idle: bool = False
+    idle_grace_s: float = 2.0  # with exit_when_idle: idle this long before exiting
 
 
 @dataclass
@@ -62,13 +75,13 @@ class Agent:
         *,
         bell: Doorbell | None = None,
         on_commit: CommitHook | None = None,
+        only_job: str | None = None,
     ) -> None:
         self.spool = spool
         self.options = options
         self.bell = bell or Doorbell()
         self.on_commit = on_commit or (lambda job_id, task: None)
-        gpu_count = options.gpu_count if options.gpu_count is not None else discover_gpu_count()
-        self.gpus = GpuSlots(gpu_count)
+        self.gpus = GpuSlots.for_node(options.gpu_count)
         self.ip = host_ip()
         self.runs: dict[str, _Running] = {}
         self.draining = False
@@ -76,26 +89,95 @@ class Agent:
         self._boot = secrets.token_hex(8)
         self._started_at = datetime.now(UTC).isoformat(timespec="seconds")
         self.refused: set[str] = set()
+        self.only_job = only_job
+        self.waiting: dict[str, float] = {}  # job -> when to look again (seats, visibility)
+        self._drain = anyio.Event()
+        self._fast = False
 
     @property
     def node_id(self) -> str:
         return self.options.node_id
 
-    async def run(self, *, until_job: str | None = None) -> None:
-        """Serve jobs until cancelled, or until ``until_job`` has ended here."""
+    async def run(self, *, until_job: str | None = None, signals: bool = False) -> int:
+        """Serve jobs until cancelled, drained, idle (``exit_when_idle``: 41) or
+        ``until_job`` has ended here; returns the exit code."""
+        code = 0
         async with anyio.create_task_group() as tg:
             tg.start_soon(self._heartbeats)
-            while True:
+            if signals:
+                tg.start_soon(self._signals)
+                if is_local_spool(self.spool.root):
+                    tg.start_soon(
+                        ring_on_local_changes, [self.spool.active, self.spool.jobs], self.bell
+                    )
+            idle_since: float | None = None
+            while not self._drain.is_set():
                 active = set(await anyio.to_thread.run_sync(active_jobs, self.spool))
+                if self.only_job is not None:
+                    active &= {self.only_job}
                 self._stop_ended(active)
+                now = anyio.current_time()
                 for job_id in sorted(active - set(self.runs) - self.refused):
-                    self._start(tg, job_id)
+                    if self.waiting.get(job_id, 0.0) <= now:
+                        await anyio.to_thread.run_sync(self._start, tg, job_id, now)
                 if until_job is not None and await self._ended_here(until_job, active):
                     break
-                await self.bell.wait(TICK_S)
+                if self.options.exit_when_idle and not self.runs:
+                    idle_since = now if idle_since is None else idle_since
+                    if now - idle_since >= self.options.idle_grace_s:
+                        log.info("idle: exiting", node_id=self.node_id)
+                        code = EXIT_IDLE
+                        break
+                else:
+                    idle_since = None
+                with anyio.move_on_after(TICK_S):
+                    await self.bell.wait(TICK_S)
+            if self._drain.is_set():
+                await self._drain_runs()
             for running in self.runs.values():
                 running.run.stop(kill_busy=True)
             tg.cancel_scope.cancel()
+        return code
+
+    def request_drain(self, *, fast: bool = False) -> None:
+        """Stop claiming; let running mini-batches finish (``fast``: stop them now)."""
+        self.draining = True
+        self._fast = self._fast or fast
+        self._drain.set()
+        self.bell.ring()
+
+    async def _signals(self) -> None:
+        with anyio.open_signal_receiver(signal.SIGTERM, signal.SIGINT) as signals:
+            async for signum in signals:
+                fast = self.draining or signum == signal.SIGINT
+                log.warning(
+                    "draining" if not fast else "stopping now",
+                    node_id=self.node_id,
+                    signal=signal.Signals(signum).name,
+                )
+                self.request_drain(fast=fast)
+                if fast:
+                    for running in self.runs.values():
+                        running.run.stop(kill_busy=True)
+
+    async def _drain_runs(self) -> None:
+        """Graceful drain: no more claims, running work finishes within the grace, the
+        rest is handed back (killed mid-task: its unfinished mini-batches go back)."""
+        grace = 0.0 if self._fast else self.options.drain_grace_s
+        for running in self.runs.values():
+            running.run.stop(kill_busy=self._fast)
+        with anyio.move_on_after(grace):
+            for running in list(self.runs.values()):
+                await running.done.wait()
+        for running in self.runs.values():
+            running.run.stop(kill_busy=True)
+        with anyio.move_on_after(self.options.stop_grace_s + 10):
+            for running in list(self.runs.values()):
+                await running.done.wait()
+        for job_id in list(self.runs):
+            await anyio.to_thread.run_sync(free_seats, self.spool.job(job_id), self.node_id)
+        await anyio.to_thread.run_sync(write_heartbeat, self.spool, self.heartbeat())
+        log.info("drained", node_id=self.node_id)
 
     def heartbeat(self) -> Heartbeat:
         """This node's heartbeat now (the sequence number grows by one per call)."""
@@ -136,7 +218,8 @@ class Agent:
             elif job_id not in active:
                 running.run.stop(kill_busy=True)
 
-    def _start(self, tg: anyio.abc.TaskGroup, job_id: str) -> None:
+    def _start(self, tg: anyio.abc.TaskGroup, job_id: str, now: float) -> None:
+        """(In a worker thread.) Take the job on here if this node can and may."""
         layout = self.spool.job(job_id)
         try:
             spec = JobSpec.from_json(layout.spec.read_text(encoding="utf-8"))
@@ -144,6 +227,38 @@ class Agent:
             log.warning("cannot read job spec", job_id=job_id, error=str(exc))
             self.refused.add(job_id)
             return
+        missing = unseen(spec)
+        if missing:
+            self._report_unseen(job_id, missing)
+            self.waiting[job_id] = now + RECHECK_S
+            return
+        if spec.instance_count is not None and not take_seat(
+            layout, self.node_id, spec.instance_count
+        ):
+            self.waiting[job_id] = now + RECHECK_S
+            return
+        self.waiting.pop(job_id, None)
+        anyio.from_thread.run_sync(self._begin, tg, job_id, layout, spec)
+
+    def _report_unseen(self, job_id: str, missing: list[str]) -> None:
+        log.error(
+            "cannot see the job's files", job_id=job_id, node_id=self.node_id, missing=missing
+        )
+        path = node_report(self.spool.job(job_id), self.node_id)
+        report = {
+            "node_id": self.node_id,
+            "cannot_see": missing,
+            "updated_at": datetime.now(UTC).isoformat(timespec="seconds"),
+        }
+        try:
+            path.parent.mkdir(parents=True, exist_ok=True)
+            write_atomic(path, json.dumps(report, indent=1).encode(), durable=False)
+        except OSError as exc:
+            log.warning("cannot write node report", job_id=job_id, error=str(exc))
+
+    def _begin(
+        self, tg: anyio.abc.TaskGroup, job_id: str, layout: JobLayout, spec: JobSpec
+    ) -> None:
         ctx = JobContext(layout, spec, self.node_id, self.gpus.count, spec.input.format)
         run = JobRun(
             ctx,

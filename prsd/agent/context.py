@@ -8,6 +8,7 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
 from prsd.storage.layout import JobLayout, process_name
+from prsd.tunables import init_grace_s
 from prsd.worker.hello import Hello
 from prsd.worker.launch import worker_env
 
@@ -50,6 +51,10 @@ class JobContext:
         if self.spec.max_concurrency_per_instance:
             return self.spec.max_concurrency_per_instance
         return self.gpu_count or os.cpu_count() or 1
+
+    def init_deadline_s(self) -> float:
+        """How long a worker may stay in ``init()``: ``3 * timeout + 30`` s (SPEC section 4)."""
+        return 3.0 * self.spec.timeout_s + init_grace_s()
 
     def node_log_dir(self) -> Path:
         return self.layout.logs / "sys" / "node" / self.node_id
@@ -105,6 +110,9 @@ class JobContext:
         env["AZ_BATCHAI_GPU_COUNT_FOUND"] = str(self.gpu_count)
         if gpu is not None:
             env["CUDA_VISIBLE_DEVICES"] = str(gpu)
+            # The index is NVML's, which counts in PCI bus order; CUDA's default order
+            # (fastest first) may differ, and an unhealthy GPU must never be the one used.
+            env.setdefault("CUDA_DEVICE_ORDER", "PCI_BUS_ID")
         return env
 
 

@@ -9,7 +9,6 @@ listing only costs lost races) and listing again when they are used up.
 
 from __future__ import annotations
 
-import zlib
 from collections import deque
 from typing import TYPE_CHECKING
 
@@ -20,7 +19,14 @@ from prsd.agent.nodelog import append_line
 from prsd.agent.task import RunningTask
 from prsd.errors import SpoolError
 from prsd.storage.atomic import move_verified
-from prsd.storage.claim import Claim, list_pending, own_claims, prepare_node, try_claim
+from prsd.storage.claim import (
+    Claim,
+    list_pending,
+    own_claims,
+    prepare_node,
+    rotate_for,
+    try_claim,
+)
 
 if TYPE_CHECKING:
     from pathlib import Path
@@ -44,9 +50,6 @@ class TaskFeed:
         self._lock = anyio.Lock()
         self.closed = False
         self.claimed = 0
-        # Nodes start at different places in a listing, so they do not all race for
-        # the same first file.
-        self._offset = zlib.crc32(ctx.node_id.encode()) % 8
 
     def close(self) -> None:
         """No more claims (job over, drain, or this node gave up on the job)."""
@@ -94,8 +97,7 @@ class TaskFeed:
         if not self._candidates:
             listing = list_pending(layout, LISTING_SIZE)
             if len(listing) > 1:
-                k = self._offset % len(listing)
-                listing = listing[k:] + listing[:k] if k and len(listing) > 8 else listing
+                listing = rotate_for(node, listing)
             self._candidates.extend(listing)
         while self._candidates:
             claim = try_claim(layout, node, self._candidates.popleft())

@@ -13,6 +13,7 @@ from __future__ import annotations
 import itertools
 import json
 from collections.abc import Callable
+from dataclasses import asdict
 from datetime import UTC, datetime
 from typing import TYPE_CHECKING, Any
 
@@ -20,9 +21,15 @@ import anyio
 import anyio.to_thread
 
 from prsd.agent.feed import TaskFeed
+from prsd.agent.monitor import open_resource_monitor
 from prsd.agent.nodelog import append_line
 from prsd.agent.session import InitResult, WorkerSession
 from prsd.agent.task import RunningTask, finish_task, hand_back
+from prsd.agent.workerstate import (
+    PoolStatistics,
+    WorkerState,
+    may_replace_after_init_failures,
+)
 from prsd.storage.atomic import write_atomic
 from prsd.storage.layout import TaskName, node_report
 
@@ -62,6 +69,7 @@ class JobRun:
         self.sessions: set[WorkerSession] = set()
         self.init_failures_in_row = 0
         self.init_failures = 0
+        self.init_timeouts = 0
         self.init_successes = 0
         self.first_init_error: dict[str, Any] | None = None
         self.gave_up = False
@@ -84,21 +92,31 @@ class JobRun:
             f"{self.ctx.gpu_count} GPUs"
             + (f"; {adopted} earlier claims resumed" if adopted else "")
         )
+        for line in self.gpus.inventory.log_lines():
+            self.main_log(line)
         self._write_report()
-        async with anyio.create_task_group() as tg:
-            self._tg = tg
-            for _ in range(workers):
-                tg.start_soon(self._slot)
+        monitor = open_resource_monitor(self.ctx, lambda: self.sessions)
+        try:
+            async with monitor, anyio.create_task_group() as tg:
+                self._tg = tg
+                for _ in range(workers):
+                    tg.start_soon(self._slot)
+        finally:
+            self._tg = None  # stop() after the end has no workers left to stop
         await self._hand_back_local()
 
     def stop(self, *, kill_busy: bool) -> None:
-        """The job ended (or the node stops): no more claims; busy workers are killed if asked."""
+        """The job ended (or the node stops): no more claims.
+
+        With ``kill_busy``, workers still in ``init()`` or running a mini-batch are
+        stopped with the ladder; idle ones retire (``shutdown()``) either way.
+        """
         self.kill_busy = kill_busy
         self.feed.close()
-        if kill_busy:
+        if kill_busy and self._tg is not None:
             for s in list(self.sessions):
-                if s.busy and s.proc is not None:
-                    s.proc.signal_group(15)
+                if s.state in (WorkerState.STARTING, WorkerState.BUSY):
+                    self._tg.start_soon(s.stop_now, "the job ended")
 
     async def _slot(self) -> None:
         while not self.feed.closed and not self.gave_up:
@@ -120,7 +138,7 @@ class JobRun:
         try:
             assert self._tg is not None
             await session.start(self._tg)
-            result = await session.wait_ready(self.ctx.spec.init_stuck_timeout_s)
+            result = await session.wait_ready(self.ctx.init_deadline_s())
         except OSError as exc:
             result = InitResult(False, f"cannot start a worker: {exc}")
         if result.ok:
@@ -130,12 +148,14 @@ class JobRun:
             return session
         self.sessions.discard(session)
         self.gpus.release(gpu)
-        self._init_failed(session, result)
+        if not result.stopped:
+            self._init_failed(session, result)
         return None
 
     def _init_failed(self, session: WorkerSession, result: InitResult) -> None:
         self.init_failures += 1
         self.init_failures_in_row += 1
+        self.init_timeouts += int(result.timed_out)
         session.main_log(f"{session.name} init() failed: {result.error}")
         if self.first_init_error is None:
             self.first_init_error = {
@@ -144,14 +164,20 @@ class JobRun:
                 "traceback_tail": result.traceback_tail,
                 "error_file": result.error_file or str(session.paths.error),
             }
-        limit = 3 * self.ctx.workers()
-        if self.init_failures_in_row >= limit and not self.gave_up:
+        workers = self.ctx.workers()
+        if not self.gave_up and not may_replace_after_init_failures(
+            self.init_failures_in_row, workers
+        ):
             self.gave_up = True
             self.main_log(
                 f"{self.init_failures_in_row} init() failures in a row (limit 3 x "
-                f"{self.ctx.workers()}): this node stops starting workers for the job"
+                f"{workers}): this node stops starting workers for the job"
             )
             self.feed.close()
+            # Workers other slots started before the limit was reached stop too.
+            for other in list(self.sessions):
+                if other.state is WorkerState.STARTING and self._tg is not None:
+                    self._tg.start_soon(other.stop_now, "this node gave up on the job")
         self._write_report()
 
     async def _serve(self, session: WorkerSession) -> None:
@@ -196,11 +222,24 @@ class JobRun:
             else:
                 await anyio.to_thread.run_sync(hand_back, layout, node, task)
 
+    def statistics(self) -> PoolStatistics:
+        """This job's workers on this node now, by state, with the init counters."""
+        return PoolStatistics.count(
+            self.ctx.workers(),
+            [s.state for s in self.sessions],
+            init_successes=self.init_successes,
+            init_failures=self.init_failures,
+            init_failures_in_row=self.init_failures_in_row,
+            init_timeouts=self.init_timeouts,
+            gave_up=self.gave_up,
+        )
+
     def snapshot(self) -> dict[str, Any]:
         """This job's workers on this node, for the heartbeat."""
         return {
             "workers": len(self.sessions),
             "busy": sum(1 for s in self.sessions if s.busy),
+            "pool": asdict(self.statistics()),
             "processes": sorted(s.name for s in self.sessions),
             "running": sorted(s.current_task for s in self.sessions if s.current_task),
             "claimed": self.feed.claimed,
@@ -211,11 +250,7 @@ class JobRun:
     def _write_report(self) -> None:
         report = {
             "node_id": self.ctx.node_id,
-            "workers": self.ctx.workers(),
-            "init_successes": self.init_successes,
-            "init_failures": self.init_failures,
-            "init_failures_in_row": self.init_failures_in_row,
-            "gave_up": self.gave_up,
+            **asdict(self.statistics()),
             "first_init_error": self.first_init_error,
             "updated_at": datetime.now(UTC).isoformat(timespec="seconds"),
         }

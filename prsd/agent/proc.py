@@ -42,10 +42,14 @@ class ExitInfo:
 
     def describe(self, process_name: str) -> str:
         """``process002 exits with returncode -9 (SIGKILL, not sent by prsd)``."""
+        return f"{process_name} exits with {self.summary()}"
+
+    def summary(self) -> str:
+        """``returncode -9 (SIGKILL, not sent by prsd)``, or ``returncode 3``."""
         if not self.signal_name:
-            return f"{process_name} exits with returncode {self.returncode}"
+            return f"returncode {self.returncode}"
         who = "sent by prsd" if self.sent_by_prsd else "not sent by prsd"
-        return f"{process_name} exits with returncode {self.returncode} ({self.signal_name}, {who})"
+        return f"returncode {self.returncode} ({self.signal_name}, {who})"
 
 
 def signal_name(returncode: int) -> str:
@@ -170,6 +174,7 @@ async def spawn_worker(
     user: int | None = None,
     group: int | None = None,
     extra_groups: list[int] | None = None,
+    umask: int = -1,
 ) -> WorkerProcess:
     """Start a worker with a fresh socketpair as its control channel.
 
@@ -192,6 +197,7 @@ async def spawn_worker(
                 user=user,
                 group=group,
                 extra_groups=extra_groups,
+                umask=umask,
             )
     except BaseException:
         ours.close()

@@ -1,6 +1,10 @@
 """One worker's life: start, wait for init, run mini-batches under timeouts, stop.
 
-The session enforces the per-mini-batch clocks (SPEC section 4 and 7):
+The session is the I/O shell around :mod:`prsd.agent.workerstate`: each thing that
+happens to the worker is an event, and the pure transition says what to do (dump
+stacks, the stop ladder, record the exit) in that order.
+
+The session enforces the per-mini-batch clocks (SPEC sections 4 and 7):
 
 - ``task_overhead_timeout``: from handing a mini-batch over (or finishing the one
   before it) until the worker says ``start`` (loading the mini-batch);
@@ -9,7 +13,8 @@ The session enforces the per-mini-batch clocks (SPEC section 4 and 7):
 A mini-batch that runs out of time gets its Python stacks dumped (SIGUSR1 ->
 faulthandler in the worker, into ``user/error/<node>/<process>.txt``) before the
 stop ladder ends the worker. A worker that dies (segfault, ``os._exit``, the OOM
-killer) fails only the mini-batch it was running.
+killer) fails only the mini-batch it was running. Every exit is written to
+``_main.txt``: return code, signal name, whether prsd sent it, and why.
 """
 
 from __future__ import annotations
@@ -22,11 +27,14 @@ from typing import TYPE_CHECKING, Any
 
 import anyio
 
+from prsd.agent.memwatch import MemoryWatch
 from prsd.agent.nodelog import append_line, batch_record
 from prsd.agent.proc import BrokenWorker, ExitInfo, WorkerProcess, spawn_worker
-from prsd.agent.verdicts import classify_exit
+from prsd.agent.verdicts import MemoryEvidence, classify_exit, oom_reason
+from prsd.agent.workerstate import Action, Event, Transition, WorkerState, transition
+from prsd.owner import WORKER_UMASK, RunAs, make_dirs_for, make_files_for, run_as_for_job
 from prsd.storage.layout import mb_id, process_name
-from prsd.storage.records import TIMEOUT, Outcome
+from prsd.storage.records import OOM, TIMEOUT, Outcome
 from prsd.worker.launch import worker_command
 
 if TYPE_CHECKING:
@@ -48,6 +56,8 @@ class InitResult:
     traceback_tail: str = ""
     error_file: str = ""
     init_s: float = 0.0
+    timed_out: bool = False  # still in init() at the deadline (SPEC section 4, third rule)
+    stopped: bool = False  # stopped by prsd (the job ended): not an init failure
 
 
 class WorkerSession:
@@ -64,8 +74,16 @@ class WorkerSession:
         self.stop_grace_s = stop_grace_s
         self.paths: ProcessPaths = ctx.process_paths(number)
         self.proc: WorkerProcess | None = None
-        self.busy = False
+        self.state = WorkerState.STARTING
         self.current_task = ""
+        self.memory: MemoryWatch | None = None
+        self.run_as: RunAs | None = None  # None: the agent's own identity (prsd/owner.py)
+        self.exit_reason = ""  # why it ended, for the exit line in _main.txt
+        self._exit_logged = False
+
+    @property
+    def busy(self) -> bool:
+        return self.state is WorkerState.BUSY
 
     def main_log(self, line: str) -> None:
         append_line(self.ctx.main_log(), line)
@@ -73,7 +91,12 @@ class WorkerSession:
     async def start(self, tg: TaskGroup) -> None:
         """Spawn the worker, watch its process in ``tg``, and send its configuration."""
         ctx = self.ctx
-        self.paths.working_dir.mkdir(parents=True, exist_ok=True)
+        # Run as the job folder's owner; what the worker writes in the spool is theirs.
+        self.run_as = run_as = run_as_for_job(ctx.layout.root)
+        paths = self.paths
+        folders = [paths.working_dir, paths.log_dir, paths.error.parent, ctx.layout.outputs]
+        make_dirs_for(run_as, folders)
+        make_files_for(run_as, [paths.stdout, paths.stderr])
         python = ctx.spec.python
 
         def command(fd: int) -> list[str]:
@@ -85,11 +108,51 @@ class WorkerSession:
             cwd=self.paths.working_dir,
             stdout_path=self.paths.stdout,
             stderr_path=self.paths.stderr,
+            user=run_as.uid if run_as else None,
+            group=run_as.gid if run_as else None,
+            extra_groups=list(run_as.groups) if run_as else None,
+            umask=WORKER_UMASK,
         )
         tg.start_soon(self.proc.watch)
+        self.memory = MemoryWatch(self.proc.pid)
+        tg.start_soon(self.memory.run)
         gpu = f", CUDA_VISIBLE_DEVICES={self.gpu}" if self.gpu is not None else ""
         self.main_log(f"{self.name} started (pid {self.proc.pid}{gpu})")
-        await self.proc.send(ctx.hello(self.number, self.paths))
+        try:
+            await self.proc.send(ctx.hello(self.number, self.paths))
+        except BrokenWorker:
+            pass  # it died at once: wait_ready() sees the closed channel and records it
+
+    # --- the state machine --------------------------------------------------------
+
+    async def apply(self, event: Event, reason: str = "") -> Transition:
+        """Move to the next state and carry out its actions (other than the caller's)."""
+        step = transition(self.state, event)
+        self.state = step.state
+        if reason and not self.exit_reason:
+            self.exit_reason = reason
+        for action in step.actions:
+            if action is Action.DUMP_STACKS:
+                await self.dump_stacks()
+            elif action is Action.STOP_LADDER:
+                await self.stop(expect_exit=event in (Event.INIT_FAILED, Event.EXITED))
+            elif action is Action.SEND_SHUTDOWN:
+                await self._ask_shutdown()
+            elif action is Action.RECORD_EXIT:
+                self.log_exit(await self._proc().wait_exit())
+        return step
+
+    async def stop_now(self, reason: str) -> None:
+        """The job ended (or the node stops): the stop ladder, whatever the worker is doing."""
+        if self.state in (WorkerState.DEAD, WorkerState.RETIRED) or self.proc is None:
+            return
+        with anyio.CancelScope(shield=True):
+            if self.state is not WorkerState.STOPPING:
+                await self.apply(Event.STOP, reason)
+            if self.state is WorkerState.STOPPING:
+                await self.apply(Event.EXITED)
+
+    # --- init ---------------------------------------------------------------------
 
     async def wait_ready(self, deadline_s: float) -> InitResult:
         """Wait for ``init()`` to finish; a failure or a timeout stops the worker."""
@@ -101,50 +164,72 @@ class WorkerSession:
                 msg = await proc.receive()
             except BrokenWorker:
                 msg = {"ev": "died"}
-        if msg is not None and msg.get("ev") == "ready":
+        if self.state in (WorkerState.STOPPING, WorkerState.DEAD, WorkerState.RETIRED):
+            await proc.wait_exit()  # stop_now() stopped it: not an init failure
+            return InitResult(False, "stopped by prsd during init()", stopped=True)
+        ev = msg.get("ev") if msg is not None else None
+        if ev == "ready" and msg is not None:
+            await self.apply(Event.READY)
             init_s = float(msg.get("init_s", time.monotonic() - began))
             self.main_log(f"{self.name} ready: init() took {init_s:.3f} s")
             return InitResult(True, init_s=init_s)
         if msg is None:
-            result = InitResult(False, f"init() did not finish within {deadline_s:g} s")
-            await self.dump_stacks()
-        elif msg.get("ev") == "init_failed":
             result = InitResult(
+                False,
+                f"init() did not finish within {deadline_s:g} s (3 x retry_settings.timeout"
+                f" + {deadline_s - 3 * self.ctx.spec.timeout_s:g} s); its stacks are in "
+                f"{self.paths.error}",
+                error_file=str(self.paths.error),
+                timed_out=True,
+            )
+            await self.apply(Event.INIT_TIMED_OUT, "init() timed out")
+            return result
+        if ev == "init_failed" and msg is not None:
+            await self.apply(Event.INIT_FAILED, "init() failed")
+            return InitResult(
                 False,
                 str(msg.get("error", "init() failed")),
                 str(msg.get("traceback_tail", "")),
                 str(msg.get("error_file", "")),
             )
-        else:
-            result = InitResult(False, "the worker died during init()")
-        exit_info = await self.stop()
-        if msg is not None and msg.get("ev") == "died":
-            result = InitResult(False, f"{exit_info.describe(self.name)} during init()")
-        return result
+        await self.apply(Event.EXITED, "died during init()")
+        exit_info = await proc.wait_exit()
+        return InitResult(
+            False,
+            f"{exit_info.describe(self.name)} during init()",
+            error_file=str(self.paths.stderr),
+        )
+
+    # --- running ------------------------------------------------------------------
 
     async def run_task(self, task: RunningTask, on_done: Callable[[Outcome], None]) -> bool:
         """Run the task's remaining mini-batches; False if the worker died or was stopped."""
         proc = self._proc()
         remaining = task.remaining()
-        self.busy = True
+        await self.apply(Event.TASK)
         self.current_task = task.task.name
+        make_files_for(self.run_as, [task.out_tmp])  # the worker appends to it as the owner
         try:
-            for k, mb in enumerate(remaining):
-                await proc.send(
-                    {
-                        "op": "run",
-                        "mb": mb,
-                        "out": str(task.out_tmp),
-                        "close": k == len(remaining) - 1,
-                    }
-                )
-        except BrokenWorker:
-            await self._died(task, remaining[0], None, on_done)
-            return False
-        try:
-            return await self._collect(task, remaining, on_done)
+            try:
+                for k, mb in enumerate(remaining):
+                    await proc.send(
+                        {
+                            "op": "run",
+                            "mb": mb,
+                            "out": str(task.out_tmp),
+                            "close": k == len(remaining) - 1,
+                        }
+                    )
+            except BrokenWorker:
+                await self._died(task, remaining[0], None, on_done)
+                return False
+            healthy = await self._collect(task, remaining, on_done)
+            if self.state is not WorkerState.BUSY:
+                return False  # dead, or stopped by prsd while its last result came in
+            if healthy:
+                await self.apply(Event.TASK_DONE)
+            return healthy
         finally:
-            self.busy = False
             self.current_task = ""
 
     async def _collect(
@@ -172,6 +257,8 @@ class WorkerSession:
                 return False
             if msg.get("ev") == "start":
                 started = time.monotonic()
+                if self.memory is not None:
+                    self.memory.reset()
             elif msg.get("ev") == "done":
                 outcome = Outcome.from_json(msg["outcome"])
                 task.outcomes[outcome.index] = outcome
@@ -192,17 +279,17 @@ class WorkerSession:
         index = int(mb["i"])
         if started is not None:
             error = (
-                f"run() on mini-batch {mb_id(index)} did not return within {spec.timeout_s:g} s "
-                f"(retry_settings.timeout); its stacks are in {self.paths.error}"
+                f"run() did not return within {spec.timeout_s:g} s (retry_settings.timeout); "
+                "its stacks are in the worker's error file"
             )
         else:
             error = (
-                f"loading mini-batch {mb_id(index)} took longer than "
-                f"{spec.task_overhead_timeout_s:g} s (task_overhead_timeout)"
+                f"loading the mini-batch took longer than {spec.task_overhead_timeout_s:g} s "
+                "(task_overhead_timeout); its stacks are in the worker's error file"
             )
-        await self.dump_stacks()
-        exit_info = await self.stop()
-        self.main_log(f"{exit_info.describe(self.name)}: {error}")
+        if self.state is WorkerState.STOPPING:
+            return
+        await self.apply(Event.RUN_TIMED_OUT, f"{error} (mini-batch {mb_id(index)})")
         outcome = self._failure(mb, TIMEOUT, error, started)
         task.outcomes[index] = outcome
         on_done(outcome)
@@ -215,18 +302,35 @@ class WorkerSession:
         on_done: Callable[[Outcome], None],
     ) -> None:
         proc = self._proc()
-        with anyio.move_on_after(self.stop_grace_s):
+        if self.state is not WorkerState.BUSY:
+            # Stopped by prsd (the job ended): the mini-batch gets no outcome, so it
+            # counts as not run, and its retries are not used up.
             await proc.wait_exit()
-        exit_info = await self.stop()
-        status = classify_exit(exit_info, timed_out=False)
+            return
         index = int(mb["i"])
-        error = f"{exit_info.describe(self.name)} while running mini-batch {mb_id(index)}"
-        if status == "oom":
-            error += " (likely killed for using too much memory)"
-        self.main_log(error)
+        await self.apply(Event.EXITED, f"died while running mini-batch {mb_id(index)}")
+        exit_info = await proc.wait_exit()
+        evidence = self.memory_evidence()
+        status = classify_exit(exit_info, timed_out=False, memory=evidence)
+        # Process and mini-batch have their own columns: the text stays the same for
+        # every death of one kind, so user/error.txt counts them on one line.
+        error = f"the worker died: {exit_info.summary()}"
+        if status == OOM:
+            error += f" ({oom_reason(evidence)})"
         outcome = self._failure(mb, status, error, started, error_file=str(self.paths.stderr))
         task.outcomes[index] = outcome
         on_done(outcome)
+
+    def memory_evidence(self) -> MemoryEvidence:
+        """What is known of the worker's memory (sampled while it lived)."""
+        watch = self.memory
+        if watch is None:
+            return MemoryEvidence()
+        return MemoryEvidence(
+            watch.kernel_oom_kills_since_start(),
+            watch.peak.ram_fraction,
+            watch.peak.address_space_fraction,
+        )
 
     def _failure(
         self,
@@ -251,6 +355,8 @@ class WorkerSession:
             error_file=error_file or str(self.paths.error),
         )
 
+    # --- stopping -----------------------------------------------------------------
+
     async def dump_stacks(self) -> None:
         """Ask the worker's faulthandler to write every thread's stack to its error file."""
         proc = self._proc()
@@ -266,25 +372,41 @@ class WorkerSession:
         """Ask for ``shutdown()`` and an orderly exit; the ladder if it does not come."""
         proc = self._proc()
         with anyio.CancelScope(shield=True):
-            try:
-                await proc.send({"op": "shutdown"})
+            if self.state is WorkerState.IDLE:
+                await self.apply(Event.RETIRE, "retired: no more work")
                 with anyio.move_on_after(self.stop_grace_s):
-                    while (await proc.receive()).get("ev") != "bye":
-                        pass
-            except BrokenWorker:
-                pass
-            with anyio.move_on_after(self.stop_grace_s):
-                await proc.wait_exit()
-            exit_info = await self.stop()
-        return exit_info
+                    await proc.wait_exit()
+                if proc.exit is None:
+                    self.exit_reason = "retired: shutdown() did not end in time"
+                    await self.apply(Event.STOP)
+                await self.apply(Event.EXITED)
+        return await proc.wait_exit()
 
-    async def stop(self) -> ExitInfo:
+    async def _ask_shutdown(self) -> None:
         proc = self._proc()
-        exit_info = await proc.stop(self.stop_grace_s)
-        return exit_info
+        try:
+            await proc.send({"op": "shutdown"})
+            with anyio.move_on_after(self.stop_grace_s):
+                while (await proc.receive()).get("ev") != "bye":
+                    pass
+        except BrokenWorker:
+            pass
+
+    async def stop(self, *, expect_exit: bool = False) -> ExitInfo:
+        """The stop ladder; with ``expect_exit``, first give the worker a grace to end alone."""
+        proc = self._proc()
+        if expect_exit:
+            with anyio.CancelScope(shield=True), anyio.move_on_after(self.stop_grace_s):
+                await proc.wait_exit()
+        return await proc.stop(self.stop_grace_s)
 
     def log_exit(self, exit_info: ExitInfo) -> None:
-        self.main_log(exit_info.describe(self.name))
+        """``process002 exits with returncode -9 (SIGKILL, not sent by prsd): why``, once."""
+        if self._exit_logged:
+            return
+        self._exit_logged = True
+        why = f": {self.exit_reason}" if self.exit_reason else ""
+        self.main_log(f"{exit_info.describe(self.name)}{why}")
 
     def record_batch(self, outcome: Outcome) -> None:
         append_line(self.paths.sys_log, batch_record(outcome, self.ip))

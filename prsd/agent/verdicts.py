@@ -1,8 +1,17 @@
-"""Pure decisions of the agent: how a worker's death is classified."""
+"""Pure decisions of the agent: how a worker's death is classified.
+
+``oom`` is said only with evidence, because "out of memory" sends users to resize
+machines: the kernel counted an OOM kill in the worker's cgroup while it ran and
+the worker died of a SIGKILL prsd did not send; or the worker's memory was near
+its limit (RSS near the RAM or cgroup limit, or its address space near its
+``RLIMIT_AS``) when a signal prsd did not send ended it (an allocator that aborts,
+the OOM killer, earlyoom). Any other death while running is ``crashed``.
+"""
 
 from __future__ import annotations
 
 import signal
+from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
 from prsd.storage.records import CRASHED, OOM, TIMEOUT
@@ -10,16 +19,45 @@ from prsd.storage.records import CRASHED, OOM, TIMEOUT
 if TYPE_CHECKING:
     from prsd.agent.proc import ExitInfo
 
+NEAR_LIMIT = 0.9  # of the limit: "near"
 
-def classify_exit(exit_info: ExitInfo, *, timed_out: bool, oom_evidence: bool = False) -> str:
+
+@dataclass(frozen=True)
+class MemoryEvidence:
+    """What was known about the worker's memory when it died."""
+
+    kernel_oom_kills: int = 0  # OOM kills counted in its cgroup while it lived
+    ram_fraction: float = 0.0  # peak RSS / RAM or cgroup limit
+    address_space_fraction: float = 0.0  # peak VMS / RLIMIT_AS (0 when unlimited)
+
+    @property
+    def near_limit(self) -> bool:
+        return max(self.ram_fraction, self.address_space_fraction) >= NEAR_LIMIT
+
+
+def classify_exit(
+    exit_info: ExitInfo, *, timed_out: bool, memory: MemoryEvidence | None = None
+) -> str:
     """The attempt status for a worker that ended while running a mini-batch.
 
-    ``timeout`` when prsd stopped it for time; ``oom`` when there is evidence that the
-    kernel's OOM killer acted (a SIGKILL prsd did not send, plus the evidence); else
-    ``crashed``.
+    ``timeout`` when prsd stopped it for time; ``oom`` with evidence (see the module
+    header); else ``crashed``.
     """
     if timed_out:
         return TIMEOUT
-    if oom_evidence and exit_info.returncode == -signal.SIGKILL and not exit_info.sent_by_prsd:
+    if memory is None or exit_info.sent_by_prsd or not exit_info.signal_name:
+        return CRASHED
+    if memory.kernel_oom_kills and exit_info.returncode == -signal.SIGKILL:
+        return OOM
+    if memory.near_limit:
         return OOM
     return CRASHED
+
+
+def oom_reason(memory: MemoryEvidence) -> str:
+    """Why an exit was called ``oom``, for the error column."""
+    if memory.kernel_oom_kills:
+        return "the kernel's OOM killer ended it"
+    pct = 100.0 * max(memory.ram_fraction, memory.address_space_fraction)
+    what = "RLIMIT_AS" if memory.address_space_fraction >= memory.ram_fraction else "memory"
+    return f"killed for memory: it used {pct:.0f}% of its {what} limit"

@@ -5,8 +5,9 @@ Guarantees: the MLTable file is read with the same hostile-input rules as job.ya
 folder and may not leave it; the first ``read_delimited`` / ``read_parquet`` /
 ``read_json_lines`` transformation sets the format and options. No data file is opened.
 Transformations prsd does not apply (``filter``, ``take``, ``keep_columns`` ...) are
-reported as notes, never silently dropped; ``read_delta_lake`` and quoted multi-line
-CSV (``support_multi_line: true``) are errors because prsd cannot split them.
+reported as notes, never silently dropped; ``read_delta_lake`` is an error. Quoted
+line breaks in CSV fields are always honoured when splitting, so ``support_multi_line``
+is accepted either way.
 """
 
 from __future__ import annotations
@@ -207,9 +208,6 @@ def _delimited(mapping: dict[str, Any], site: Site) -> dict[str, Any]:
         options["delimiter"] = delimiter
     if "header" in mapping:
         options["header"] = as_choice(mapping["header"], site.child("header"), HEADERS)
-    multi = site.child("support_multi_line")
-    if "support_multi_line" in mapping and as_bool(mapping["support_multi_line"], multi):
-        raise multi.error(
-            "prsd splits CSV files on line boundaries, so quoted line breaks are not supported"
-        )
+    if "support_multi_line" in mapping:  # checked; prsd always honours quoted line breaks
+        as_bool(mapping["support_multi_line"], site.child("support_multi_line"))
     return options

@@ -9,6 +9,10 @@ Guarantees:
   mounted through a link whose name every node shares, and the path must read the same
   on every node.
 - Cloud locations (``azureml:``, ``https://`` ...) are recognised, never fetched.
+- No path holds a control character (a newline, an escape sequence, NUL): such a
+  name would forge lines in logs and listings, and no real data set needs one.
+- Allowed roots come from the caller, else from ``PRSD_ALLOWED_ROOTS`` (folders
+  separated by ``:``), the daemons' configuration for a shared spool.
 """
 
 from __future__ import annotations
@@ -24,6 +28,8 @@ if TYPE_CHECKING:
 
 MAX_PATH_BYTES = 4096  # Linux PATH_MAX
 MAX_NAME_BYTES = 255  # Linux NAME_MAX
+ROOTS_ENV = "PRSD_ALLOWED_ROOTS"
+_CONTROL = re.compile(r"[\x00-\x1f\x7f]")
 _REMOTE = re.compile(r"^(azureml|https?|wasbs?|abfss?|adl|s3|gs|git\+\w+|git):", re.IGNORECASE)
 
 
@@ -54,7 +60,12 @@ class Roots:
 
     @classmethod
     def of(cls, folders: tuple[Path, ...] | list[Path]) -> Roots:
-        """Roots from configured folders (made absolute, symlinks resolved)."""
+        """Roots from configured folders (made absolute, symlinks resolved).
+
+        With no folders given, ``PRSD_ALLOWED_ROOTS`` (``:``-separated) supplies them.
+        """
+        if not folders:
+            folders = [Path(f) for f in os.environ.get(ROOTS_ENV, "").split(":") if f.strip()]
         return cls(tuple(_real(Path(os.path.abspath(f))) for f in folders))
 
     def allows(self, path: Path) -> bool:
@@ -93,8 +104,10 @@ def inside(base: Path, text: str, site: Site, what: str) -> Path:
         what: how messages call ``base`` ("job folder", "code folder").
 
     Raises:
-        JobSpecError: ``text`` leaves ``base`` by ``..`` or through a symlink.
+        JobSpecError: ``text`` leaves ``base`` by ``..`` or through a symlink, or holds
+            a control character.
     """
+    refuse_control(text, site)
     if _too_long(text):
         raise site.error(f"the path is too long ({len(text)} characters)")
     lexical = Path(os.path.normpath(base / text))
@@ -114,6 +127,7 @@ def resolve(base: Path, text: str, roots: Roots, site: Site, what: str = "job fo
             path outside the allowed roots.
     """
     text = local_text(text)
+    refuse_control(text, site)
     if is_remote(text):
         raise site.error(
             f"{text!r} is a cloud location; prsd reads local paths only "
@@ -129,6 +143,17 @@ def resolve(base: Path, text: str, roots: Roots, site: Site, what: str = "job fo
         roots.check(normal, site)
         return normal
     return inside(base, text, site, what)
+
+
+def refuse_control(text: str, site: Site) -> None:
+    """Refuse a path (or name) holding a control character (newline, escape, NUL...).
+
+    Raises:
+        JobSpecError: naming the first such character.
+    """
+    m = _CONTROL.search(text)
+    if m is not None:
+        raise site.error(f"contains the control character {m.group()!r}; use printable text")
 
 
 def _too_long(text: str) -> bool:

@@ -4,7 +4,7 @@ Guarantees: a file over :data:`MAX_FILE_BYTES` is refused before it is parsed; a
 and aliases (the "billion laughs" expansion) are refused while composing, so no node is
 ever shared; nesting deeper than :data:`MAX_DEPTH` is refused instead of exhausting the
 stack; duplicate keys and non-string keys are errors; only YAML's safe scalar types are
-built. Every failure is one :class:`~prsd.errors.JobSpecError` naming the file and line.
+built, and a tag on a list or mapping (``!!python/...``) is refused. Every failure is one :class:`~prsd.errors.JobSpecError` naming the file and line.
 
 The result is plain data (dict, list, str, int, float, bool, None) plus a map from
 dotted key paths (``task.environment.python``, ``input_data[1]``) to 1-based line numbers.
@@ -216,7 +216,15 @@ class _Loader(yaml.SafeLoader):
             self._depth -= 1
 
 
+_COLLECTION_TAGS = {"tag:yaml.org,2002:map", "tag:yaml.org,2002:seq"}
+
+
 def _plain(loader: _Loader, node: Node, key: str, lines: dict[str, int], path: Path) -> Any:
+    if not isinstance(node, ScalarNode) and node.tag not in _COLLECTION_TAGS:
+        # ``!!python/object/apply:os.system [id]``: SafeLoader would never run it, but a
+        # tag that silently means nothing is as confusing as it is hostile.
+        where = f"{path}:{node.start_mark.line + 1}"
+        raise JobSpecError(key, where, f"the YAML tag {node.tag!r} is not accepted")
     if isinstance(node, MappingNode):
         return _plain_mapping(loader, node, key, lines, path)
     if isinstance(node, SequenceNode):

@@ -8,13 +8,18 @@ lead with (Azure users spent days finding it in the log tree).
 
 from __future__ import annotations
 
+from collections import deque
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 from prsd.storage.layout import mb_id
 
 if TYPE_CHECKING:
+    from collections.abc import Iterable
+
     from prsd.storage.records import Outcome
+
+RECENT_ERRORS = 5
 
 
 @dataclass(frozen=True)
@@ -34,6 +39,17 @@ class ErrorPlace:
             f"{self.node_id}, {self.process_name or 'no worker'}"
         )
 
+    def brief(self) -> dict[str, Any]:
+        """The place as a small JSON object (status.json ``last_errors``)."""
+        return {
+            "mini_batch": mb_id(self.mini_batch),
+            "attempt": self.attempt,
+            "node_id": self.node_id,
+            "process_name": self.process_name,
+            "status": self.status,
+            "error": self.error,
+        }
+
 
 @dataclass
 class ErrorGroup:
@@ -47,6 +63,7 @@ class ErrorBook:
     groups: dict[str, ErrorGroup] = field(default_factory=dict)
     first: ErrorPlace | None = None
     system: list[str] = field(default_factory=list)
+    recent: deque[ErrorPlace] = field(default_factory=lambda: deque(maxlen=RECENT_ERRORS))
 
     def add(self, outcome: Outcome, attempt: int, node_id: str) -> None:
         """Count an attempt's error (succeeded attempts carry none)."""
@@ -64,6 +81,7 @@ class ErrorBook:
         )
         if self.first is None:
             self.first = place
+        self.recent.append(place)
         key = f"[{outcome.status}] {outcome.error}"
         group = self.groups.get(key)
         if group is None:
@@ -71,15 +89,29 @@ class ErrorBook:
         else:
             group.count += 1
 
-    def summary(self) -> str:
-        """One line per distinct error, most frequent first (job_error.txt)."""
-        if not self.groups:
-            return "No errors.\n"
+    def ranked(self) -> list[ErrorGroup]:
+        """Distinct errors, most frequent first (ties: the earliest mini-batch first)."""
+        return sorted(self.groups.values(), key=lambda g: (-g.count, g.first.mini_batch))
+
+    def summary(self, poison_items: Iterable[object] = ()) -> str:
+        """One line per distinct error, most frequent first (job_error.txt, user/error.txt).
+
+        Args:
+            poison_items: items that bisection isolated as failing on their own; a
+                section listing them follows the errors when there are any.
+        """
         lines = []
-        for g in sorted(self.groups.values(), key=lambda g: (-g.count, g.first.mini_batch)):
+        for g in self.ranked():
             where = g.first.where()
             log = f"; see {g.first.error_file}" if g.first.error_file else ""
             lines.append(f"{g.count} x {g.message} (first: {where}{log})")
+        if not lines:
+            lines.append("No errors.")
+        poison = [str(p) for p in poison_items]
+        if poison:
+            lines.append("")
+            lines.append(f"Poison items ({len(poison)}), isolated by bisection:")
+            lines.extend(f"  {p}" for p in poison)
         return "\n".join(lines) + "\n"
 
     def root_cause(self) -> str:

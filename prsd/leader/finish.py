@@ -15,6 +15,7 @@ from typing import TYPE_CHECKING
 
 from prsd.errors import ExitCode
 from prsd.leader.joblogs import format_duration
+from prsd.leader.rerun import combine_outputs
 from prsd.storage.atomic import write_atomic
 
 if TYPE_CHECKING:
@@ -53,13 +54,15 @@ def finish_job(driver: JobDriver, state: str, reason: str, now: float) -> FinalS
     if driver.merge is not None:
         if state == "Completed":
             output = str(driver.merge.finish())
+            write_header = driver.spec.append_row_dataframe_header
+            combine_outputs(layout, driver.merge.out_path, write_header=write_header)
         else:
             driver.merge.abandon()
     root = ""
     if state == "Failed":
         root = driver.errors.root_cause() or driver.init_detail
     text = result_text(driver, state, reason, output, root, now)
-    summary = driver.errors.summary()
+    summary = driver.errors.summary(poison_items(driver))
     write_atomic(layout.logs / "job_error.txt", summary.encode())
     (layout.logs / "user").mkdir(parents=True, exist_ok=True)
     write_atomic(layout.logs / "user" / "error.txt", summary.encode())
@@ -105,6 +108,11 @@ def result_text(
         lines.append(f"Output: {output}")
     lines.append(f"Logs: {driver.layout.logs} (see readme.txt there for the layout)")
     return "\n".join(lines) + "\n"
+
+
+def poison_items(driver: JobDriver) -> list[object]:
+    """The inputs bisection isolated (``bisect_failed_mini_batches``), for user/error.txt."""
+    return list(driver.poison_items)
 
 
 def _remove_active_marker(path: os.PathLike[str]) -> None:

@@ -1,12 +1,19 @@
 """SPEC section 4's job-wide init rules, as a pure function over the nodes' reports.
 
-- Every node that served the job stopped starting workers (each after
-  ``3 * max_concurrency_per_instance`` init failures in a row) and no init ever
-  succeeded: the job fails now; nothing can run it.
-- After 2 minutes, ``2 * nodes * max_concurrency_per_instance`` init failures and not a
-  single successful init: the job fails.
-- Workers stuck in ``init()`` past ``3 * timeout + 30`` seconds are stopped by their
-  node and count as init failures, so the third rule feeds the two above.
+While no ``init()`` has succeeded anywhere:
+
+1. Every node that served the job stopped starting workers (each after
+   ``3 * max_concurrency_per_instance`` init failures in a row): the job fails now;
+   nothing can run it.
+2. After 2 minutes, ``2 * nodes * max_concurrency_per_instance`` init failures: the
+   job fails.
+3. Every worker stayed in ``init()`` longer than ``3 * timeout + 30`` seconds: the
+   nodes stop such workers at that deadline (stacks dumped into their error file)
+   and report them as init timeouts; once there are as many as workers, the job
+   fails, without waiting for replacements to hang as long again.
+
+The 2 minutes and the 30 seconds are Azure's constants; an operator may shorten
+them (:mod:`prsd.tunables`).
 """
 
 from __future__ import annotations
@@ -14,7 +21,9 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any
 
-INIT_RULE_AFTER_S = 120.0
+from prsd.tunables import init_rule_window_s
+
+INIT_RULE_AFTER_S = init_rule_window_s()
 
 
 @dataclass(frozen=True)
@@ -25,6 +34,7 @@ class NodeInit:
     failures: int
     gave_up: bool
     first_error: dict[str, Any] | None
+    timeouts: int = 0  # workers stopped for staying in init() past the deadline
 
     @classmethod
     def from_report(cls, report: dict[str, Any]) -> NodeInit:
@@ -35,23 +45,33 @@ class NodeInit:
             int(report.get("init_failures", 0)),
             bool(report.get("gave_up", False)),
             report.get("first_init_error"),
+            int(report.get("init_timeouts", 0)),
         )
 
 
-def init_failure(reports: list[NodeInit], elapsed_s: float) -> str | None:
+def init_failure(
+    reports: list[NodeInit], elapsed_s: float, window_s: float = INIT_RULE_AFTER_S
+) -> str | None:
     """The reason the job fails for init(), or None while it may go on."""
     if not reports or any(r.successes for r in reports):
         return None
     failures = sum(r.failures for r in reports)
+    workers = sum(r.workers for r in reports)
     if all(r.gave_up for r in reports):
         return f"init() failed {failures} times and every node stopped starting workers: " + (
             _first(reports)
         )
-    limit = 2 * sum(r.workers for r in reports)
-    if elapsed_s >= INIT_RULE_AFTER_S and failures >= limit:
+    timeouts = sum(r.timeouts for r in reports)
+    if timeouts >= workers:
         return (
-            f"init() failed {failures} times (limit 2 x nodes x workers = {limit}) with no success: "
-            + (_first(reports))
+            f"every worker stayed in init() past its deadline ({timeouts} init timeouts, "
+            f"{workers} workers): " + _first(reports)
+        )
+    limit = 2 * workers
+    if elapsed_s >= window_s and failures >= limit:
+        return (
+            f"init() failed {failures} times in {elapsed_s:.0f} s (limit 2 x nodes x workers = "
+            f"{limit}) with no success: " + _first(reports)
         )
     return None
 

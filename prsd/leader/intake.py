@@ -38,7 +38,7 @@ def ready_in_inbox(spool: SpoolLayout) -> list[str]:
     for e in entries:
         if e.name.startswith(".") or not e.is_dir(follow_symlinks=False):
             continue
-        if any((spool.inbox / e.name / n).is_file() for n in ("job.yaml", "job.yml")):
+        if any(os.path.lexists(spool.inbox / e.name / n) for n in ("job.yaml", "job.yml")):
             ready.append(e.name)
     return sorted(ready)
 

@@ -16,20 +16,42 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from prsd.errors import InputError, PrsdError
+from prsd.leader.bisect import Bisector
 from prsd.leader.errorbook import ErrorBook
 from prsd.leader.finish import FinalState, finish_job
 from prsd.leader.initrule import NodeInit, first_error_detail, init_failure
-from prsd.leader.joblogs import AttemptRow, JobLogs, format_duration
+from prsd.leader.issued import IssueLog, read_issued, unsettled
+from prsd.leader.joblogs import AttemptRow, JobLogs, format_duration, report_parts
 from prsd.leader.ledger import Ledger
 from prsd.leader.merge import OrderedMerge, Piece
 from prsd.leader.packing import advise, ewma
 from prsd.leader.planner import input_kind, plan_mini_batches
+from prsd.leader.rerun import plan_retry
+from prsd.leader.resume import (
+    DONE,
+    VOID,
+    Found,
+    done_order,
+    merge_reports,
+    read_task_bytes,
+    reepoch_pending,
+    scan_tasks,
+)
 from prsd.leader.status import StatusWriter
 from prsd.leader.tasks import OutTask, TaskTable, contiguous_runs
 from prsd.leader.verdict import Thresholds, verdict
 from prsd.storage.claim import requeue
+from prsd.storage.fstype import is_local_spool
 from prsd.storage.layout import JobLayout, TaskName, parse_done_name
-from prsd.storage.records import REQUEUED, SUCCEEDED, MiniBatch, Outcome, read_result_meta
+from prsd.storage.records import (
+    REQUEUED,
+    SUCCEEDED,
+    MiniBatch,
+    Outcome,
+    TaskBody,
+    read_result_meta,
+)
+from prsd.storage.seats import free_seats
 
 if TYPE_CHECKING:
     from collections.abc import Callable, Iterator
@@ -42,6 +64,7 @@ SPLIT_BUDGET_S = 0.05
 CANCEL_CHECK_S = 0.5
 NODES_CHECK_S = 0.5
 PROGRESS_LOG_S = 10.0
+TAKEOVER_SETTLE_S = 30.0  # wait this long for stale listings to show every written task
 
 
 @dataclass(frozen=True)
@@ -56,13 +79,29 @@ class Hint:
 class JobDriver:
     """Drives one job to Completed, Failed or Canceled."""
 
-    def __init__(self, layout: JobLayout, spec: JobSpec, *, epoch: int, now: float) -> None:
+    def __init__(
+        self,
+        layout: JobLayout,
+        spec: JobSpec,
+        *,
+        epoch: int,
+        now: float,
+        fence: Callable[[], None] | None = None,
+        resume: bool = False,
+    ) -> None:
         self.layout = layout
         self.spec = spec
         self.ledger = Ledger(spec.max_retries)
-        self.table = TaskTable(layout, input_kind(spec), epoch, durable=True)
-        self.logs = JobLogs(layout)
+        self.issued = IssueLog(layout, epoch)
+        self.table = TaskTable(
+            layout, input_kind(spec), epoch, durable=True, on_issue=self.issued.add
+        )
+        self.logs = JobLogs(layout, epoch=epoch)
         self.errors = ErrorBook()
+        self.bisect = Bisector(
+            layout, spec, kind=input_kind(spec), epoch=epoch, log=self.logs.master
+        )
+        self.poison_items = self.bisect.isolated  # inputs found by bisection (user/error.txt)
         self.status = StatusWriter(layout, spec)
         self.merge = _open_merge(spec)
         self.thresholds = Thresholds(
@@ -71,7 +110,9 @@ class JobDriver:
             spec.allowed_failed_percent,
             append_row=spec.output_action == "append_row",
         )
-        self._plan: Iterator[MiniBatch] = plan_mini_batches(spec, self._skipped)
+        self._plan: Iterator[MiniBatch] = plan_retry(
+            layout, plan_mini_batches(spec, self._skipped, job_folder=layout.root)
+        )
         self.split_done = False
         self.started = now
         self.last_progress = now
@@ -85,8 +126,16 @@ class JobDriver:
         self.node_inits: list[NodeInit] = []
         self.init_detail = ""
         self.final: FinalState | None = None
-        self.logs.progress("Start the job.")
-        self.logs.master(f"job {layout.job_id} taken in; input {', '.join(spec.input.paths)}")
+        self.fence = fence or (lambda: None)
+        self._resuming = False
+        self.requeued_lost = 0
+        self.blind: dict[str, list[str]] = {}  # node -> paths it cannot see
+        if resume:
+            self.logs.master(f"leader epoch {epoch} takes the job over")
+            self._take_over(now)
+        else:
+            self.logs.progress("Start the job.")
+            self.logs.master(f"job {layout.job_id} taken in; input {', '.join(spec.input.paths)}")
 
     @property
     def job_id(self) -> str:
@@ -112,6 +161,7 @@ class JobDriver:
             self._write_retries,
             lambda: self._split(now),
             lambda: self._check_nodes(now),
+            lambda: self._bisect_step(now),
             lambda: self._check_progress(now),
             lambda: self._check_verdict(now),
         ]
@@ -158,10 +208,15 @@ class JobDriver:
         rows: list[AttemptRow] = []
         again: list[int] = []
         for i in out.indices:
+            if not self._current(i, out.task.attempt):
+                continue
             outcome = outcomes.get(i) or Outcome(index=i, status=REQUEUED)
             rows.append(AttemptRow(outcome, out.task.attempt, node_id))
             self.errors.add(outcome, out.task.attempt, node_id)
             step = self.ledger.record(outcome)
+            self.bisect.after(
+                step, outcome, self.layout.done_task(out.task, node_id), self._resuming
+            )
             if step.final:
                 piece = Piece(None)
                 if step.succeeded:
@@ -175,7 +230,8 @@ class JobDriver:
             if outcome.status == SUCCEEDED and outcome.elapsed_s > 0:
                 self.measured_mb_s = ewma(self.measured_mb_s, outcome.elapsed_s)
         self.logs.attempts(rows)
-        self._check_verdict(now)
+        if not self._resuming:
+            self._check_verdict(now)
         if again and self.final is None:
             self._queue_retries(out, node_id, again, outcomes)
         self._log_progress(now)
@@ -188,6 +244,22 @@ class JobDriver:
         unrun = [i for i in again if i not in outcomes]
         self._retries.extend([bodies[i]] for i in failed)
         self._retries.extend([bodies[i] for i in run] for run in contiguous_runs(unrun))
+
+    def _current(self, index: int, attempt: int) -> bool:
+        """Is ``attempt`` the live attempt of mini-batch ``index``? (Catches up requeues.)
+
+        A new leader has not seen the requeues of earlier attempts (they leave no
+        result), so the ledger is brought up to the attempt number the task file
+        carries; an attempt older than the ledger's, or of a final mini-batch, is a
+        stale or duplicate result (a deposed leader's late task) and is not used.
+        """
+        if index >= len(self.ledger) or self.ledger.is_final(index):
+            return False
+        while self.ledger.attempt(index) < attempt:
+            lost = Outcome(index=index, status=REQUEUED, error="requeued under an earlier leader")
+            self.logs.attempts([AttemptRow(lost, self.ledger.attempt(index), "")])
+            self.ledger.requeue(index)
+        return self.ledger.attempt(index) == attempt
 
     def _check_duplicate(self, name: str, node_id: str) -> None:
         first = self.table.ingested.get(name)
@@ -209,6 +281,7 @@ class JobDriver:
         new = out.task.next_attempt(self.table.epoch)
         if not requeue(self.layout, src, new):
             return False
+        self.issued.add([new.name])
         self.table.drop(out.task.name)
         rows = []
         for i in out.indices:
@@ -219,6 +292,24 @@ class JobDriver:
         self.logs.attempts(rows)
         self.logs.master(f"task {out.task.name} {why}; requeued as {new.name}")
         return True
+
+    def requeue_lost_node(self, node_id: str, why: str) -> int:
+        """Move the claims of a node presumed dead back to pending; how many moved."""
+        try:
+            names = sorted(os.listdir(self.layout.claimed_dir(node_id)))
+        except FileNotFoundError:
+            return 0
+        moved = 0
+        for name in names:
+            out = self.table.outstanding.get(name)
+            if out is not None and self.final is None:
+                self.fence()
+                if self._requeue(out, self.layout.claimed_task(node_id, out.task), why):
+                    moved += 1
+        self.requeued_lost += moved
+        if free_seats(self.layout, node_id):
+            self.logs.master(f"node {node_id}'s seat is free for another node")
+        return moved
 
     def _write_retries(self) -> None:
         while self._retries:
@@ -308,15 +399,28 @@ class JobDriver:
             return
         self._last_nodes_check = now
         self.node_inits = read_node_reports(self.layout)
+        for node_id, missing in blind_nodes(self.layout).items():
+            if self.blind.get(node_id) != missing:
+                self.blind[node_id] = missing
+                self.logs.master(
+                    f"node {node_id} cannot see the job's files and claims none of its work: "
+                    + "; ".join(missing)
+                )
         reason = init_failure(self.node_inits, now - self.started)
         if reason is not None:
             self.init_detail = first_error_detail(self.node_inits)
             raise InitRuleFailed(reason)
 
+    def _bisect_step(self, now: float) -> None:
+        if self.bisect.step(now):
+            self.last_progress = now
+
     def _check_verdict(self, now: float) -> None:
         if self.final is not None:
             return
         v = verdict(self.ledger.counts(), self.thresholds)
+        if v.done and not v.failed and self.bisect.busy:
+            return  # complete, but a poison-input search (bisect.py) still runs
         if v.done:
             self.finish("Failed" if v.failed else "Completed", v.reason, now)
 
@@ -343,9 +447,133 @@ class JobDriver:
         """End the job: publish or drop the output, write the result files."""
         if self.final is not None:
             return
+        self.fence()
+        self.logs.close()
+        dropped = merge_reports(report_parts(self.layout))
+        if dropped:
+            self.logs.master(f"{dropped} repeated rows dropped from the job report")
         self.final = finish_job(self, state, reason, now)
         self.status.write(self, now)
         self.logs.close()
+        self.issued.close()
+
+    def abandon(self) -> None:
+        """Deposed: let go of the job without writing anything more to it."""
+        if self.merge is not None:
+            self.merge.abandon()
+        self.logs.close()
+        self.issued.close()
+
+    # --- taking over from an earlier leader -----------------------------------------
+
+    def _take_over(self, now: float) -> None:
+        """Rebuild the job's state from its task folders (see :mod:`prsd.leader.resume`)."""
+        layout = self.layout
+        renamed = reepoch_pending(layout, self.table.epoch, self.issued.add)
+        deadline = time.monotonic() + TAKEOVER_SETTLE_S
+        # On a shared mount a fresh leader's caches may still hold the dead leader's
+        # last moments (FUSE entry and attribute caches: about a second): look twice.
+        local = is_local_spool(layout.root)
+        passes = 1 if local else 2
+        while True:
+            issued = read_issued(layout)
+            live, done, void = self._scan_bodies()
+            in_files = {mb.index for _, b in live + done + void for mb in b.mini_batches}
+            seen = {f.task.name for f, _ in live + done + void}
+            unseen = len(unsettled(issued, seen))
+            passes -= 1
+            if local or (unseen == 0 and passes <= 0) or time.monotonic() > deadline:
+                break
+            # A listing from a cache (sshfs, NFS attribute caches) misses tasks the last
+            # leader wrote: planning them again would run them twice. Look again.
+            time.sleep(1.0)
+            renamed += reepoch_pending(layout, self.table.epoch, self.issued.add)
+        if unseen and not local:
+            self.logs.master(
+                f"{unseen} issued task files never showed in the task listings within "
+                f"{TAKEOVER_SETTLE_S:g} s; their mini-batches are run again"
+            )
+        runnable = {mb.index for _, b in live + done for mb in b.mini_batches}
+        orphans = self._fast_forward(max(in_files, default=-1), runnable)
+        covered: set[int] = set()
+        for found, body in live:
+            indices = tuple(mb.index for mb in body.mini_batches)
+            self.table.ensure_shard(found.task.shard)
+            self.table.adopt(OutTask(found.task, indices))
+            covered.update(indices)
+        self._resuming = True
+        for found, body in sorted(done, key=lambda fb: done_order(fb[0])):
+            name = found.task.name
+            if name in self.table.ingested:
+                self._check_duplicate(name, found.node)
+                continue
+            self.table.adopt(OutTask(found.task, tuple(mb.index for mb in body.mini_batches)))
+            self._ingest(name, found.node, now)
+        self._resuming = False
+        for found, body in live:
+            for mb in body.mini_batches:
+                self._current(mb.index, found.task.attempt)
+        again = {mb.index: mb for group in self._retries for mb in group}
+        again.update(orphans)
+        self._retries = [
+            [mb]
+            for i, mb in sorted(again.items())
+            if i not in covered and not self.ledger.is_final(i)
+        ]
+        self.first_task_at = now if in_files else None
+        self.logs.master(
+            f"took over: {len(live)} tasks outstanding, {len(done)} committed, "
+            f"{len(self._retries)} mini-batches to run again, {renamed} pending tasks "
+            f"renamed to epoch {self.table.epoch}"
+        )
+        self._check_verdict(now)
+
+    def _scan_bodies(
+        self,
+    ) -> tuple[
+        list[tuple[Found, TaskBody]], list[tuple[Found, TaskBody]], list[tuple[Found, TaskBody]]
+    ]:
+        live: list[tuple[Found, TaskBody]] = []
+        done: list[tuple[Found, TaskBody]] = []
+        void: list[tuple[Found, TaskBody]] = []
+        for found in scan_tasks(self.layout):
+            body = self._body_of(found)
+            if body is None:
+                continue
+            if found.place == DONE:
+                done.append((found, body))
+            elif found.place == VOID:
+                void.append((found, body))
+            else:
+                live.append((found, body))
+        return live, done, void
+
+    def _body_of(self, found: Found) -> TaskBody | None:
+        data = read_task_bytes(self.layout, found)
+        if data is None:
+            self.logs.master(f"task {found.task.name} vanished during take-over")
+            return None
+        try:
+            return TaskBody.decode(data)
+        except (ValueError, PrsdError) as exc:
+            self.logs.master(f"task {found.task.name} is unreadable ({exc}); ignored")
+            return None
+
+    def _fast_forward(self, top: int, in_files: set[int]) -> dict[int, MiniBatch]:
+        """Plan mini-batches 0..top again without writing them; those in no task file."""
+        missing: dict[int, MiniBatch] = {}
+        if top < 0:
+            return missing
+        for mb in self._plan:
+            self.ledger.plan(mb.index, mb.items)
+            if mb.index not in in_files:
+                missing[mb.index] = mb
+            if mb.index >= top:
+                return missing
+        raise InputError(
+            f"{self.spec.input.name} now yields fewer mini-batches than the job's task files "
+            f"hold ({top + 1}): the input changed while the job ran"
+        )
 
 
 class InitRuleFailed(PrsdError):
@@ -368,6 +596,24 @@ def read_node_reports(layout: JobLayout) -> list[NodeInit]:
     return reports
 
 
+def blind_nodes(layout: JobLayout) -> dict[str, list[str]]:
+    """Nodes whose report says they cannot see some of the job's files."""
+    folder = layout.root / "nodes"
+    out: dict[str, list[str]] = {}
+    try:
+        names = sorted(n for n in os.listdir(folder) if n.endswith(".json"))
+    except FileNotFoundError:
+        return out
+    for name in names:
+        try:
+            report = json.loads((folder / name).read_bytes())
+        except (OSError, ValueError):
+            continue
+        if isinstance(report, dict) and report.get("cannot_see"):
+            out[str(report.get("node_id", name[:-5]))] = [str(m) for m in report["cannot_see"]]
+    return out
+
+
 class JobTimeout(PrsdError):
     """A job-wide timeout (first task creation, progress update)."""
 
@@ -386,4 +632,8 @@ class SpoolSafetyError(PrsdError):
 def _open_merge(spec: JobSpec) -> OrderedMerge | None:
     if spec.output_action != "append_row" or not spec.append_row_to:
         return None
-    return OrderedMerge(Path(spec.append_row_to), write_header=spec.append_row_dataframe_header)
+    return OrderedMerge(
+        Path(spec.append_row_to),
+        write_header=spec.append_row_dataframe_header,
+        fmt=spec.append_row_format,
+    )

@@ -45,8 +45,24 @@ def overview_name(when: datetime) -> str:
     return f"job_progress_overview.{when:%Y%m%d}.txt"
 
 
-def report_csv(layout: JobLayout) -> Path:
-    return layout.logs / "sys" / "job_report" / "processed_mini-batches.csv"
+def report_csv(layout: JobLayout, epoch: int = 1) -> Path:
+    """The job report the leader of ``epoch`` appends to (epoch 1: the report itself)."""
+    folder = layout.logs / "sys" / "job_report"
+    if epoch <= 1:
+        return folder / "processed_mini-batches.csv"
+    return folder / f"processed_mini-batches.epoch-{epoch:08d}.csv"
+
+
+def report_parts(layout: JobLayout) -> list[Path]:
+    """The report and the parts later leader epochs appended, in epoch order."""
+    folder = layout.logs / "sys" / "job_report"
+    try:
+        names = sorted(
+            n for n in os.listdir(folder) if n.startswith("processed_mini-batches.epoch-")
+        )
+    except FileNotFoundError:
+        names = []
+    return [folder / "processed_mini-batches.csv", *(folder / n for n in names)]
 
 
 def format_duration(seconds: float) -> str:
@@ -84,11 +100,16 @@ class AttemptRow:
 class JobLogs:
     """Append-only leader logs of one job."""
 
-    def __init__(self, layout: JobLayout) -> None:
+    def __init__(self, layout: JobLayout, *, epoch: int = 1) -> None:
         self.layout = layout
         (layout.logs / "sys" / "job_report").mkdir(parents=True, exist_ok=True)
-        self._csv_path = report_csv(layout)
-        self._written: set[tuple[int, int]] = _existing_keys(self._csv_path)
+        # Each leader epoch appends to a file of its own (a deposed leader's last appends
+        # can never interleave with its successor's); the leader that ends the job merges
+        # them into processed_mini-batches.csv (prsd.leader.resume.merge_reports).
+        self._csv_path = report_csv(layout, epoch)
+        self._written: set[tuple[int, int]] = set()
+        for path in report_parts(layout):
+            self._written |= _existing_keys(path)
         new = not self._csv_path.exists()
         self._csv = open(self._csv_path, "a", newline="", encoding="utf-8")  # noqa: SIM115 - kept open; close()
         self._csv_writer = csv.writer(self._csv)
@@ -106,16 +127,17 @@ class JobLogs:
             self._csv.flush()
 
     def progress(self, message: str, now: datetime | None = None) -> None:
-        """One line in today's job_progress_overview file."""
+        """One line in today's job_progress_overview file (and in the leader's view)."""
         when = now or datetime.now().astimezone()
         path = self.layout.logs / overview_name(when)
         _append_line(
             path, f"{when.replace(tzinfo=None).isoformat(timespec='microseconds')} {message}"
         )
+        self.master(f"progress: {message}", when)
 
-    def master(self, message: str) -> None:
-        """One line in sys/master_role.txt (the leader's view of the job)."""
-        when = datetime.now(UTC).isoformat(timespec="milliseconds")
+    def master(self, message: str, now: datetime | None = None) -> None:
+        """One line in sys/master_role.txt (the leader's view: intake, progress, result)."""
+        when = (now or datetime.now(UTC)).astimezone(UTC).isoformat(timespec="milliseconds")
         _append_line(self.layout.logs / "sys" / "master_role.txt", f"{when} {message}")
 
     def result(self, text: str) -> None:

@@ -7,26 +7,36 @@ the same object with ``until_job`` set.
 
 from __future__ import annotations
 
+import json
+import os
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 import anyio
 import anyio.to_thread
 import structlog
 
 from prsd.errors import PrsdError
+from prsd.jobspec import JobSpec
+from prsd.leader.election import Deposed, Election
+from prsd.leader.finish import FinalState
 from prsd.leader.intake import fail_intake, load_taken_job, ready_in_inbox, take_in
 from prsd.leader.job import Hint, JobDriver
+from prsd.leader.liveness import Observer
 from prsd.storage.atomic import write_atomic
+from prsd.storage.heartbeat import read_heartbeats
+from prsd.storage.spool import active_jobs
 from prsd.storage.watch import Doorbell
 
 if TYPE_CHECKING:
-    from prsd.leader.finish import FinalState
     from prsd.storage.layout import SpoolLayout
 
 log = structlog.get_logger("prsd.leader")
 
 TICK_S = 0.25
+NODE_LEASE_S = 15.0  # an agent's heartbeat unchanged this long: the node is presumed dead
+NODES_CHECK_S = 1.0
+ORPHANS_CHECK_S = 2.0  # active jobs nobody drives (a deposed leader's last intake) are resumed
 
 
 @dataclass
@@ -39,18 +49,74 @@ class LeaderLinks:
 
 
 class Leader:
-    """Takes jobs in and drives each to its end."""
+    """Takes jobs in and drives each to its end, while it holds the leader lease.
 
-    def __init__(self, spool: SpoolLayout, *, epoch: int = 1, links: LeaderLinks | None = None):
+    ``only_job`` (``prsd run``) limits the leader to one job: it takes in, resumes and
+    drives that job alone and leaves everything else in the spool as it is.
+    """
+
+    def __init__(
+        self,
+        spool: SpoolLayout,
+        *,
+        election: Election | None = None,
+        links: LeaderLinks | None = None,
+        only_job: str | None = None,
+        node_lease_s: float = NODE_LEASE_S,
+    ):
         self.spool = spool
-        self.epoch = epoch
+        self.election = election or Election(spool)
         self.links = links or LeaderLinks()
+        self.only_job = only_job
         self.drivers: dict[str, JobDriver] = {}
         self.finished: dict[str, FinalState] = {}
+        self.nodes: Observer | None = None
+        self.node_lease_s = node_lease_s
+        self.lost: dict[str, float] = {}  # node -> when it was presumed dead (our clock)
+        self._last_nodes_check = -1e9
+        self._last_orphans_check = -1e9
+
+    @property
+    def epoch(self) -> int:
+        return self.election.epoch
+
+    def take_office(self, now: float) -> None:
+        """Just elected: resume every active job from the spool (nothing redone, none lost)."""
+        self.drivers.clear()
+        self.nodes = Observer(self.node_lease_s, now)
+        self.lost.clear()
+        for job_id in active_jobs(self.spool):
+            if self.only_job is not None and job_id != self.only_job:
+                continue
+            self._resume(job_id, now)
+
+    def _resume(self, job_id: str, now: float) -> None:
+        layout = self.spool.job(job_id)
+        if layout.final.exists():
+            # The last leader ended the job but died before clearing the marker.
+            self.finished[job_id] = FinalState.from_json(layout.final.read_bytes())
+            _unlink(self.spool.active / job_id)
+            return
+        try:
+            spec = JobSpec.from_json(layout.spec.read_text(encoding="utf-8"))
+            driver = JobDriver(
+                layout, spec, epoch=self.epoch, now=now, fence=self.election.check, resume=True
+            )
+        except (OSError, ValueError, TypeError) as exc:
+            log.error("cannot resume job", job_id=job_id, error=str(exc))
+            return
+        except PrsdError as exc:
+            log.error("cannot resume job", job_id=job_id, error=exc.one_line())
+            return
+        self.drivers[job_id] = driver
+        log.info("job resumed", job_id=job_id, epoch=self.epoch)
 
     def step(self, now: float, hints: list[Hint]) -> bool:
         """One round over the inbox and every running job; True if anything moved."""
+        self.election.check()
         moved = self._intake(now)
+        self._adopt_orphans(now)
+        self._check_nodes(now)
         by_job: dict[str, list[Hint]] = {}
         for h in hints:
             by_job.setdefault(h.job_id, []).append(h)
@@ -65,16 +131,87 @@ class Leader:
             moved = moved or driver.table.written != written
         return moved
 
+    def _adopt_orphans(self, now: float) -> None:
+        """Resume active jobs that no driver here owns.
+
+        A deposed leader may take a job in after its successor looked at ``active/``
+        (it notices the new epoch only at its next round); the job would sit there.
+        """
+        if now - self._last_orphans_check < ORPHANS_CHECK_S:
+            return
+        self._last_orphans_check = now
+        for job_id in active_jobs(self.spool):
+            if job_id in self.drivers or job_id in self.finished:
+                continue
+            if self.only_job is not None and job_id != self.only_job:
+                continue
+            log.warning("resuming a job no leader drove", job_id=job_id, epoch=self.epoch)
+            self._resume(job_id, now)
+
+    def _check_nodes(self, now: float) -> None:
+        """Presume nodes dead whose heartbeat stopped changing; requeue their claims."""
+        if self.nodes is None or now - self._last_nodes_check < NODES_CHECK_S:
+            return
+        self._last_nodes_check = now
+        beats = read_heartbeats(self.spool)
+        for node_id, beat in beats.items():
+            if self.nodes.observe(node_id, (beat.boot, beat.seq), now) and node_id in self.lost:
+                del self.lost[node_id]
+                log.info("node is back", node_id=node_id)
+        for job_id, driver in self.drivers.items():
+            for node_id in _claimants(driver):
+                if not self.nodes.expired(node_id, now):
+                    continue
+                silent = self.nodes.silent_for(node_id, now)
+                why = f"node {node_id} lost (heartbeat unchanged for {silent:.0f} s)"
+                moved = driver.requeue_lost_node(node_id, why)
+                if moved:
+                    log.warning(
+                        "requeued a lost node's claims", job_id=job_id, node_id=node_id, tasks=moved
+                    )
+                self.lost.setdefault(node_id, now)
+        self._write_nodes_view(beats, now)
+
+    def _write_nodes_view(self, beats: dict[str, Any], now: float) -> None:
+        assert self.nodes is not None
+        view = {
+            "schema": 1,
+            "epoch": self.epoch,
+            "node_lease_s": self.node_lease_s,
+            "nodes": {
+                node_id: {
+                    "host": beat.host,
+                    "seq": beat.seq,
+                    "silent_s": round(self.nodes.silent_for(node_id, now), 1),
+                    "alive": not self.nodes.expired(node_id, now),
+                    "draining": beat.draining,
+                    "slots": beat.slots,
+                    "gpus": beat.gpus,
+                }
+                for node_id, beat in beats.items()
+            },
+        }
+        try:
+            write_atomic(
+                self.spool.leader / "nodes.json", json.dumps(view, indent=1).encode(), durable=False
+            )
+        except OSError as exc:
+            log.warning("cannot write leader/nodes.json", error=str(exc))
+
     def _intake(self, now: float) -> bool:
         took = False
         for name in ready_in_inbox(self.spool):
+            if self.only_job is not None and name != self.only_job:
+                continue
             layout = take_in(self.spool, name)
             if layout is None:
                 continue
             took = True
             try:
                 spec = load_taken_job(layout)
-                driver = JobDriver(layout, spec, epoch=self.epoch, now=now)
+                driver = JobDriver(
+                    layout, spec, epoch=self.epoch, now=now, fence=self.election.check
+                )
             except PrsdError as exc:
                 self.finished[layout.job_id] = fail_intake(layout, exc)
                 log.warning("job refused", job_id=layout.job_id, error=exc.one_line())
@@ -84,8 +221,39 @@ class Leader:
             log.info("job taken in", job_id=layout.job_id, name=spec.name)
         return took
 
+    async def serve(self) -> None:
+        """The daemon: wait for the lease, lead until deposed, then wait again."""
+        while True:
+            await self.election.acquire()
+            try:
+                await self.lead()
+            except Deposed as exc:
+                log.warning("deposed; back to standby", reason=exc.one_line())
+                self._drop_drivers()
+
+    async def lead(self, *, until_job: str | None = None) -> FinalState | None:
+        """Lead (the lease is held) until cancelled or ``until_job`` ended; renews the lease."""
+        await anyio.to_thread.run_sync(self.take_office, anyio.current_time())
+        deposed: BaseException | None = None
+        final: FinalState | None = None
+        try:
+            async with anyio.create_task_group() as tg:
+                tg.start_soon(self.election.hold)
+                final = await self.run(until_job=until_job)
+                tg.cancel_scope.cancel()
+        except* Deposed as group:
+            deposed = group.exceptions[0]
+        if deposed is not None:
+            raise deposed
+        return final
+
+    def _drop_drivers(self) -> None:
+        for driver in self.drivers.values():
+            driver.abandon()
+        self.drivers.clear()
+
     async def run(self, *, until_job: str | None = None) -> FinalState | None:
-        """Lead until cancelled, or until job ``until_job`` has ended (its final state)."""
+        """Drive jobs until cancelled, or until job ``until_job`` has ended (its final state)."""
         links = self.links
         while True:
             hints, links.hints[:] = list(links.hints), []
@@ -97,3 +265,18 @@ class Leader:
                 return self.finished[until_job]
             if not links.hints:
                 await links.leader_bell.wait(TICK_S)
+
+
+def _claimants(driver: JobDriver) -> list[str]:
+    """Nodes with a ``claimed/<node>/`` folder in the job."""
+    try:
+        return sorted(n for n in os.listdir(driver.layout.claimed) if not n.startswith("."))
+    except FileNotFoundError:
+        return []
+
+
+def _unlink(path: os.PathLike[str]) -> None:
+    try:
+        os.unlink(path)
+    except FileNotFoundError:
+        pass

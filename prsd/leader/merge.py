@@ -10,14 +10,21 @@ files without being parsed (``os.copy_file_range`` where the kernel offers it).
 Only the current attempt's result of a mini-batch is ever offered (the ledger's
 bookkeeping), so retries, requeues and duplicate commits cannot add rows twice.
 A restarted leader rebuilds the file from the result files.
+
+``append_row_format: parquet`` (an extension beyond Azure): each piece is an Arrow IPC
+stream (``prsd.worker.results.arrow_rows``); the pieces go, in the same order, into
+one Parquet file, one piece at a time (memory: the largest mini-batch result). The
+first piece with rows fixes the schema; a later one is cast to it, and one that
+cannot be cast fails the job with both schemas in the message.
 """
 
 from __future__ import annotations
 
 import os
 from dataclasses import dataclass
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
+from prsd.errors import PrsdError
 from prsd.storage.atomic import publish, tmp_path_for
 
 if TYPE_CHECKING:
@@ -39,8 +46,9 @@ class Piece:
 class OrderedMerge:
     """Appends final mini-batches' bytes to the output in index order."""
 
-    def __init__(self, out_path: Path, *, write_header: bool = False) -> None:
+    def __init__(self, out_path: Path, *, write_header: bool = False, fmt: str = "text") -> None:
         self.out_path = out_path
+        self._parquet = ParquetSink() if fmt == "parquet" else None
         out_path.parent.mkdir(parents=True, exist_ok=True)
         self._tmp = tmp_path_for(out_path)
         self._fd = os.open(self._tmp, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o644)
@@ -72,6 +80,9 @@ class OrderedMerge:
             self._write_all(piece.header.encode())
             self._header_written = True
         src = self._source_fd(piece.source)
+        if self._parquet is not None:
+            self._parquet.add(os.pread(src, piece.length, piece.offset), self._tmp, piece.source)
+            return
         self._copy(src, piece.offset, piece.length)
 
     def _source_fd(self, path: Path) -> int:
@@ -114,12 +125,16 @@ class OrderedMerge:
         self._close_source()
         os.close(self._fd)
         self._fd = -1
+        if self._parquet is not None:
+            self._parquet.close(self._tmp)
         publish(self._tmp, self.out_path, durable=durable)
         return self.out_path
 
     def abandon(self) -> None:
         """Drop the temp output (job failed or canceled: no partial output appears)."""
         self._close_source()
+        if self._parquet is not None:
+            self._parquet.close(None)
         if self._fd >= 0:
             os.close(self._fd)
             self._fd = -1
@@ -127,3 +142,56 @@ class OrderedMerge:
             os.unlink(self._tmp)
         except FileNotFoundError:
             pass
+
+
+class OutputSchemaError(PrsdError):
+    """A mini-batch's result does not fit the Parquet output's schema."""
+
+
+class ParquetSink:
+    """The Parquet output: Arrow IPC pieces appended as row groups, in order."""
+
+    def __init__(self) -> None:
+        self._writer: Any = None
+        self._schema: Any = None
+        self.rows = 0
+
+    def add(self, data: bytes, tmp: Path, source: Path) -> None:
+        """Append one piece (an Arrow IPC stream); empty results add nothing.
+
+        Raises:
+            OutputSchemaError: its columns cannot be cast to the output's schema.
+        """
+        import pyarrow as pa
+        import pyarrow.parquet as pq
+
+        with pa.ipc.open_stream(pa.BufferReader(data)) as reader:
+            table = reader.read_all()
+        if table.num_rows == 0:
+            return
+        if self._writer is None:
+            self._writer = pq.ParquetWriter(str(tmp), table.schema)
+            self._schema = table.schema
+        schema = self._schema
+        if not table.schema.equals(schema):
+            try:
+                table = table.select(schema.names).cast(schema)
+            except (pa.ArrowInvalid, pa.ArrowNotImplementedError, KeyError) as exc:
+                raise OutputSchemaError(
+                    f"append_row_format parquet: a result in {source.name} has columns "
+                    f"{table.schema.to_string(show_schema_metadata=False)!r}, unlike the "
+                    f"first result's {schema.to_string(show_schema_metadata=False)!r}: {exc}"
+                ) from exc
+        self._writer.write_table(table)
+        self.rows += table.num_rows
+
+    def close(self, tmp: Path | None) -> None:
+        """Finish the file (a valid empty Parquet file when no result had rows)."""
+        import pyarrow as pa
+        import pyarrow.parquet as pq
+
+        if self._writer is not None:
+            self._writer.close()
+            self._writer = None
+        elif tmp is not None:
+            pq.write_table(pa.table({}), str(tmp))

@@ -69,9 +69,39 @@ user/error/<node_id>/<process_name>.txt
 user/error.txt
     One line per distinct error, with counts (as job_error.txt).
 
-perf/<node_id>/node_resource_usage.csv, processes_resource_usage.csv,
-perf/<node_id>/node_disk_usage.csv, perf/<node_id>/os/<YYYYMMDDHH>/processes_<MM>
-    Resource use every resource_monitor_interval seconds (0 turns it off).
+perf/<node_id>/
+    What each node's resource monitor saw, every resource_monitor_interval seconds
+    (0 turns it off), once when the node started on the job and once when it stopped.
+    Times are UTC, sizes MB (2**20 bytes). The monitor's own cost per sample is the
+    last "resource monitor:" line of sys/node/<node_id>/_main.txt.
+perf/<node_id>/node_resource_usage.csv
+    One row per sample:
+      Utc Time                      when the sample was taken
+      Cpu Percent                   CPU use of the whole node since the last sample
+                                    (100 = every core busy)
+      Memory Total (MB), Memory Available (MB), Memory Used (MB), Memory Used Percent
+                                    used = total - available
+      Disk Io Read Count, Disk Io Write Count, Disk Io Read (MB), Disk Io Write (MB)
+                                    disk operations and bytes since the machine booted
+      Network Sent (MB), Network Recv (MB)
+                                    network bytes since the machine booted
+      Gpu <i> Utilization Percent, Gpu <i> Memory Used (MB), Gpu <i> Memory Total (MB)
+                                    per GPU, from NVML (empty where NVML said nothing)
+perf/<node_id>/processes_resource_usage.csv
+    One row per worker per sample; a worker's child processes are added to it:
+      Utc Time, Process Name (processNNN), Pid
+      Cpu Percent                   CPU use since the last sample (100 = one core)
+      Memory Rss (MB)               resident memory
+      Threads, Child Processes
+      Gpu Index                     the worker's CUDA_VISIBLE_DEVICES, empty if none
+      Gpu Memory Used (MB)          GPU memory of the worker's process (NVML)
+perf/<node_id>/node_disk_usage.csv
+    One row per mounted file system (and the spool's) per sample:
+      Utc Time, Mount Point, Device, File System, Total (MB), Used (MB), Free (MB),
+      Used Percent
+perf/<node_id>/os/<YYYYMMDDHH>/processes_<MM>
+    A ps-style list of every process on the node at that minute (UTC): PID, PPID,
+    USER, %CPU, RSS(MB), STAT, COMMAND, busiest first.
 """
 
 

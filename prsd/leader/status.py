@@ -1,14 +1,16 @@
 """The job summary ``state/status.json`` that ``prsctl status`` reads.
 
 It is small, replaced atomically, and costs the same for ten mini-batches or ten
-million, so a status query never scans the spool. Schema version 1 is documented
-in docs/status.md.
+million, so a status query never scans the spool. :data:`STATUS_SCHEMA` is the
+contract (schema version 1, documented field by field in docs/prsctl.md);
+:func:`validate_status` checks a document against it. A job refused at intake has
+only the four fields marked required.
 """
 
 from __future__ import annotations
 
 import json
-from datetime import UTC, datetime, timedelta
+from datetime import UTC, datetime
 from typing import TYPE_CHECKING, Any
 
 from prsd.storage.atomic import write_atomic
@@ -20,6 +22,68 @@ if TYPE_CHECKING:
 
 SCHEMA_VERSION = 1
 STATUS_INTERVAL_S = 0.5
+
+_INT = (int,)
+_NUM = (int, float)
+_STR = (str,)
+_OPT_INT = (int, type(None))
+_OPT_NUM = (int, float, type(None))
+
+# field -> (accepted JSON types, required, meaning). Adding a field is compatible;
+# removing or retyping one raises SCHEMA_VERSION.
+STATUS_SCHEMA: dict[str, tuple[tuple[type, ...], bool, str]] = {
+    "schema": (_INT, True, "schema version of this document (1)"),
+    "job_id": (_STR, True, "the job's id"),
+    "state": (_STR, True, "Running, Completed, Failed or Canceled (prsctl: Queued, Starting)"),
+    "reason": (_STR, True, "why the job ended (empty while running or when completed)"),
+    "name": (_STR, False, "the job's name"),
+    "started_at": (_STR, False, "when the leader took the job in (ISO 8601 UTC)"),
+    "updated_at": (_STR, False, "when this document was written (ISO 8601 UTC)"),
+    "elapsed_s": (_NUM, False, "seconds since the job was taken in"),
+    "split_done": ((bool,), False, "every mini-batch has been planned"),
+    "planned_mbs": (_INT, False, "mini-batches planned so far"),
+    "total_mbs": (_OPT_INT, False, "all mini-batches of the job; null while splitting"),
+    "succeeded_mbs": (_INT, False, "mini-batches finished successfully"),
+    "failed_mbs": (_INT, False, "mini-batches failed after their last retry"),
+    "partial_mbs": (_INT, False, "succeeded mini-batches that returned fewer elements"),
+    "items": (_INT, False, "items of finished mini-batches"),
+    "succeeded_items": (_INT, False, "items returned by run()"),
+    "failed_items": (_INT, False, "items not returned"),
+    "attempts": (_INT, False, "attempts recorded (first runs, retries, requeues)"),
+    "requeues": (_INT, False, "attempts returned unrun (node lost, work handed back)"),
+    "outstanding_tasks": (_INT, False, "task files written and not yet settled"),
+    "rate_mbs_per_s": (_NUM, False, "finished mini-batches per second since the start"),
+    "eta_s": (_OPT_NUM, False, "estimated seconds to the end; null when unknown"),
+    "output": (_STR, False, "the append_row file (published when Completed)"),
+    "first_error": (_STR, False, "the root cause: first failure, traceback tail, log file"),
+    "errors": ((list,), False, "distinct errors: {message, count, first}, most frequent first"),
+    "last_errors": ((list,), False, "latest failures: {mini_batch, node_id, process_name, error}"),
+    "nodes": ((list,), False, "nodes serving the job: {node_id, workers, init_failures, gave_up}"),
+}
+
+
+def validate_status(doc: Any) -> list[str]:
+    """Problems of a status document against :data:`STATUS_SCHEMA` (empty: valid)."""
+    if not isinstance(doc, dict):
+        return ["the document is not a JSON object"]
+    problems = []
+    for key, (types, required, _) in STATUS_SCHEMA.items():
+        if key not in doc:
+            if required:
+                problems.append(f"{key}: missing")
+            continue
+        value = doc[key]
+        if isinstance(value, bool) and bool not in types:
+            problems.append(f"{key}: a boolean where {_names(types)} is expected")
+        elif not isinstance(value, types):
+            problems.append(f"{key}: {type(value).__name__} where {_names(types)} is expected")
+    if doc.get("schema") != SCHEMA_VERSION:
+        problems.append(f"schema: {doc.get('schema')!r}, expected {SCHEMA_VERSION}")
+    return problems
+
+
+def _names(types: tuple[type, ...]) -> str:
+    return " or ".join("null" if t is type(None) else t.__name__ for t in types)
 
 
 class StatusWriter:
@@ -59,9 +123,7 @@ def summary(driver: JobDriver, writer: StatusWriter, now: float) -> dict[str, An
         "state": final.state if final else "Running",
         "reason": final.reason if final else "",
         "started_at": writer.started_wall.isoformat(timespec="seconds"),
-        "updated_at": (writer.started_wall + timedelta(seconds=elapsed)).isoformat(
-            timespec="seconds"
-        ),
+        "updated_at": datetime.now(UTC).isoformat(timespec="seconds"),
         "elapsed_s": round(elapsed, 3),
         "split_done": driver.split_done,
         "planned_mbs": len(driver.ledger),
@@ -81,6 +143,16 @@ def summary(driver: JobDriver, writer: StatusWriter, now: float) -> dict[str, An
         "first_error": driver.errors.root_cause() if first else "",
         "errors": [
             {"message": g.message, "count": g.count, "first": g.first.where()}
-            for g in list(driver.errors.groups.values())[:10]
+            for g in driver.errors.ranked()[:10]
+        ],
+        "last_errors": [p.brief() for p in driver.errors.recent],
+        "nodes": [
+            {
+                "node_id": n.node_id,
+                "workers": n.workers,
+                "init_failures": n.failures,
+                "gave_up": n.gave_up,
+            }
+            for n in driver.node_inits
         ],
     }

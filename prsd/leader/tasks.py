@@ -18,6 +18,7 @@ from prsd.storage.layout import JobLayout, TaskName, shard_of
 from prsd.storage.records import MiniBatch, TaskBody
 
 if TYPE_CHECKING:
+    from collections.abc import Callable
     from pathlib import Path
 
 
@@ -32,8 +33,17 @@ class OutTask:
 class TaskTable:
     """Writes task files and tracks the outstanding ones per shard."""
 
-    def __init__(self, layout: JobLayout, kind: str, epoch: int, *, durable: bool) -> None:
+    def __init__(
+        self,
+        layout: JobLayout,
+        kind: str,
+        epoch: int,
+        *,
+        durable: bool,
+        on_issue: Callable[[list[str]], None] | None = None,
+    ) -> None:
         self.layout = layout
+        self.on_issue = on_issue or (lambda names: None)
         self.kind = kind
         self.epoch = epoch
         self.durable = durable
@@ -56,6 +66,7 @@ class TaskTable:
         self.ensure_shard(task.shard)
         body = TaskBody(self.layout.job_id, self.kind, tuple(mbs)).encode()
         write_atomic(self.layout.pending_task(task), body, durable=self.durable)
+        self.on_issue([task.name])
         out = OutTask(task, tuple(mb.index for mb in mbs))
         self.adopt(out)
         self.written += 1

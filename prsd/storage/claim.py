@@ -18,11 +18,13 @@ looking at the destination (see :mod:`prsd.storage.atomic`).
 from __future__ import annotations
 
 import os
+import zlib
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
 from prsd.storage.atomic import move_verified
-from prsd.storage.layout import JobLayout, TaskName
+from prsd.storage.layout import JobLayout, SpoolLayout, TaskName
+from prsd.storage.lease import current_epoch
 
 if TYPE_CHECKING:
     from pathlib import Path
@@ -40,13 +42,16 @@ class Claim:
 def list_pending(job: JobLayout, limit: int) -> list[Path]:
     """Up to ``limit`` pending task files, lowest shard and name first.
 
-    The listing may be stale on a network file system; a stale entry only costs a
-    lost claim race, never correctness.
+    Task files named with an epoch older than the current leader's are left out: a
+    deposed leader's late writes are never run (the new leader renames the older
+    epoch's pending tasks to its own when it takes over). The listing may be stale
+    on a network file system; a stale entry only costs a lost claim race.
     """
     try:
         shards = sorted(e.name for e in os.scandir(job.pending) if not e.name.startswith("."))
     except FileNotFoundError:
         return []
+    epoch = current_epoch(SpoolLayout(job.root.parent.parent))
     found: list[Path] = []
     for shard in shards:
         try:
@@ -54,7 +59,7 @@ def list_pending(job: JobLayout, limit: int) -> list[Path]:
                 names = sorted(e.name for e in it if not e.name.startswith("."))
         except FileNotFoundError:
             continue
-        found.extend(job.pending / shard / n for n in names)
+        found.extend(job.pending / shard / n for n in names if _epoch_of(n) >= epoch)
         if len(found) >= limit:
             break
     return found[:limit]
@@ -110,3 +115,20 @@ def own_claims(job: JobLayout, node_id: str) -> list[TaskName]:
     except FileNotFoundError:
         return []
     return sorted(n for n in names if n is not None)
+
+
+def _epoch_of(name: str) -> int:
+    task = TaskName.parse(name)
+    return -1 if task is None else task.epoch
+
+
+def rotate_for(node_id: str, listing: list[Path]) -> list[Path]:
+    """The listing rotated to start at a place of this node's own (a hash of its id).
+
+    Nodes listing the same folder then try different files first instead of all
+    racing for the lowest name (every lost race costs a rename and a verification).
+    """
+    if len(listing) <= 1:
+        return listing
+    k = zlib.crc32(node_id.encode()) % len(listing)
+    return listing[k:] + listing[:k]

@@ -23,7 +23,7 @@ HEARTBEAT_INTERVAL_S = 2.0
 
 @dataclass(frozen=True)
 class Heartbeat:
-    """What an agent says about itself (schema 1, documented in docs/status.md)."""
+    """What an agent says about itself (schema 1, documented in docs/prsctl.md)."""
 
     node_id: str
     seq: int

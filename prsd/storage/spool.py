@@ -26,7 +26,9 @@ def open_spool(root: Path, *, create: bool = True) -> SpoolLayout:
             d.mkdir(parents=True, exist_ok=True)
     except OSError as exc:
         raise SpoolError(f"cannot create the spool folders in {root}: {exc.strerror}") from exc
-    if not os.access(layout.jobs, os.W_OK):
+    # The inbox is the one folder every user writes (submissions); on a shared spool
+    # jobs/ and the rest belong to the daemons, whose start-up check tests them.
+    if not os.access(layout.inbox, os.W_OK):
         raise SpoolError(f"the spool {root} is not writable by this user")
     return layout
 

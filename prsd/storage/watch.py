@@ -8,7 +8,12 @@ does not see other clients' changes on network file systems).
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING
+
 import anyio
+
+if TYPE_CHECKING:
+    from pathlib import Path
 
 
 class Doorbell:
@@ -30,3 +35,22 @@ class Doorbell:
             self._event = anyio.Event()
             rung = True
         return rung
+
+
+async def ring_on_local_changes(paths: list[Path], bell: Doorbell) -> None:
+    """Ring ``bell`` when files under ``paths`` change (a local disk spool only).
+
+    File events are hints: on a network file system inotify sees only this machine's
+    own changes, so callers use this only where the spool is on a local disk, and
+    their loops poll on a timer regardless. Ends quietly if the paths cannot be watched.
+    """
+    from watchfiles import awatch
+
+    existing = [p for p in paths if p.exists()]
+    if not existing:
+        return
+    try:
+        async for _changes in awatch(*existing, debounce=100, step=20, recursive=True):
+            bell.ring()
+    except (OSError, RuntimeError):
+        return

@@ -25,6 +25,9 @@ if TYPE_CHECKING:
 
 LOADERS: dict[str, str] = {
     "files": "prsd.worker.loaders:load_files",
+    "csv": "prsd.worker.tabular:load_csv",
+    "jsonl": "prsd.worker.tabular:load_jsonl",
+    "parquet": "prsd.worker.tabular:load_parquet",
 }
 
 _loaded: dict[str, Callable[[MiniBatchRef, dict[str, Any]], Any]] = {}

@@ -9,8 +9,13 @@ Bytes (SPEC section 5, Azure's old driver): a list element is ``str(x) + "\\n"``
 UTF-8; a DataFrame is exactly ``df.to_csv(sep=" ", header=False, index=False)``, with
 the ``parallel_run_step.settings.json`` keyword arguments on top.
 
-Pure functions, standard library only: pandas is never imported here. A DataFrame
-result means the user's script already imported it.
+``append_row_format: parquet`` (an extension beyond Azure): each mini-batch's result
+is an Arrow IPC stream instead (a DataFrame's columns and types as they are; a list
+becomes one column ``value``); the leader writes them into one Parquet file.
+
+Pure functions, standard library only at import time: pandas is never imported here
+(a DataFrame result means the user's script already imported it), and pyarrow only
+when a job asks for Parquet output.
 """
 
 from __future__ import annotations
@@ -115,6 +120,33 @@ def encode_result(result: Any, overrides: dict[str, Any], want_header: bool) -> 
         header = dataframe_header(result, overrides) if want_header else ""
         return dataframe_rows(result, overrides), header
     return list_rows(result), ""
+
+
+def encode_output(
+    fmt: str, result: Any, overrides: dict[str, Any], want_header: bool
+) -> tuple[bytes, str]:
+    """The append_row bytes in the job's ``append_row_format`` (``text`` or ``parquet``)."""
+    if fmt == "parquet":
+        return arrow_rows(result), ""
+    return encode_result(result, overrides, want_header)
+
+
+def arrow_rows(result: Any) -> bytes:
+    """An accepted result as one Arrow IPC stream (for ``append_row_format: parquet``)."""
+    import pyarrow as pa
+
+    if is_dataframe(result):
+        table = pa.Table.from_pandas(result, preserve_index=False)
+    else:
+        try:
+            column = pa.array(result)
+        except (pa.ArrowInvalid, pa.ArrowTypeError):
+            column = pa.array([str(element) for element in result])
+        table = pa.table({"value": column})
+    sink = pa.BufferOutputStream()
+    with pa.ipc.new_stream(sink, table.schema) as writer:
+        writer.write_table(table)
+    return bytes(sink.getvalue().to_pybytes())
 
 
 def _encoding(overrides: dict[str, Any]) -> str:

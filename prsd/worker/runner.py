@@ -30,7 +30,7 @@ from prsd.worker.results import (
     ItemCounts,
     WrongResultType,
     accepted_result,
-    encode_result,
+    encode_output,
     too_many_warning,
 )
 
@@ -43,6 +43,7 @@ if TYPE_CHECKING:
 
 SUCCEEDED = "succeeded"  # the statuses of prsd.storage.records
 FAILED = "failed"
+OOM = "oom"
 
 
 class UnsupportedOutput(Exception):
@@ -206,20 +207,24 @@ class MiniBatchRunner:
         attempt.status = SUCCEEDED
 
     def _write(self, out: str, accepted: Any, attempt: Attempt) -> None:
-        data, header = encode_result(accepted, self.hello.to_csv, self.hello.dataframe_header)
+        data, header = encode_output(
+            self.hello.append_row_format, accepted, self.hello.to_csv, self.hello.dataframe_header
+        )
         attempt.offset, attempt.length = self.out.append(out, data)
         attempt.header = header
 
     def _check_output_format(self) -> None:
         fmt = self.hello.append_row_format
-        if self.hello.append_row and fmt != "text":
+        if self.hello.append_row and fmt not in ("text", "parquet"):
             raise UnsupportedOutput(
                 f"append_row_format {fmt!r} is not supported by this worker yet"
             )
 
     def _fail(self, attempt: Attempt, what: str, exc: BaseException) -> None:
         full = self.errors.write_exception(what, exc)
-        attempt.status = FAILED
+        # MemoryError: the allocation hit the worker's limit (RLIMIT_AS, a cgroup):
+        # evidence enough to call the attempt out of memory.
+        attempt.status = OOM if isinstance(exc, MemoryError) else FAILED
         attempt.succeeded_items = 0
         attempt.failed_items = attempt.items
         attempt.error = one_line_error(exc)

@@ -133,16 +133,16 @@ def test_summary_only_counts_and_writes_nothing(tmp_path: Path) -> None:
     assert not paths.out.exists()
 
 
-def test_parquet_append_row_is_refused_per_mini_batch(tmp_path: Path) -> None:
-    """append_row_format parquet fails the mini-batch with a clear error."""
+def test_unknown_append_row_format_is_refused_per_mini_batch(tmp_path: Path) -> None:
+    """An append_row_format the worker does not know fails the mini-batch clearly."""
     paths = WorkerPaths.under(tmp_path)
     paths.write_script("""
         def run(mini_batch):
             return mini_batch
     """)
-    with ready_worker(paths, paths.hello(append_row_format="parquet")) as worker:
+    with ready_worker(paths, paths.hello(append_row_format="orc")) as worker:
         outcome = worker.run(files_mb(0, ["/a"]), close=True)
     assert outcome["status"] == "failed"
     assert outcome["error"] == (
-        "UnsupportedOutput: append_row_format 'parquet' is not supported by this worker yet"
+        "UnsupportedOutput: append_row_format 'orc' is not supported by this worker yet"
     )

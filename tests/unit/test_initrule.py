@@ -2,7 +2,10 @@
 
 from __future__ import annotations
 
+import pytest
+
 from prsd.leader.initrule import NodeInit, first_error_detail, init_failure
+from prsd.tunables import init_grace_s, init_rule_window_s
 
 ERR = {
     "process_name": "process003",
@@ -56,3 +59,37 @@ def test_detail_quotes_traceback_and_file() -> None:
     """The detail for job_result.txt has the traceback tail and the log file."""
     detail = first_error_detail([_node("a", failed=1)])
     assert "OSError: no GPU" in detail and "Full traceback: /l/e.txt" in detail
+
+
+def test_every_worker_stuck_in_init_fails_the_job() -> None:
+    """Third rule: as many init timeouts as workers, and no success, fail at once."""
+    stuck = NodeInit("a", 2, 0, 2, False, ERR, timeouts=2)
+    reason = init_failure([stuck], 5.0)
+    assert reason is not None and "every worker stayed in init() past its deadline" in reason
+    one_of_two = NodeInit("a", 2, 0, 1, False, ERR, timeouts=1)
+    assert init_failure([one_of_two], 5.0) is None
+    other_node = NodeInit("b", 2, 0, 0, False, None)
+    assert init_failure([stuck, other_node], 5.0) is None
+
+
+def test_window_is_a_parameter() -> None:
+    """The two-minute window of the second rule is passed in (operators may shorten it)."""
+    nodes = [_node("a", failed=4)]
+    assert init_failure(nodes, 2.0, window_s=120.0) is None
+    assert init_failure(nodes, 2.0, window_s=1.0) is not None
+
+
+def test_report_carries_init_timeouts() -> None:
+    """The node report's init_timeouts reaches the rule (missing: 0)."""
+    report = {"node_id": "n", "workers": 3, "init_failures": 3, "init_timeouts": 3}
+    assert NodeInit.from_report(report).timeouts == 3
+    assert NodeInit.from_report({"node_id": "n"}).timeouts == 0
+
+
+@pytest.mark.parametrize(
+    ("text", "expected"), [("", 120.0), ("2.5", 2.5), ("-1", 120.0), ("soon", 120.0)]
+)
+def test_init_window_tunable(text: str, expected: float) -> None:
+    """PRSD_INIT_RULE_WINDOW_S: a number >= 0 replaces Azure's 120 s; anything else is ignored."""
+    assert init_rule_window_s({"PRSD_INIT_RULE_WINDOW_S": text}) == expected
+    assert init_grace_s({}) == 30.0

@@ -379,9 +379,9 @@ def test_mltable_notes_unapplied_transformations(tmp_path: Path) -> None:
             "one character",
         ),
         (
-            "paths:\n  - file: ./a.csv\ntransformations:\n  - read_delimited: {support_multi_line: true}\n",
+            "paths:\n  - file: ./a.csv\ntransformations:\n  - read_delimited: {support_multi_line: 2}\n",
             "transformations[0].read_delimited.support_multi_line",
-            "line boundaries",
+            "expected true or false",
         ),
         (
             "paths:\n  - file: ./a.csv\ntransformations:\n  - read_delimited: {delimitr: ','}\n",

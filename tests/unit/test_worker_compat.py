@@ -25,25 +25,32 @@ def _ids(paths: list[Path]) -> list[str]:
     return [str(p.relative_to(REPO)) for p in paths]
 
 
+LAZY_PACKAGES = {"pandas", "pyarrow", "numpy"}  # allowed inside functions (tabular loading)
+
+
 def _runtime_imports(tree: ast.Module) -> set[str]:
-    """Top-level names of modules imported outside ``if TYPE_CHECKING:`` blocks."""
+    """Top-level names of modules imported outside ``if TYPE_CHECKING:`` blocks
+    (pandas, pyarrow and numpy imported inside a function are left out)."""
     names: set[str] = set()
 
-    def visit(nodes: list[ast.stmt]) -> None:
+    def visit(nodes: list[ast.stmt], lazy: bool = False) -> None:
         for node in nodes:
             if isinstance(node, ast.If) and ast.unparse(node.test) == "TYPE_CHECKING":
-                visit(node.orelse)
+                visit(node.orelse, lazy)
                 continue
+            found: set[str] = set()
             if isinstance(node, ast.Import):
-                names.update(alias.name.split(".")[0] for alias in node.names)
+                found = {alias.name.split(".")[0] for alias in node.names}
             elif isinstance(node, ast.ImportFrom) and node.level == 0 and node.module:
-                names.add(node.module.split(".")[0])
+                found = {node.module.split(".")[0]}
+            names.update(found - LAZY_PACKAGES if lazy else found)
+            inner = lazy or isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef))
             for field in ("body", "orelse", "finalbody"):
                 children = getattr(node, field, None)
                 if isinstance(children, list):
-                    visit(children)
+                    visit(children, inner)
             for handler in getattr(node, "handlers", []):
-                visit(handler.body)
+                visit(handler.body, inner)
 
     visit(tree.body)
     return names

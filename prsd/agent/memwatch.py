@@ -1,0 +1,136 @@
+"""Evidence for calling a worker's death an OOM kill: its memory, and the kernel's count.
+
+A dead process cannot be asked how big it was, so each worker is sampled while it
+lives (RSS, address space, its ``RLIMIT_AS``), and the cgroup's ``oom_kill``
+counter (cgroup v2 ``memory.events``, or v1 ``memory.oom_control``; both count the
+cgroup and its children) is read when the worker starts and when it dies.
+:func:`prsd.agent.verdicts.classify_exit` decides from these. Every read here is best effort: a missing file or a vanished process is "no
+evidence", never an error.
+"""
+
+from __future__ import annotations
+
+import resource
+from dataclasses import dataclass
+from pathlib import Path
+
+import anyio
+import psutil
+
+SAMPLE_INTERVAL_S = 0.2
+CGROUP_ROOT = Path("/sys/fs/cgroup")
+
+
+@dataclass(frozen=True)
+class MemoryPeak:
+    """The largest use seen, as fractions of the limits in force at the time (0 = unknown)."""
+
+    rss_bytes: int = 0
+    ram_fraction: float = 0.0  # RSS / min(RAM, cgroup memory.max)
+    address_space_fraction: float = 0.0  # VMS / RLIMIT_AS, when RLIMIT_AS is set
+
+
+@dataclass(frozen=True)
+class MemoryCgroup:
+    """Where a process's memory cgroup keeps its limit and its OOM-kill count."""
+
+    folder: Path
+    limit_file: str  # v2 memory.max, v1 memory.limit_in_bytes
+    events_file: str  # v2 memory.events, v1 memory.oom_control (both: "oom_kill N")
+
+
+def memory_cgroup(pid: int) -> MemoryCgroup | None:
+    """The memory cgroup of a process (v1 memory controller, else v2), or None."""
+    try:
+        lines = Path(f"/proc/{pid}/cgroup").read_text().splitlines()
+    except OSError:
+        return None
+    for line in lines:
+        _, controllers, path = line.split(":", 2)
+        if "memory" in controllers.split(","):
+            folder = CGROUP_ROOT / "memory" / path.lstrip("/")
+            if not folder.is_dir():  # a container sees its own cgroup at the root
+                folder = CGROUP_ROOT / "memory"
+            return MemoryCgroup(folder, "memory.limit_in_bytes", "memory.oom_control")
+    for line in lines:
+        if line.startswith("0::"):
+            return MemoryCgroup(CGROUP_ROOT / line[3:].lstrip("/"), "memory.max", "memory.events")
+    return None
+
+
+def ram_limit_bytes(cgroup: MemoryCgroup | None) -> int:
+    """The memory a process may use: the machine's RAM or its cgroup's limit."""
+    limit = int(psutil.virtual_memory().total)
+    if cgroup is not None:
+        try:
+            text = (cgroup.folder / cgroup.limit_file).read_text().strip()
+            if text.isdigit():
+                limit = min(limit, int(text))
+        except OSError:
+            pass
+    return limit
+
+
+def oom_kills(cgroup: MemoryCgroup | None) -> int | None:
+    """The cgroup's ``oom_kill`` count (kills in it and below), or None if unknown."""
+    if cgroup is None:
+        return None
+    try:
+        for line in (cgroup.folder / cgroup.events_file).read_text().splitlines():
+            key, _, value = line.partition(" ")
+            if key == "oom_kill":
+                return int(value)
+    except (OSError, ValueError):
+        return None
+    return None
+
+
+class MemoryWatch:
+    """Samples one worker's memory while it lives; keeps the peak since :meth:`reset`."""
+
+    def __init__(self, pid: int) -> None:
+        self.pid = pid
+        self.cgroup = memory_cgroup(pid)
+        self.oom_kills_at_start = oom_kills(self.cgroup)
+        self.ram_limit = ram_limit_bytes(self.cgroup)
+        self.peak = MemoryPeak()
+        self.last = MemoryPeak()
+
+    def sample(self) -> bool:
+        """Take one sample; False once the process is gone."""
+        try:
+            proc = psutil.Process(self.pid)
+            info = proc.memory_info()
+            soft, _hard = proc.rlimit(psutil.RLIMIT_AS)
+        except (psutil.Error, OSError):
+            return False
+        ram = info.rss / self.ram_limit if self.ram_limit else 0.0
+        space = info.vms / soft if soft not in (resource.RLIM_INFINITY, -1) and soft > 0 else 0.0
+        self.last = MemoryPeak(info.rss, ram, space)
+        p = self.peak
+        self.peak = MemoryPeak(
+            max(p.rss_bytes, info.rss),
+            max(p.ram_fraction, ram),
+            max(p.address_space_fraction, space),
+        )
+        return True
+
+    def reset(self) -> None:
+        """Start a new peak (a new mini-batch): an earlier one's memory is no evidence."""
+        self.last = MemoryPeak()
+        self.sample()
+        self.peak = self.last
+
+    async def run(self) -> None:
+        """Sample every :data:`SAMPLE_INTERVAL_S` until the process is gone."""
+        while True:
+            if not self.sample():
+                return
+            await anyio.sleep(SAMPLE_INTERVAL_S)
+
+    def kernel_oom_kills_since_start(self) -> int:
+        """OOM kills the kernel counted in the worker's cgroup since it started (0 if unknown)."""
+        before, after = self.oom_kills_at_start, oom_kills(self.cgroup)
+        if before is None or after is None:
+            return 0
+        return max(after - before, 0)

@@ -1,0 +1,42 @@
+"""Can this node see a job's files? Checked before it claims any of the job's work.
+
+Azure users lost days to inputs that existed on every node but one (a mount missing
+or stale on one VM): the job failed there, one mini-batch at a time. A node that
+cannot see an input, side input, the code or the output folder claims nothing of
+the job and says so in its node report, so the leader can name it.
+"""
+
+from __future__ import annotations
+
+import os
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    from prsd.jobspec import JobSpec
+
+
+def paths_to_check(spec: JobSpec) -> list[tuple[str, str]]:
+    """(what, path) pairs a node must see to run the job."""
+    pairs = [(spec.input.name, p) for p in spec.input.paths]
+    pairs += [(f"side input {k}", v) for k, v in sorted(spec.side_inputs.items())]
+    pairs.append(("code", spec.code_dir))
+    pairs += [(f"output {k}", v) for k, v in sorted(spec.outputs.items())]
+    if spec.append_row_to:
+        pairs.append(("append_row_to folder", os.path.dirname(spec.append_row_to)))
+    return pairs
+
+
+def unseen(spec: JobSpec) -> list[str]:
+    """Lines naming each path this node cannot see (empty: all visible)."""
+    missing = []
+    for what, path in paths_to_check(spec):
+        if what.startswith(("output", "append_row_to")):
+            # Output folders may not exist yet; their nearest existing parent must.
+            probe = path
+            while probe and not os.path.exists(probe) and os.path.dirname(probe) != probe:
+                probe = os.path.dirname(probe)
+            if not os.access(probe, os.W_OK):
+                missing.append(f"{what}: {path} (not writable here)")
+        elif not os.path.exists(path):
+            missing.append(f"{what}: {path}")
+    return missing

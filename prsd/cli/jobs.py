@@ -1,0 +1,87 @@
+"""What ``prsctl`` reads about jobs: the status summaries, never the task folders.
+
+A job's state comes from ``state/status.json`` (kept by the leader), so the cost of
+a status query does not grow with the job's size. A job still in ``inbox/`` is
+Queued; a job folder the leader has not written a summary for yet is Starting.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+from typing import TYPE_CHECKING, Any
+
+from prsd.errors import PrsdError
+from prsd.leader.status import SCHEMA_VERSION
+from prsd.storage.layout import valid_job_id
+
+if TYPE_CHECKING:
+    from prsd.storage.layout import SpoolLayout
+
+ENDED = ("Completed", "Failed", "Canceled")
+
+
+class UnknownJob(PrsdError):
+    """No job (or more than one) matches what the user typed."""
+
+
+def queued_doc(job_id: str, state: str) -> dict[str, Any]:
+    return {"schema": SCHEMA_VERSION, "job_id": job_id, "state": state, "reason": ""}
+
+
+def read_status(spool: SpoolLayout, job_id: str) -> dict[str, Any]:
+    """The job's status document (schema 1); Queued or Starting before the leader wrote one."""
+    layout = spool.job(job_id)
+    try:
+        doc = json.loads(layout.status.read_bytes())
+        if isinstance(doc, dict):
+            return doc
+    except (FileNotFoundError, ValueError):
+        pass  # not written yet, or being replaced over SMB: queued or starting
+    if (spool.inbox / job_id).is_dir():
+        return queued_doc(job_id, "Queued")
+    return queued_doc(job_id, "Starting")
+
+
+def job_ids(spool: SpoolLayout) -> list[str]:
+    """Every job in the spool (taken in, or waiting in the inbox), oldest first by id time."""
+    ids: set[str] = set()
+    for folder in (spool.jobs, spool.inbox):
+        try:
+            names = os.listdir(folder)
+        except FileNotFoundError:
+            continue
+        ids.update(n for n in names if valid_job_id(n))
+    return sorted(ids, key=_id_time)
+
+
+def _id_time(job_id: str) -> tuple[str, str]:
+    parts = job_id.rsplit("-", 3)
+    return ("-".join(parts[1:3]) if len(parts) == 4 else "", job_id)
+
+
+def all_statuses(spool: SpoolLayout) -> list[dict[str, Any]]:
+    return [read_status(spool, j) for j in job_ids(spool)]
+
+
+def resolve_job(spool: SpoolLayout, text: str) -> str:
+    """A job id from what the user typed: the id, a unique prefix, or ``last``.
+
+    Raises:
+        UnknownJob: nothing or several jobs match.
+    """
+    ids = job_ids(spool)
+    if text == "last" and ids:
+        return ids[-1]
+    if text in ids:
+        return text
+    matches = [j for j in ids if j.startswith(text)]
+    if len(matches) == 1:
+        return matches[0]
+    if not matches:
+        raise UnknownJob(f"no job {text!r} in the spool {spool.root}")
+    raise UnknownJob(f"{text!r} matches {len(matches)} jobs: {', '.join(matches[:5])}")
+
+
+def is_ended(doc: dict[str, Any]) -> bool:
+    return doc.get("state") in ENDED

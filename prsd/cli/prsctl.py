@@ -1,0 +1,243 @@
+"""``prsctl``: the user's command line (SPEC section 9). Wiring only: arguments -> views.
+
+Every command reads or writes the spool and nothing else: ``status`` reads the
+leader's summaries, ``nodes`` the heartbeats, ``logs`` the log tree, ``cancel``
+drops a marker the leader acts on, ``submit`` and ``retry`` put a job folder in
+the inbox. No command talks to a daemon.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import sys
+import time
+from datetime import UTC, datetime
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+from prsd.cli.jobs import all_statuses, is_ended, read_status, resolve_job
+from prsd.errors import ExitCode, PrsdError
+from prsd.leader.status import SCHEMA_VERSION
+from prsd.storage.spool import open_spool
+
+if TYPE_CHECKING:
+    from rich.console import RenderableType
+
+    from prsd.storage.layout import SpoolLayout
+
+# The terminal views (rich) are imported by the commands that draw them, so that
+# `prsctl status --json` and friends start fast: status is meant to be cheap.
+
+WATCH_INTERVAL_S = 1.0
+
+
+def default_spool() -> Path:
+    """``--spool`` beats ``PRSD_SPOOL`` beats ``./spool``."""
+    return Path(os.environ.get("PRSD_SPOOL") or "spool")
+
+
+def parser() -> argparse.ArgumentParser:
+    p = argparse.ArgumentParser(prog="prsctl", description="prsd's command line")
+    sub = p.add_subparsers(dest="command", required=True)
+    s = sub.add_parser("submit", help="submit a job folder; prints the job id")
+    s.add_argument("job_dir", type=Path)
+    s.add_argument("--name", default=None)
+    st = sub.add_parser("status", help="all jobs, or one job in detail")
+    st.add_argument("job", nargs="?")
+    st.add_argument("--watch", action="store_true", help="redraw in place until the job ends")
+    st.add_argument("--json", action="store_true", help="stable JSON (docs/prsctl.md)")
+    st.add_argument("--interval", type=float, default=WATCH_INTERVAL_S, help=argparse.SUPPRESS)
+    c = sub.add_parser("cancel", help="cancel a job")
+    c.add_argument("job")
+    lg = sub.add_parser("logs", help="a job's log files merged by time")
+    lg.add_argument("job")
+    lg.add_argument("--errors", action="store_true", help="error summary and tracebacks")
+    lg.add_argument("--node", default=None, help="one node's agent and worker logs")
+    lg.add_argument("--process", default=None, help="one worker (processNNN): every file")
+    n = sub.add_parser("nodes", help="agents, slots, GPUs, heartbeat age, current work")
+    n.add_argument("--json", action="store_true")
+    r = sub.add_parser("retry", help="a new job running only the failed mini-batches of one")
+    r.add_argument("job")
+    r.add_argument("--name", default=None)
+    rep = sub.add_parser("report", help="a self-contained HTML report of a job (and CSV)")
+    rep.add_argument("job")
+    rep.add_argument("-o", "--output", type=Path, default=None, help="default: <job>.html")
+    for sp in (s, st, c, lg, n, r, rep):
+        sp.add_argument("--spool", type=Path, default=None, help="spool folder (default ./spool)")
+    return p
+
+
+def main(argv: list[str] | None = None) -> int:
+    args = parser().parse_args(argv)
+    try:
+        spool = open_spool(args.spool or default_spool(), create=args.command == "submit")
+        return int(COMMANDS[args.command](spool, args))
+    except PrsdError as exc:
+        from prsd.cli import console
+
+        console.error(exc.one_line())
+        return ExitCode.CONFIG
+    except KeyboardInterrupt:
+        return 130
+
+
+def cmd_submit(spool: SpoolLayout, args: argparse.Namespace) -> int:
+    from prsd.submit import submit
+
+    job_id, _ = submit(args.job_dir, spool, name=args.name)
+    sys.stdout.write(job_id + "\n")
+    return ExitCode.OK
+
+
+def cmd_status(spool: SpoolLayout, args: argparse.Namespace) -> int:
+    if args.job is None:
+        docs = all_statuses(spool)
+        if args.json:
+            _print_json({"schema": SCHEMA_VERSION, "jobs": docs})
+            return ExitCode.OK
+        from prsd.cli import console
+        from prsd.cli.statusview import jobs_table
+
+        if docs:
+            console.out.print(jobs_table(docs))
+        else:
+            console.say(f"no jobs in {spool.root}")
+        return ExitCode.OK
+    job_id = resolve_job(spool, args.job)
+    if args.json:
+        _print_json(read_status(spool, job_id))
+        return ExitCode.OK
+    if args.watch:
+        return watch(spool, job_id, args.interval)
+    from prsd.cli import console
+
+    console.out.print(_job_renderable(spool, job_id)[0])
+    return ExitCode.OK
+
+
+def _job_renderable(spool: SpoolLayout, job_id: str) -> tuple[RenderableType, dict[str, Any]]:
+    from prsd.cli.nodes import node_rows
+    from prsd.cli.statusview import job_view
+
+    doc = read_status(spool, job_id)
+    nodes = [] if is_ended(doc) else node_rows(spool, datetime.now(UTC), job_id)
+    return job_view(doc, nodes), doc
+
+
+def watch(spool: SpoolLayout, job_id: str, interval_s: float) -> int:
+    """Redraw the job's view in place until it ends; exit with the job's code."""
+    from rich.live import Live
+
+    from prsd.cli import console
+    from prsd.leader.finish import EXIT_CODES
+
+    view, doc = _job_renderable(spool, job_id)
+    with Live(view, console=console.out, auto_refresh=False, transient=False) as live:
+        while not is_ended(doc):
+            time.sleep(interval_s)
+            view, doc = _job_renderable(spool, job_id)
+            live.update(view, refresh=True)
+    return int(EXIT_CODES.get(str(doc.get("state")), ExitCode.OK))
+
+
+def cmd_cancel(spool: SpoolLayout, args: argparse.Namespace) -> int:
+    from prsd.cli import console
+    from prsd.storage.atomic import write_atomic
+
+    job_id = resolve_job(spool, args.job)
+    doc = read_status(spool, job_id)
+    if is_ended(doc):
+        console.say(f"job {job_id} already ended: {doc.get('state')}")
+        return ExitCode.OK
+    for root in (spool.job(job_id).root, spool.inbox / job_id):
+        # a job still in the inbox carries its cancel marker into jobs/<id>/state/
+        try:
+            (root / "state").mkdir(exist_ok=True)
+            write_atomic(root / "state" / "cancel", b"prsctl cancel\n")
+        except FileNotFoundError:
+            continue
+        console.say(f"cancel requested for {job_id}")
+        return ExitCode.OK
+    raise PrsdError(f"job {job_id} could not be marked for cancel (moved while marking?)")
+
+
+def cmd_logs(spool: SpoolLayout, args: argparse.Namespace) -> int:
+    from prsd.cli import console
+    from prsd.cli.logfiles import LogQuery, read_sources, select_files
+    from prsd.cli.logmerge import merge_by_time
+    from prsd.storage.layout import valid_node_id, valid_process_name
+
+    job_id = resolve_job(spool, args.job)
+    if args.node is not None and not valid_node_id(args.node):
+        raise PrsdError(f"--node {args.node!r} is not a node id")
+    if args.process is not None and not valid_process_name(args.process):
+        raise PrsdError(f"--process {args.process!r}: expected processNNN")
+    q = LogQuery(errors=args.errors, node=args.node, process=args.process)
+    files = select_files(spool.job(job_id).logs, q)
+    result = [f for f in files if f[0] == "[result]"]
+    sources = read_sources([f for f in files if f[0] != "[result]"])
+    lines = merge_by_time(sources) + merge_by_time(read_sources(result))
+    if not lines:
+        console.say(f"no log lines for that in {spool.job(job_id).logs}")
+    for line in lines:
+        console.say(line)
+    return ExitCode.OK
+
+
+def cmd_nodes(spool: SpoolLayout, args: argparse.Namespace) -> int:
+    from prsd.cli import console
+    from prsd.cli.nodes import node_rows
+    from prsd.cli.statusview import nodes_table
+
+    rows = node_rows(spool, datetime.now(UTC))
+    if args.json:
+        _print_json({"schema": SCHEMA_VERSION, "nodes": rows})
+    elif rows:
+        console.out.print(nodes_table(rows))
+    else:
+        console.say(f"no agent has a heartbeat in {spool.nodes}")
+    return ExitCode.OK
+
+
+def cmd_retry(spool: SpoolLayout, args: argparse.Namespace) -> int:
+    from prsd.cli import console
+    from prsd.submit import submit_retry
+
+    job_id = resolve_job(spool, args.job)
+    new_id, count = submit_retry(spool, job_id, name=args.name)
+    console.err.print(f"{count} mini-batches of {job_id} to run again", markup=False)
+    console.say(new_id)
+    return ExitCode.OK
+
+
+def cmd_report(spool: SpoolLayout, args: argparse.Namespace) -> int:
+    from prsd.cli import console
+    from prsd.report.build import write_report
+
+    job_id = resolve_job(spool, args.job)
+    out = args.output or Path(f"{job_id}.html")
+    paths = write_report(spool.job(job_id), out)
+    for p in paths:
+        console.say(str(p))
+    return ExitCode.OK
+
+
+def _print_json(obj: Any) -> None:
+    sys.stdout.write(json.dumps(obj, indent=1, sort_keys=True) + "\n")
+
+
+COMMANDS = {
+    "submit": cmd_submit,
+    "status": cmd_status,
+    "cancel": cmd_cancel,
+    "logs": cmd_logs,
+    "nodes": cmd_nodes,
+    "retry": cmd_retry,
+    "report": cmd_report,
+}
+
+
+if __name__ == "__main__":
+    sys.exit(main())

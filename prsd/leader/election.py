@@ -1,0 +1,132 @@
+"""Becoming and staying the leader of a spool (see :mod:`prsd.storage.lease`).
+
+A standby watches ``leader/heartbeat.json``; when it has not changed for the lease
+time (or the holder's process is known dead on this very host), it creates the next
+epoch file. The leader renews the heartbeat every ``beat_s`` and checks, before every
+round of writes, that no higher epoch exists; when one does it is deposed and stops.
+"""
+
+from __future__ import annotations
+
+import secrets
+from typing import TYPE_CHECKING
+
+import anyio
+import anyio.to_thread
+import structlog
+
+from prsd.errors import PrsdError
+from prsd.leader.liveness import Observer
+from prsd.storage.lease import (
+    LEADER_HEARTBEAT_S,
+    LEADER_LEASE_S,
+    LeaderBeat,
+    current_epoch,
+    holder_is_dead_here,
+    new_holder,
+    read_beat,
+    read_holder,
+    try_take,
+    write_beat,
+)
+
+if TYPE_CHECKING:
+    from prsd.storage.layout import SpoolLayout
+
+log = structlog.get_logger("prsd.leader")
+
+
+class Deposed(PrsdError):
+    """A higher epoch exists: another leader took over; this one must stop writing."""
+
+
+class Election:
+    """This process's part in choosing the leader of one spool."""
+
+    def __init__(
+        self,
+        spool: SpoolLayout,
+        *,
+        lease_s: float = LEADER_LEASE_S,
+        beat_s: float = LEADER_HEARTBEAT_S,
+    ) -> None:
+        self.spool = spool
+        self.lease_s = lease_s
+        self.beat_s = beat_s
+        self.id = secrets.token_hex(8)
+        self.epoch = 0
+        self._seq = 0
+        self._observer: Observer | None = None
+
+    def try_once(self, now: float, *, patient: bool = True) -> int:
+        """One look at the lease; the epoch won, or 0.
+
+        ``patient=False`` takes over only when no leader ever ran or the holder is
+        known dead on this host (``prsd run``: never wait a lease for a local spool).
+        """
+        if self._observer is None:
+            self._observer = Observer(self.lease_s, now)
+        cur = current_epoch(self.spool)
+        if cur == 0:
+            return self._take(1)
+        holder = read_holder(self.spool, cur)
+        if holder is not None and holder.holder == self.id:
+            return self._won(cur)
+        beat = read_beat(self.spool)
+        key = None if beat is None else (beat.epoch, beat.holder, beat.seq)
+        self._observer.observe("leader", key, now)
+        if holder is not None and holder_is_dead_here(holder):
+            return self._take(cur + 1)
+        if patient and self._observer.expired("leader", now):
+            return self._take(cur + 1)
+        return 0
+
+    def leader_alive(self, now: float) -> bool:
+        """After some patience: does another leader keep its heartbeat fresh?"""
+        assert self._observer is not None
+        return not self._observer.expired("leader", now)
+
+    async def acquire(self) -> int:
+        """Wait until this process leads; returns its epoch."""
+        while True:
+            now = anyio.current_time()
+            epoch = await anyio.to_thread.run_sync(self.try_once, now)
+            if epoch:
+                return epoch
+            await anyio.sleep(self.beat_s / 2)
+
+    def _take(self, epoch: int) -> int:
+        if try_take(self.spool, new_holder(epoch, self.id)):
+            return self._won(epoch)
+        return 0
+
+    def _won(self, epoch: int) -> int:
+        self.epoch = epoch
+        self._seq = 0
+        log.info("leading", epoch=epoch, holder=self.id)
+        self.beat()
+        return epoch
+
+    def check(self) -> None:
+        """Raise :class:`Deposed` if a higher epoch than ours exists (call before writes)."""
+        cur = current_epoch(self.spool)
+        if cur != self.epoch:
+            raise Deposed(f"leader epoch {self.epoch} deposed by epoch {cur}")
+
+    def beat(self) -> None:
+        """Renew the lease (after checking we still hold it)."""
+        self.check()
+        self._seq += 1
+        write_beat(self.spool, LeaderBeat(self.epoch, self.id, self._seq, _now_iso()))
+
+    async def hold(self) -> None:
+        """Renew the lease every ``beat_s`` until cancelled; raises Deposed."""
+        while True:
+            await anyio.sleep(self.beat_s)
+            await anyio.to_thread.run_sync(self.beat)
+
+
+def _now_iso() -> str:
+    from datetime import UTC, datetime
+
+    return datetime.now(UTC).isoformat(timespec="seconds")

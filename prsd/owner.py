@@ -1,0 +1,165 @@
+"""Who a job's workers run as: the owner of the job folder, never more.
+
+The model (docs/security.md):
+
+- An agent running as root runs a job's workers as the user and group owning the
+  job folder in the spool (``jobs/<id>/``, which keeps the owner of the folder the
+  user submitted), with that user's supplementary groups. Root only when root owns
+  the job.
+- An agent running as another user runs workers as itself, and only for jobs that
+  user owns, unless ``PRSD_RUN_OTHERS_JOBS=1`` says otherwise (then still as itself).
+- The files and folders the agent makes for a worker (working folder, log files, the
+  result file the worker appends to) are handed to the owner before the worker
+  starts, so every file the job writes in the spool carries the owner's ids.
+- Nothing here follows a symlink: the job folder is looked at with ``lstat`` and
+  ownership is changed with ``lchown`` semantics.
+
+:func:`decide` is pure; the rest reads the user database and changes ownership.
+"""
+
+from __future__ import annotations
+
+import grp
+import os
+import pwd
+import stat
+from dataclasses import dataclass
+from typing import TYPE_CHECKING
+
+from prsd.errors import PrsdError
+
+if TYPE_CHECKING:
+    from collections.abc import Iterable, Mapping
+    from pathlib import Path
+
+WORKER_UMASK = 0o022
+ALLOW_OTHERS_ENV = "PRSD_RUN_OTHERS_JOBS"
+
+
+class JobOwnerRefused(PrsdError, PermissionError):
+    """This agent may not run the job's workers (owned by someone else, or a symlink).
+
+    A PermissionError too, so a worker that cannot be started for this reason fails
+    the way any worker that cannot be started does: with this message in the job's logs.
+    """
+
+
+@dataclass(frozen=True)
+class RunAs:
+    """The identity a worker gets: ``uid``, primary ``gid``, supplementary ``groups``."""
+
+    uid: int
+    gid: int
+    groups: tuple[int, ...]
+    name: str
+
+    def spawn_args(self) -> dict[str, object]:
+        """Keyword arguments for ``spawn_worker`` / ``anyio.open_process``."""
+        return {"user": self.uid, "group": self.gid, "extra_groups": list(self.groups)}
+
+
+@dataclass(frozen=True)
+class Decision:
+    """What to do about one job: ``switch`` to its owner, run as ``self``, or ``refuse``."""
+
+    action: str  # "switch" | "self" | "refuse"
+    reason: str = ""
+
+
+def decide(owner_uid: int, service_uid: int, *, allow_others: bool) -> Decision:
+    """Whose identity a job's workers get (pure).
+
+    Args:
+        owner_uid: the uid owning the job folder.
+        service_uid: the agent's own uid.
+        allow_others: a non-root agent may run jobs of other users (as itself).
+    """
+    if service_uid == 0:
+        return Decision("switch") if owner_uid != 0 else Decision("self")
+    if owner_uid == service_uid or allow_others:
+        return Decision("self")
+    return Decision(
+        "refuse",
+        f"the job folder belongs to uid {owner_uid} but this agent runs as uid {service_uid} "
+        f"and cannot run it as its owner; run the agent as root, or set {ALLOW_OTHERS_ENV}=1 "
+        "to run others' jobs as the agent's user",
+    )
+
+
+def allow_others_from_env(env: Mapping[str, str] | None = None) -> bool:
+    """``PRSD_RUN_OTHERS_JOBS=1`` (the systemd environment file)."""
+    value = (os.environ if env is None else env).get(ALLOW_OTHERS_ENV, "")
+    return value.strip().lower() in ("1", "yes", "true")
+
+
+def identity(uid: int, gid: int) -> RunAs:
+    """``uid`` with primary group ``gid`` and the user's supplementary groups.
+
+    A uid without a password entry (a folder owned by a deleted user) gets no
+    supplementary groups, and runs with just its uid and gid.
+    """
+    try:
+        entry = pwd.getpwuid(uid)
+    except KeyError:
+        return RunAs(uid, gid, (), str(uid))
+    groups = set(os.getgrouplist(entry.pw_name, entry.pw_gid))
+    return RunAs(uid, gid, tuple(sorted(groups)), entry.pw_name)
+
+
+def group_name(gid: int) -> str:
+    """The name of ``gid`` (the number when it has none), for messages."""
+    try:
+        return grp.getgrgid(gid).gr_name
+    except KeyError:
+        return str(gid)
+
+
+def run_as_for_job(job_root: Path, *, allow_others: bool | None = None) -> RunAs | None:
+    """The identity for the workers of the job at ``job_root``; None: keep the agent's own.
+
+    Raises:
+        JobOwnerRefused: the job folder is a symlink or not a folder, or it belongs
+            to another user and this non-root agent is not configured to run it.
+    """
+    info = os.lstat(job_root)
+    if not stat.S_ISDIR(info.st_mode):
+        raise JobOwnerRefused(f"{job_root} is not a folder (a symlink?); the job is not run")
+    others = allow_others_from_env() if allow_others is None else allow_others
+    decision = decide(info.st_uid, os.geteuid(), allow_others=others)
+    if decision.action == "refuse":
+        raise JobOwnerRefused(decision.reason)
+    if decision.action == "self":
+        return None
+    return identity(info.st_uid, info.st_gid)
+
+
+def hand_over(run_as: RunAs | None, paths: Iterable[Path]) -> None:
+    """Give existing ``paths`` (made by the agent for the job) to the job's owner.
+
+    Symlinks are never followed: a link planted in place of a folder keeps its target
+    untouched. Does nothing when ``run_as`` is None.
+    """
+    if run_as is None:
+        return
+    for path in paths:
+        os.chown(path, run_as.uid, run_as.gid, follow_symlinks=False)
+
+
+def make_dirs_for(run_as: RunAs | None, folders: Iterable[Path]) -> None:
+    """Create ``folders`` (with parents) and give the folders themselves to the owner."""
+    folders = list(folders)
+    for folder in folders:
+        folder.mkdir(parents=True, exist_ok=True)
+    hand_over(run_as, folders)
+
+
+def make_files_for(run_as: RunAs | None, files: Iterable[Path]) -> None:
+    """Create empty ``files`` if missing (never through a symlink) and give them to the owner."""
+    files = list(files)
+    if run_as is None:
+        return
+    for path in files:
+        path.parent.mkdir(parents=True, exist_ok=True)
+        fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_APPEND | os.O_NOFOLLOW, 0o644)
+        os.close(fd)
+    hand_over(run_as, files)

@@ -1,0 +1,1 @@
+"""Hostile job folders: each one must fail with a clear error and harm nothing."""

@@ -1,0 +1,133 @@
+"""The resource monitor against real processes, with a fake NVML at the edge."""
+
+from __future__ import annotations
+
+import csv
+import dataclasses
+import subprocess
+import sys
+from datetime import UTC, datetime, timedelta
+from typing import TYPE_CHECKING
+
+import anyio
+import psutil
+
+from prsd.agent.context import JobContext
+from prsd.agent.monitor import ResourceMonitor, open_resource_monitor
+from prsd.agent.probes import GpuSample
+from prsd.jobspec.model import InputSpec, JobSpec
+from prsd.storage.layout import JobLayout
+
+if TYPE_CHECKING:
+    from pathlib import Path
+
+MB = 1024 * 1024
+CHILD = "import subprocess, sys, time; subprocess.Popen([sys.executable, '-c', 'import time; time.sleep(60)']); print('ready', flush=True); time.sleep(60)"
+
+
+class FakeGpus:
+    """Two GPUs; the worker's pid holds 300 MB on GPU 1."""
+
+    def __init__(self, pid: int) -> None:
+        self.pid = pid
+
+    def count(self) -> int:
+        return 2
+
+    def sample(self) -> list[GpuSample]:
+        return [
+            GpuSample(0, 5.0, 100 * MB, 16000 * MB),
+            GpuSample(1, 75.0, 400 * MB, 16000 * MB, {self.pid: 300 * MB}),
+        ]
+
+
+def _rows(path: Path) -> list[dict[str, str]]:
+    with open(path, newline="", encoding="utf-8") as f:
+        return list(csv.DictReader(f))
+
+
+def test_samples_of_a_worker_and_its_child(tmp_path: Path) -> None:
+    """Node, GPU, per-worker (child summed) and disk rows; a ps snapshot per minute."""
+    worker = subprocess.Popen([sys.executable, "-c", CHILD], stdout=subprocess.PIPE, text=True)
+    try:
+        assert worker.stdout is not None and worker.stdout.readline() == "ready\n"
+        mon = ResourceMonitor(
+            tmp_path / "perf", gpu_count=0, gpus=FakeGpus(worker.pid), extra_paths=[str(tmp_path)]
+        )
+        start = datetime(2026, 11, 23, 9, 59, 30, tzinfo=UTC)
+        for k in range(3):
+            mon.sample([("process000", worker.pid, 1)], start + timedelta(seconds=30 * k))
+    finally:
+        for p in psutil.Process(worker.pid).children(recursive=True):
+            p.kill()
+        worker.kill()
+        worker.wait()
+        if worker.stdout is not None:
+            worker.stdout.close()
+    node = _rows(tmp_path / "perf" / "node_resource_usage.csv")
+    assert len(node) == 3
+    assert node[0]["Gpu 1 Utilization Percent"] == "75.0"
+    assert node[0]["Gpu 0 Memory Total (MB)"] == "16000.0"
+    procs = _rows(tmp_path / "perf" / "processes_resource_usage.csv")
+    assert [p["Process Name"] for p in procs] == ["process000"] * 3
+    assert {p["Child Processes"] for p in procs} == {"1"}
+    assert {p["Gpu Index"] for p in procs} == {"1"}
+    assert {p["Gpu Memory Used (MB)"] for p in procs} == {"300.0"}
+    assert float(procs[0]["Memory Rss (MB)"]) > 5
+    disks = _rows(tmp_path / "perf" / "node_disk_usage.csv")
+    assert {d["Utc Time"] for d in disks} == {
+        "2026-11-23T09:59:30Z",
+        "2026-11-23T10:00:00Z",
+        "2026-11-23T10:00:30Z",
+    }
+    snaps = sorted(
+        p.relative_to(tmp_path / "perf").as_posix() for p in (tmp_path / "perf" / "os").rglob("*")
+    )
+    assert snaps == [
+        "os/2026112309",
+        "os/2026112309/processes_59",
+        "os/2026112310",
+        "os/2026112310/processes_00",
+    ]
+    assert str(worker.pid) in (tmp_path / "perf" / "os" / "2026112310" / "processes_00").read_text()
+    assert mon.cost.samples == 3 and mon.cost.cpu_s > 0
+
+
+def _ctx(tmp_path: Path, interval_s: float) -> JobContext:
+    spec = JobSpec(
+        name="m",
+        job_dir=str(tmp_path),
+        input=InputSpec(paths=(str(tmp_path),), format="files"),
+        mini_batch_size=1,
+        code_dir=str(tmp_path),
+        entry_script="score.py",
+    )
+    spec = dataclasses.replace(spec, resource_monitor_interval_s=interval_s)
+    return JobContext(JobLayout(tmp_path / "job", "job"), spec, "n1", 0, "files")
+
+
+def test_interval_zero_is_off_and_a_run_reports_its_cost(tmp_path: Path) -> None:
+    """Interval 0 writes nothing; otherwise a sample at start, while running, at the end."""
+
+    async def main() -> None:
+        async with open_resource_monitor(_ctx(tmp_path / "off", 0), list) as off:
+            assert off is None
+        async with open_resource_monitor(_ctx(tmp_path / "on", 0.2), list) as on:
+            assert on is not None
+            await anyio.sleep(1.5)
+
+    anyio.run(main)
+    assert not (tmp_path / "off" / "job" / "logs").exists()
+    rows = _rows(tmp_path / "on" / "job" / "logs" / "perf" / "n1" / "node_resource_usage.csv")
+    assert 4 <= len(rows) <= 10
+    main_log = (tmp_path / "on" / "job" / "logs" / "sys" / "node" / "n1" / "_main.txt").read_text()
+    assert f"resource monitor: {len(rows)} samples every 0.2 s" in main_log
+
+
+def test_a_failing_sample_is_counted_not_raised(tmp_path: Path) -> None:
+    """A sample that cannot be written is counted and named; the monitor never stops a job."""
+    mon = ResourceMonitor(tmp_path / "perf", gpu_count=0, gpus=FakeGpus(1), extra_paths=[])
+    (tmp_path / "perf" / "node_resource_usage.csv").mkdir()
+    mon.sample_safely([], datetime.now(UTC))
+    assert mon.failures == 1 and mon.first_failure.startswith("IsADirectoryError")
+    assert "1 samples failed, the first with IsADirectoryError" in mon.describe(1.0)

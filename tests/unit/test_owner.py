@@ -1,0 +1,88 @@
+"""Run-as-owner: whose identity a job's workers get (pure rules) and the user database edge."""
+
+from __future__ import annotations
+
+import os
+import pwd
+from typing import TYPE_CHECKING
+
+import pytest
+
+from prsd.owner import (
+    JobOwnerRefused,
+    allow_others_from_env,
+    decide,
+    hand_over,
+    identity,
+    make_files_for,
+    run_as_for_job,
+)
+
+if TYPE_CHECKING:
+    from pathlib import Path
+
+
+@pytest.mark.parametrize(
+    ("owner", "service", "allow", "action"),
+    [
+        (1000, 0, False, "switch"),  # root agent: the owner's identity
+        (0, 0, False, "self"),  # root only when root owns the job
+        (1000, 1000, False, "self"),  # a user's own agent
+        (1001, 1000, False, "refuse"),  # someone else's job: refused
+        (1001, 1000, True, "self"),  # ... unless configured, then as the service user
+        (0, 1000, False, "refuse"),  # a root-owned job never runs under a non-root agent by default
+    ],
+)
+def test_decide(owner: int, service: int, allow: bool, action: str) -> None:
+    """The decision table of docs/security.md."""
+    decision = decide(owner, service, allow_others=allow)
+    assert decision.action == action
+    if action == "refuse":
+        assert f"uid {owner}" in decision.reason and "PRSD_RUN_OTHERS_JOBS=1" in decision.reason
+
+
+@pytest.mark.parametrize(
+    ("value", "allowed"), [("1", True), ("yes", True), ("", False), ("0", False)]
+)
+def test_allow_others_from_env(value: str, allowed: bool) -> None:
+    """Only an explicit yes lets a non-root agent run others' jobs."""
+    assert allow_others_from_env({"PRSD_RUN_OTHERS_JOBS": value}) is allowed
+
+
+def test_identity_of_a_known_and_an_unknown_uid() -> None:
+    """Supplementary groups come from the user database; an unknown uid gets none."""
+    me = pwd.getpwuid(os.getuid())
+    known = identity(me.pw_uid, me.pw_gid)
+    assert known.name == me.pw_name and me.pw_gid in known.groups
+    unknown = identity(2_000_000_001, 2_000_000_001)
+    assert unknown.groups == () and unknown.name == "2000000001"
+    assert unknown.spawn_args() == {
+        "user": 2_000_000_001,
+        "group": 2_000_000_001,
+        "extra_groups": [],
+    }
+
+
+def test_symlinked_job_folder_is_refused(tmp_path: Path) -> None:
+    """A job folder that is a symlink is never run (its target could be anyone's)."""
+    real = tmp_path / "real"
+    real.mkdir()
+    link = tmp_path / "job"
+    link.symlink_to(real)
+    with pytest.raises(JobOwnerRefused, match="not a folder"):
+        run_as_for_job(link)
+    assert run_as_for_job(real, allow_others=False) is None  # our own folder: no switch
+
+
+def test_hand_over_never_follows_a_symlink(tmp_path: Path) -> None:
+    """A link planted where a log file goes is changed itself, its target keeps its owner."""
+    target = tmp_path / "target"
+    target.write_text("x")
+    before = os.stat(target)
+    link = tmp_path / "link"
+    link.symlink_to(target)
+    who = identity(os.getuid(), os.getgid())
+    hand_over(who, [link])
+    assert os.stat(target).st_uid == before.st_uid
+    with pytest.raises(OSError):
+        make_files_for(who, [link])  # O_NOFOLLOW: no file is created through a link
