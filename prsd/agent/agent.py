@@ -25,6 +25,7 @@ from prsd.agent.context import JobContext
 from prsd.agent.gpu import GpuSlots
 from prsd.agent.jobrun import CommitHook, JobRun
 from prsd.agent.nodelog import host_ip
+from prsd.agent.share import share_slots
 from prsd.agent.visibility import unseen
 from prsd.errors import PrsdError
 from prsd.jobspec import JobSpec
@@ -190,7 +191,7 @@ class Agent:
             host=socket.gethostname(),
             started_at=self._started_at,
             updated_at=datetime.now(UTC).isoformat(timespec="seconds"),
-            slots=self.options.slots or (os.cpu_count() or 1),
+            slots=self.node_slots(),
             gpus=self.gpus.count,
             draining=self.draining,
             jobs={job_id: r.run.snapshot() for job_id, r in self.runs.items()},
@@ -215,8 +216,28 @@ class Agent:
         for job_id, running in list(self.runs.items()):
             if running.done.is_set() and job_id not in active:
                 del self.runs[job_id]
+                self._rebalance()
             elif job_id not in active:
                 running.run.stop(kill_busy=True)
+
+    def node_slots(self) -> int:
+        """Worker slots this node shares between jobs (``--slots``, else GPUs or CPUs)."""
+        if self.options.slots:
+            return self.options.slots
+        return self.gpus.count or os.cpu_count() or 1
+
+    def _rebalance(self) -> None:
+        """Share the node's slots fairly between the jobs it serves (one job: all it wants)."""
+        live = [(job_id, r.run) for job_id, r in self.runs.items() if not r.done.is_set()]
+        if len(live) <= 1:
+            for _, run in live:
+                run.set_allowance(None)
+            return
+        demands = [(job_id, run.ctx.workers()) for job_id, run in live]
+        slots = max(self.node_slots(), max(d for _, d in demands))
+        shares = share_slots(slots, demands)
+        for job_id, run in live:
+            run.set_allowance(shares[job_id])
 
     def _start(self, tg: anyio.abc.TaskGroup, job_id: str, now: float) -> None:
         """(In a worker thread.) Take the job on here if this node can and may."""
@@ -271,6 +292,7 @@ class Agent:
         )
         running = _Running(run)
         self.runs[job_id] = running
+        self._rebalance()
         tg.start_soon(self._serve, running)
         log.info("serving job", job_id=job_id, node_id=self.node_id, workers=ctx.workers())
 

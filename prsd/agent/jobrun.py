@@ -75,6 +75,10 @@ class JobRun:
         self.gave_up = False
         self.kill_busy = False
         self._tg: TaskGroup | None = None
+        # Slots this job may use on the node (None: all its workers); the agent lowers
+        # it when several jobs share the node (prsd.agent.share).
+        self.allowance: int | None = None
+        self._slots_running: set[int] = set()
 
     @property
     def job_id(self) -> str:
@@ -99,8 +103,7 @@ class JobRun:
         try:
             async with monitor, anyio.create_task_group() as tg:
                 self._tg = tg
-                for _ in range(workers):
-                    tg.start_soon(self._slot)
+                self._grow()
         finally:
             self._tg = None  # stop() after the end has no workers left to stop
         await self._hand_back_local()
@@ -118,16 +121,36 @@ class JobRun:
                 if s.state in (WorkerState.STARTING, WorkerState.BUSY):
                     self._tg.start_soon(s.stop_now, "the job ended")
 
-    async def _slot(self) -> None:
-        while not self.feed.closed and not self.gave_up:
-            session = await self._ready_worker()
-            if session is None:
-                continue
-            try:
-                await self._serve(session)
-            finally:
-                self.sessions.discard(session)
-                self.gpus.release(session.gpu)
+    def set_allowance(self, slots: int | None) -> None:
+        """Use at most ``slots`` workers from now on (fair sharing between jobs)."""
+        self.allowance = slots
+        self._grow()
+
+    def _within(self, index: int) -> bool:
+        return self.allowance is None or index < self.allowance
+
+    def _grow(self) -> None:
+        """Start the slots the allowance permits that are not running."""
+        if self._tg is None or self.feed.closed or self.gave_up:
+            return
+        for index in range(self.ctx.workers()):
+            if self._within(index) and index not in self._slots_running:
+                self._slots_running.add(index)
+                self._tg.start_soon(self._slot, index)
+
+    async def _slot(self, index: int = 0) -> None:
+        try:
+            while not self.feed.closed and not self.gave_up and self._within(index):
+                session = await self._ready_worker()
+                if session is None:
+                    continue
+                try:
+                    await self._serve(session, index)
+                finally:
+                    self.sessions.discard(session)
+                    self.gpus.release(session.gpu)
+        finally:
+            self._slots_running.discard(index)
 
     async def _ready_worker(self) -> WorkerSession | None:
         gpu = self.gpus.acquire()
@@ -180,9 +203,9 @@ class JobRun:
                     self._tg.start_soon(other.stop_now, "this node gave up on the job")
         self._write_report()
 
-    async def _serve(self, session: WorkerSession) -> None:
+    async def _serve(self, session: WorkerSession, index: int = 0) -> None:
         while True:
-            task = await self.feed.get()
+            task = await self.feed.get() if self._within(index) else None
             if task is None:
                 exit_info = await session.retire()
                 session.log_exit(exit_info)

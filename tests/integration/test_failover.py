@@ -202,3 +202,26 @@ def test_prsd_run_beside_a_leader_daemon_serves_its_job_under_it(
     assert "another leader holds this spool's lease" in result.stdout
     assert fleet.leader_epoch() == 1, "prsd run did not depose the daemon"
     assert output_lines(fleet, result.job_id) == expected_lines(n)
+
+
+def test_two_jobs_share_the_slots_of_a_node(tmp_path: Path, fleet: Fleet) -> None:
+    n = 40
+    jobs = []
+    for k in range(2):
+        root = tmp_path / f"j{k}"
+        root.mkdir()
+        jobs.append(make_job(root, SLOW_SCRIPT, YAML.format(size=2, per_mb=0.05), files=n))
+    fleet.leader()
+    ids = [fleet.submit(job) for job in jobs]
+    wait_until(
+        lambda: all((fleet.spool / "active" / job_id).exists() for job_id in ids),
+        60,
+        "both jobs to be taken in",
+    )
+    fleet.agent("node1", "--slots", "2")
+    for job_id in ids:
+        wait_until(lambda j=job_id: fleet.final(j) is not None, 120, "the jobs to end")
+        assert output_lines(fleet, job_id) == expected_lines(n)
+        node_logs = fleet.spool / "jobs" / job_id / "logs" / "sys" / "node" / "node1"
+        started = sorted(p.name for p in node_logs.glob("process*.txt"))
+        assert started == ["process000.txt"], f"{job_id}: one slot of two each, got {started}"
