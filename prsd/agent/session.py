@@ -80,6 +80,7 @@ class WorkerSession:
         self.run_as: RunAs | None = None  # None: the agent's own identity (prsd/owner.py)
         self.exit_reason = ""  # why it ended, for the exit line in _main.txt
         self._exit_logged = False
+        self._stop_before_start = ""  # stop_now() came before the process existed
 
     @property
     def busy(self) -> bool:
@@ -118,6 +119,9 @@ class WorkerSession:
         tg.start_soon(self.memory.run)
         gpu = f", CUDA_VISIBLE_DEVICES={self.gpu}" if self.gpu is not None else ""
         self.main_log(f"{self.name} started (pid {self.proc.pid}{gpu})")
+        if self._stop_before_start:
+            await self.stop_now(self._stop_before_start)
+            return
         try:
             await self.proc.send(ctx.hello(self.number, self.paths))
         except BrokenWorker:
@@ -144,7 +148,10 @@ class WorkerSession:
 
     async def stop_now(self, reason: str) -> None:
         """The job ended (or the node stops): the stop ladder, whatever the worker is doing."""
-        if self.state in (WorkerState.DEAD, WorkerState.RETIRED) or self.proc is None:
+        if self.proc is None:
+            self._stop_before_start = reason
+            return
+        if self.state in (WorkerState.DEAD, WorkerState.RETIRED):
             return
         with anyio.CancelScope(shield=True):
             if self.state is not WorkerState.STOPPING:

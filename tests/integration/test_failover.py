@@ -219,8 +219,8 @@ def test_two_jobs_share_the_slots_of_a_node(tmp_path: Path, fleet: Fleet) -> Non
         "both jobs to be taken in",
     )
     fleet.agent("node1", "--slots", "2")
+    wait_until(lambda: all(fleet.final(j) is not None for j in ids), 120, "the jobs to end")
     for job_id in ids:
-        wait_until(lambda j=job_id: fleet.final(j) is not None, 120, "the jobs to end")
         assert output_lines(fleet, job_id) == expected_lines(n)
         node_logs = fleet.spool / "jobs" / job_id / "logs" / "sys" / "node" / "node1"
         started = sorted(p.name for p in node_logs.glob("process*.txt"))

@@ -47,7 +47,7 @@ SCRIPT = """
             raise MemoryError("could not allocate another 8 MiB")
         if name == "item00006.txt":
             blocks, soft, hard = _fill_address_space()
-            time.sleep(1.0)  # long enough for the agent to sample it at its limit
+            time.sleep(1.5)  # long enough for the agent to sample it at its limit
             os.kill(os.getpid(), signal.SIGKILL)  # as the OOM killer would
         return [name]
 """

@@ -53,9 +53,13 @@ def test_no_progress_fails_the_job_and_stops_work_in_flight(tmp_path: Path) -> N
     assert r.returncode == 42, r.stderr + r.stdout
     assert "No progress update in 1.5 seconds (progress_update_timeout)" in r.result_text()
     main = r.main_logs()
-    stopped = re.findall(r"process00[01] exits with returncode -15 \(SIGTERM, sent by prsd\)", main)
-    assert len(stopped) == 2, main
-    assert "the job ended" in main
+    started = set(re.findall(r"(process\d+) started", main))
+    stopped = set(
+        re.findall(
+            r"(process\d+) exits with returncode -15 \(SIGTERM, sent by prsd\): the job ended", main
+        )
+    )
+    assert started == stopped == {"process000", "process001"}, main
 
 
 def test_profile_and_logging_level(tmp_path: Path) -> None:
