@@ -42,10 +42,13 @@ from prsd.leader.tasks import OutTask, TaskTable, contiguous_runs
 from prsd.leader.verdict import Thresholds, verdict
 from prsd.storage.claim import requeue
 from prsd.storage.fstype import is_local_spool
-from prsd.storage.layout import JobLayout, TaskName, parse_done_name
+from prsd.storage.layout import JobLayout, TaskName, mb_id, parse_done_name
 from prsd.storage.records import (
+    CRASHED,
+    OOM,
     REQUEUED,
     SUCCEEDED,
+    TIMEOUT,
     MiniBatch,
     Outcome,
     TaskBody,
@@ -57,6 +60,7 @@ if TYPE_CHECKING:
     from collections.abc import Callable, Iterator
 
     from prsd.jobspec import JobSpec
+    from prsd.leader.retry import Step
 
 LIST_INTERVAL_S = 0.2  # how often done/ and returned/ are listed (hints cover the rest)
 MAX_TASKS_PER_STEP = 256
@@ -218,11 +222,7 @@ class JobDriver:
                 step, outcome, self.layout.done_task(out.task, node_id), self._resuming
             )
             if step.final:
-                piece = Piece(None)
-                if step.succeeded:
-                    piece = Piece(result_path, outcome.offset, outcome.length, outcome.header)
-                if self.merge is not None:
-                    self.merge.offer(i, piece)
+                self._final(i, step, outcome, result_path)
             else:
                 again.append(i)
             if outcome.status != REQUEUED:
@@ -244,6 +244,20 @@ class JobDriver:
         unrun = [i for i in again if i not in outcomes]
         self._retries.extend([bodies[i]] for i in failed)
         self._retries.extend([bodies[i] for i in run] for run in contiguous_runs(unrun))
+
+    def _final(self, i: int, step: Step, outcome: Outcome, result_path: Path) -> None:
+        """Mini-batch ``i`` is final: hand its bytes (or none) to the merge."""
+        piece = Piece(None)
+        if step.succeeded:
+            piece = Piece(result_path, outcome.offset, outcome.length, outcome.header)
+        if self.merge is not None:
+            self.merge.offer(i, piece)
+        if not step.succeeded and outcome.status in (CRASHED, OOM, TIMEOUT):
+            self.logs.master(
+                f"mini-batch {mb_id(i)} quarantined: its attempts ended {outcome.status} "
+                f"{step.failures} times (max_retries {self.spec.max_retries}); it fails "
+                "alone and the job goes on"
+            )
 
     def _current(self, index: int, attempt: int) -> bool:
         """Is ``attempt`` the live attempt of mini-batch ``index``? (Catches up requeues.)

@@ -99,3 +99,5 @@ def test_crashes_and_oom_are_classified_retried_and_quarantined(tmp_path: Path) 
     assert "Segmentation fault" in stderr, "PYTHONFAULTHANDLER shows where it crashed"
     assert "Processed 8 of 8 mini-batches" in r.result_text()
     assert "4 succeeded, 4 failed" in r.result_text()
+    master = (r.logs / "sys" / "master_role.txt").read_text(encoding="utf-8")
+    assert "mini-batch 000000001 quarantined: its attempts ended crashed 2 times" in master
