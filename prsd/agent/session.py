@@ -216,7 +216,11 @@ class WorkerSession:
         await self.apply(Event.TASK)
         self.current_task = task.task.name
         make_files_for(self.run_as, [task.out_tmp])  # the worker appends to it as the owner
-        try:
+
+        async def send_all() -> None:
+            # Frames go out while results come back: a task of many large mini-batches
+            # fills both pipes, and a sender that waited for all its writes first would
+            # deadlock with a worker blocked writing its "start" frames.
             try:
                 for k, mb in enumerate(remaining):
                     await proc.send(
@@ -228,9 +232,13 @@ class WorkerSession:
                         }
                     )
             except BrokenWorker:
-                await self._died(task, remaining[0], None, on_done)
-                return False
-            healthy = await self._collect(task, remaining, on_done)
+                pass  # the collector sees the closed channel and records the death
+
+        try:
+            async with anyio.create_task_group() as tg:
+                tg.start_soon(send_all)
+                healthy = await self._collect(task, remaining, on_done)
+                tg.cancel_scope.cancel()
             if self.state is not WorkerState.BUSY:
                 return False  # dead, or stopped by prsd while its last result came in
             if healthy:
