@@ -78,6 +78,7 @@ class JobRun:
         # Slots this job may use on the node (None: all its workers); the agent lowers
         # it when several jobs share the node (prsd.agent.share).
         self.allowance: int | None = None
+        self._closed = anyio.Event()
         self._slots_running: set[int] = set()
 
     @property
@@ -104,6 +105,9 @@ class JobRun:
             async with monitor, anyio.create_task_group() as tg:
                 self._tg = tg
                 self._grow()
+                # With no slot allowed for now (the node's slots went to other jobs),
+                # the job stays taken on here until its feed closes.
+                tg.start_soon(self._until_closed)
         finally:
             self._tg = None  # stop() after the end has no workers left to stop
         await self._hand_back_local()
@@ -115,11 +119,18 @@ class JobRun:
         stopped with the ladder; idle ones retire (``shutdown()``) either way.
         """
         self.kill_busy = kill_busy
-        self.feed.close()
+        self._close_feed()
         if kill_busy and self._tg is not None:
             for s in list(self.sessions):
                 if s.state in (WorkerState.STARTING, WorkerState.BUSY):
                     self._tg.start_soon(s.stop_now, "the job ended")
+
+    async def _until_closed(self) -> None:
+        await self._closed.wait()
+
+    def _close_feed(self) -> None:
+        self.feed.close()
+        self._closed.set()
 
     def set_allowance(self, slots: int | None) -> None:
         """Use at most ``slots`` workers from now on (fair sharing between jobs)."""
@@ -196,7 +207,7 @@ class JobRun:
                 f"{self.init_failures_in_row} init() failures in a row (limit 3 x "
                 f"{workers}): this node stops starting workers for the job"
             )
-            self.feed.close()
+            self._close_feed()
             # Workers other slots started before the limit was reached stop too.
             for other in list(self.sessions):
                 if other.state is WorkerState.STARTING and self._tg is not None:

@@ -204,10 +204,11 @@ def test_prsd_run_beside_a_leader_daemon_serves_its_job_under_it(
     assert output_lines(fleet, result.job_id) == expected_lines(n)
 
 
-def test_two_jobs_share_the_slots_of_a_node(tmp_path: Path, fleet: Fleet) -> None:
+def test_jobs_share_the_slots_of_a_node(tmp_path: Path, fleet: Fleet) -> None:
+    """Three jobs, two slots: one worker each for two of them, the third waits its turn."""
     n = 40
     jobs = []
-    for k in range(2):
+    for k in range(3):
         root = tmp_path / f"j{k}"
         root.mkdir()
         jobs.append(make_job(root, SLOW_SCRIPT, YAML.format(size=2, per_mb=0.05), files=n))
@@ -220,8 +221,12 @@ def test_two_jobs_share_the_slots_of_a_node(tmp_path: Path, fleet: Fleet) -> Non
     )
     fleet.agent("node1", "--slots", "2")
     wait_until(lambda: all(fleet.final(j) is not None for j in ids), 120, "the jobs to end")
+    workers = []
     for job_id in ids:
         assert output_lines(fleet, job_id) == expected_lines(n)
         node_logs = fleet.spool / "jobs" / job_id / "logs" / "sys" / "node" / "node1"
-        started = sorted(p.name for p in node_logs.glob("process*.txt"))
-        assert started == ["process000.txt"], f"{job_id}: one slot of two each, got {started}"
+        workers.append(len(list(node_logs.glob("process*.txt"))))
+    # Two jobs ran on one slot each while the third waited; the job left alone at the
+    # end may take both slots.
+    assert sorted(workers)[:2] == [1, 1], workers
+    assert all(w >= 1 for w in workers), workers
