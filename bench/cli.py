@@ -1,0 +1,106 @@
+"""``python -m bench --suite quick|full [--workloads W1,W3] [--runners ...] [--repeats N]``."""
+
+from __future__ import annotations
+
+import argparse
+import shutil
+import tempfile
+import time
+from pathlib import Path
+from typing import Any
+
+from bench import special
+from bench.cases import RUNNERS, SPECIAL, SUITES, Case, build_cases
+from bench.execute import Sample, run_once
+from bench.goals import judge
+from bench.report import machine, rows_table, write
+from bench.stats import Row, alternation, check_outputs, summarize
+
+RESULTS = Path(__file__).resolve().parent / "results"
+
+
+def parser() -> argparse.ArgumentParser:
+    p = argparse.ArgumentParser(prog="python -m bench", description=__doc__)
+    p.add_argument("--suite", choices=sorted(SUITES), default="quick")
+    p.add_argument("--workloads", default="", help="comma-separated subset, e.g. W1,W3")
+    p.add_argument("--runners", default=",".join(RUNNERS), help="comma-separated subset")
+    p.add_argument("--repeats", type=int, default=3)
+    p.add_argument("--results", type=Path, default=RESULTS, help="where tables are written")
+    p.add_argument("--work", type=Path, default=None, help="scratch folder (default: temp)")
+    return p
+
+
+def run_cases(cases: list[Case], repeats: int, work: Path) -> tuple[list[Sample], list[Row]]:
+    """Every case, repeats alternating between its runners; outputs checked; summarised."""
+    samples: list[Sample] = []
+    rows: list[Row] = []
+    for case in cases:
+        mine: list[Sample] = []
+        for repeat in range(repeats):
+            for runner in alternation(case.runners, repeat):
+                s = run_once(case, runner, work, repeat)
+                mine.append(s)
+                print(
+                    f"  {case.key} {runner} #{repeat}: {s.status} wall {s.wall_s} s "
+                    f"first {s.first_run_s} s {s.note[:200]}",
+                    flush=True,
+                )
+        check_outputs(mine, case.items if case.input_kind == "files" else _rows(case), "sequential")
+        samples += mine
+        rows += summarize(case, mine)
+    return samples, rows
+
+
+def _rows(case: Case) -> int:
+    return case.items
+
+
+def main(argv: list[str] | None = None) -> int:
+    args = parser().parse_args(argv)
+    suite_workloads, sizes = SUITES[args.suite]
+    chosen = tuple(w.strip().upper() for w in args.workloads.split(",") if w.strip())
+    workloads = chosen or suite_workloads
+    runners = tuple(r.strip() for r in args.runners.split(",") if r.strip())
+    unknown = set(runners) - set(RUNNERS)
+    if unknown:
+        raise SystemExit(f"unknown runners: {', '.join(sorted(unknown))}")
+    work = args.work or Path(tempfile.mkdtemp(prefix="prsd-bench-"))
+    started = time.perf_counter()
+    print(f"suite {args.suite}: {', '.join(workloads)}; runners {', '.join(runners)}", flush=True)
+    cases, sizes = build_cases(args.suite, tuple(w for w in workloads if w not in SPECIAL), runners)
+    samples, rows = run_cases(cases, args.repeats, work)
+    extra: dict[str, Any] = {}
+    if "W6" in workloads:
+        print("W6 ...", flush=True)
+        extra["W6"] = special.w6_scale(sizes.w6_files, work)
+    if "W7" in workloads:
+        print("W7 ...", flush=True)
+        extra["W7"] = special.w7_spool_cost(sizes.w7_items, work)
+    if "W8" in workloads:
+        print("W8 ...", flush=True)
+        extra["W8"] = special.w8_many_agents(
+            sizes.w8_items, sizes.w8_agents, max(1, min(args.repeats, 3)), work
+        )
+    if args.work is None:
+        shutil.rmtree(work, ignore_errors=True)
+    goals = judge(rows, extra)
+    doc = {
+        "suite": args.suite,
+        "workloads": list(workloads),
+        "runners": list(runners),
+        "repeats": args.repeats,
+        "sizes": sizes.__dict__,
+        "machine": machine(),
+        "elapsed_s": time.perf_counter() - started,
+        "samples": [s.to_json() for s in samples],
+        "special": extra,
+    }
+    path = write(args.results, doc, rows, goals)
+    print(rows_table(rows))
+    for g in goals:
+        print(
+            f"{'met   ' if g['met'] else 'MISSED' if g['met'] is False else '-     '} {g['goal']}: {g['figure']}"
+        )
+    print(f"written {path}")
+    bad = [s for s in samples if s.status in ("failed", "mismatch")]
+    return 1 if bad else 0

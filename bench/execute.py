@@ -1,0 +1,316 @@
+"""Running one case once with one runner, and checking its output."""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import shutil
+import signal
+import subprocess
+import sys
+import time
+from dataclasses import asdict, dataclass
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+from bench.measure import (
+    STALL_S,
+    STALLED,
+    StallWatch,
+    TreeSampler,
+    bench_env,
+    first_mark,
+    kill_tree,
+    run_measured,
+    tail,
+)
+from bench.plan import Plan
+from bench.prsd_job import ENTRY_DIR, job_output, job_yaml, make_job_folder
+
+if TYPE_CHECKING:
+    from bench.cases import Case
+
+REPO = Path(__file__).resolve().parent.parent
+RUN_TIMEOUT_S = 300.0
+ALTERNATIVES = {"sequential": "sequential", "pool": "pool", "dask": "dask", "ray": "ray"}
+
+
+@dataclass
+class Sample:
+    """One timed run: what it measured, and whether its output was complete and right."""
+
+    workload: str
+    variant: str
+    runner: str
+    repeat: int
+    status: str  # ok | failed | unsupported | mismatch
+    wall_s: float | None = None
+    first_run_s: float | None = None
+    tree_rss_mb: float | None = None
+    prsd_rss_mb: float | None = None
+    output_sha256: str | None = None
+    output_lines: int | None = None
+    note: str = ""
+
+    @property
+    def ok(self) -> bool:
+        return self.status == "ok"
+
+    def to_json(self) -> dict[str, Any]:
+        return asdict(self)
+
+
+def digest(path: Path) -> tuple[str, int]:
+    """sha256 and line count of a file."""
+    h = hashlib.sha256()
+    lines = 0
+    with open(path, "rb") as f:
+        for block in iter(lambda: f.read(1 << 20), b""):
+            h.update(block)
+            lines += block.count(b"\n")
+    return h.hexdigest(), lines
+
+
+def tabular_unsupported(kind: str) -> str | None:
+    """Why prsd cannot split a ``kind`` input yet, or None once it can."""
+    if kind == "files":
+        return None
+    from prsd.leader import planner
+
+    if kind not in planner.PLANNERS:
+        return f"prsd has no {kind} splitter yet (prsd/leader/planner.py PLANNERS)"
+    return None
+
+
+def run_once(case: Case, runner: str, work: Path, repeat: int) -> Sample:
+    """Run ``case`` once with ``runner`` in a fresh folder under ``work``; removes it after."""
+    run_dir = work / f"{case.workload}-{case.variant}-{runner}-{repeat}"
+    shutil.rmtree(run_dir, ignore_errors=True)
+    (run_dir / "marks").mkdir(parents=True)
+    sample = Sample(case.workload, case.variant, runner, repeat, "failed")
+    try:
+        if runner == "prsd-run":
+            _prsd_run(case, run_dir, sample)
+        elif runner == "prsd-daemons":
+            _prsd_daemons(case, run_dir, sample, agents=1, workers=2)
+        else:
+            _alternative(case, runner, run_dir, sample)
+    finally:
+        shutil.rmtree(run_dir, ignore_errors=True)
+    return sample
+
+
+def _env(case: Case, run_dir: Path) -> dict[str, str]:
+    return bench_env(
+        {**case.env, "BENCH_MARK_DIR": str(run_dir / "marks"), "PYTHONPATH": str(REPO)}
+    )
+
+
+def _finish(sample: Sample, output: Path | None, started_wall: float, run_dir: Path) -> None:
+    """Digest the output and the first-run mark; status stays 'failed' without output."""
+    if output is None or not output.exists():
+        sample.note = sample.note or "no output file"
+        return
+    sample.output_sha256, sample.output_lines = digest(output)
+    mark = first_mark(run_dir / "marks")
+    if mark is not None:
+        sample.first_run_s = round(mark - started_wall, 4)
+    sample.status = "ok"
+
+
+def _alternative(case: Case, runner: str, run_dir: Path, sample: Sample) -> None:
+    output = run_dir / "out.txt"
+    plan = Plan(
+        script=str(ENTRY_DIR / case.script),
+        input_kind=case.input_kind,
+        input_path=case.input_path,
+        mini_batch_size=case.mini_batch_size,
+        workers=2,
+        output=str(output),
+    )
+    plan.dump(run_dir / "plan.json")
+    cmd = [
+        sys.executable,
+        "-m",
+        f"bench.runners.{ALTERNATIVES[runner]}",
+        str(run_dir / "plan.json"),
+    ]
+    r = run_measured(
+        cmd, env=_env(case, run_dir), cwd=REPO, log=run_dir / "log.txt", timeout_s=RUN_TIMEOUT_S
+    )
+    sample.wall_s, sample.tree_rss_mb = round(r.wall_s, 4), round(r.peaks.tree_mb, 1)
+    if r.returncode != 0:
+        sample.note = f"exit {r.returncode}: {r.tail[-600:]}"
+        return
+    _finish(sample, output, r.started_wall, run_dir)
+
+
+def _job(case: Case, run_dir: Path, workers: int) -> Path:
+    text = job_yaml(
+        name=f"bench-{case.workload.lower()}",
+        input_path=case.input_path,
+        input_format=case.input_kind,
+        mini_batch_size=case.prsd_mini_batch_size,
+        workers=workers,
+        script=case.script,
+    )
+    return make_job_folder(run_dir / "job", text)
+
+
+def _prsd_run(case: Case, run_dir: Path, sample: Sample) -> None:
+    why = tabular_unsupported(case.input_kind)
+    if why is not None:
+        sample.status, sample.note = "unsupported", why
+        return
+    job, spool, rss_file = _job(case, run_dir, 2), run_dir / "spool", run_dir / "rss.txt"
+    cmd = [sys.executable, "-m", "bench.prsd_launch", str(rss_file), "run", str(job)]
+    cmd += ["--spool", str(spool), "--node-id", "n1"]
+    r = run_measured(
+        cmd,
+        env=_env(case, run_dir),
+        cwd=REPO,
+        log=run_dir / "log.txt",
+        timeout_s=RUN_TIMEOUT_S,
+        progress=lambda: job_progress(spool),
+    )
+    sample.wall_s, sample.tree_rss_mb = round(r.wall_s, 4), round(r.peaks.tree_mb, 1)
+    if r.returncode == STALLED:
+        sample.note = f"stalled: no progress for {STALL_S:.0f} s ({job_progress(spool)})"
+        return
+    try:
+        sample.prsd_rss_mb = round(int(rss_file.read_text()) / 1024, 1)
+    except (OSError, ValueError):
+        sample.prsd_rss_mb = round(r.peaks.prsd_max_mb, 1) or None
+    if r.returncode != 0:
+        sample.note = f"prsd run exit {r.returncode}: {r.tail[-600:]}"
+        return
+    _finish(sample, job_output(spool), r.started_wall, run_dir)
+
+
+@dataclass
+class Daemons:
+    """A leader and ``agents`` agents on one spool, as separate processes."""
+
+    leader: subprocess.Popen[bytes]
+    agents: list[subprocess.Popen[bytes]]
+    sampler: TreeSampler
+
+    def stop(self) -> None:
+        self.sampler.sample()
+        self.sampler.stop()
+        procs = [*self.agents, self.leader]
+        for p in procs:
+            if p.poll() is None:
+                p.send_signal(signal.SIGTERM)
+        deadline = time.monotonic() + 10
+        for p in procs:
+            try:
+                p.wait(timeout=max(0.1, deadline - time.monotonic()))
+            except subprocess.TimeoutExpired:
+                kill_tree(p.pid)
+                p.wait()
+
+
+def start_daemons(
+    spool: Path, run_dir: Path, env: dict[str, str], agents: int, extra: list[str] | None = None
+) -> Daemons:
+    """Start the leader and the agents; returns once every agent has written a heartbeat."""
+    base = [sys.executable, "-m", "bench.prsd_launch"]
+    logs = run_dir / "logs"
+    logs.mkdir(exist_ok=True)
+
+    def spawn(name: str, args: list[str]) -> subprocess.Popen[bytes]:
+        with open(logs / f"{name}.txt", "wb") as out:  # the child keeps its own descriptor
+            return subprocess.Popen(
+                [*base, str(run_dir / f"rss-{name}.txt"), *args, "--spool", str(spool)],
+                env=env,
+                cwd=REPO,
+                stdout=out,
+                stderr=subprocess.STDOUT,
+            )
+
+    spool.mkdir(parents=True, exist_ok=True)
+    leader = spawn("leader", ["leader", "--log-level", "WARNING", *(extra or [])])
+    procs = [
+        spawn(f"a{i}", ["agent", "--node-id", f"a{i}", "--log-level", "WARNING"])
+        for i in range(agents)
+    ]
+    sampler = TreeSampler([leader.pid, *(p.pid for p in procs)]).__enter__()
+    daemons = Daemons(leader, procs, sampler)
+    deadline = time.monotonic() + 60
+    while not all((spool / "nodes" / f"a{i}.json").exists() for i in range(agents)):
+        if time.monotonic() > deadline or any(p.poll() is not None for p in [leader, *procs]):
+            daemons.stop()
+            raise RuntimeError(f"prsd daemons did not start: {tail(logs / 'a0.txt')}")
+        time.sleep(0.01)
+    return daemons
+
+
+def job_progress(spool: Path) -> tuple[object, ...]:
+    """What moves while a job makes progress: its status counters and pending names."""
+    progress: list[object] = []
+    for status in sorted(spool.glob("jobs/*/state/status.json")):
+        try:
+            doc = json.loads(status.read_text())
+        except (OSError, ValueError):
+            continue
+        progress += [doc.get(k) for k in ("planned_mbs", "succeeded_mbs", "failed_mbs", "attempts")]
+    return tuple(progress)
+
+
+def wait_final(spool: Path, job_id: str, timeout_s: float, poll_s: float = 0.01) -> bool:
+    """Wait for the job's ``state/final.json``; False on timeout or when it stalls."""
+    final = spool / "jobs" / job_id / "state" / "final.json"
+    deadline = time.monotonic() + timeout_s
+    watch = StallWatch(lambda: job_progress(spool))
+    checked = time.monotonic()
+    while not final.exists():
+        now = time.monotonic()
+        if now > deadline:
+            return False
+        if now - checked > 1.0:
+            checked = now
+            if watch.stalled():
+                return False
+        time.sleep(poll_s)
+    return True
+
+
+def final_state(spool: Path, job_id: str) -> str:
+    try:
+        data = json.loads((spool / "jobs" / job_id / "state" / "final.json").read_text())
+    except (OSError, ValueError):
+        return "?"
+    return str(data.get("state", "?"))
+
+
+def submit_job(job: Path, spool: Path) -> str:
+    """``prsctl submit`` as a call: the job id."""
+    from prsd.storage.spool import open_spool
+    from prsd.submit import submit
+
+    job_id, _ = submit(job, open_spool(spool))
+    return job_id
+
+
+def _prsd_daemons(case: Case, run_dir: Path, sample: Sample, *, agents: int, workers: int) -> None:
+    why = tabular_unsupported(case.input_kind)
+    if why is not None:
+        sample.status, sample.note = "unsupported", why
+        return
+    job, spool = _job(case, run_dir, workers), run_dir / "spool"
+    daemons = start_daemons(spool, run_dir, _env(case, run_dir), agents)
+    try:
+        started_wall, start = time.time(), time.perf_counter()
+        job_id = submit_job(job, spool)
+        done = wait_final(spool, job_id, RUN_TIMEOUT_S)
+        sample.wall_s = round(time.perf_counter() - start, 4)
+    finally:
+        daemons.stop()
+    sample.tree_rss_mb = round(daemons.sampler.peaks.tree_mb, 1)
+    sample.prsd_rss_mb = round(daemons.sampler.peaks.prsd_max_mb, 1)
+    state = final_state(spool, job_id) if done else f"stalled or timed out {job_progress(spool)}"
+    if state != "Completed":
+        sample.note = f"job {state}: {tail(run_dir / 'logs' / 'leader.txt')[-400:]}"
+        return
+    _finish(sample, job_output(spool), started_wall, run_dir)
