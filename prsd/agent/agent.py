@@ -43,6 +43,7 @@ if TYPE_CHECKING:
 log = structlog.get_logger("prsd.agent")
 
 TICK_S = 0.5
+LIST_MIN_S = 0.1
 RECHECK_S = 5.0  # a job this node could not take (seats full, files unseen) is looked at again
 EXIT_IDLE = 41  # --exit-when-idle: no job to serve
 
@@ -112,7 +113,12 @@ class Agent:
                         ring_on_local_changes, [self.spool.active, self.spool.jobs], self.bell
                     )
             idle_since: float | None = None
+            listed = -1e9
             while not self._drain.is_set():
+                # The bell rings on every commit in this process; list active/ at most
+                # every LIST_MIN_S all the same (it only matters when a job starts or ends).
+                await anyio.sleep(max(0.0, listed + LIST_MIN_S - anyio.current_time()))
+                listed = anyio.current_time()
                 active = set(await anyio.to_thread.run_sync(active_jobs, self.spool))
                 if self.only_job is not None:
                     active &= {self.only_job}
