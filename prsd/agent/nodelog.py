@@ -38,6 +38,18 @@ def append_line(path: Path, line: str) -> None:
         f.write(f"{_now()} {line}\n")
 
 
+def stamped(line: str) -> str:
+    """``line`` with the time now, as :func:`append_line` writes it (for batching)."""
+    return f"{_now()} {line}\n"
+
+
+def append_stamped(path: Path, lines: list[str]) -> None:
+    """Append lines made by :func:`stamped`, in one open and one write."""
+    path.parent.mkdir(parents=True, exist_ok=True)
+    with open(path, "a", encoding="utf-8") as f:
+        f.write("".join(lines))
+
+
 def batch_record(outcome: Outcome, ip: str) -> str:
     """One line of ``sys/node/<node>/<process>.txt`` for a finished mini-batch."""
     o = outcome

@@ -28,7 +28,7 @@ from typing import TYPE_CHECKING, Any
 import anyio
 
 from prsd.agent.memwatch import MemoryWatch
-from prsd.agent.nodelog import append_line, batch_record
+from prsd.agent.nodelog import append_line, append_stamped, batch_record, stamped
 from prsd.agent.proc import BrokenWorker, ExitInfo, WorkerProcess, spawn_worker
 from prsd.agent.verdicts import MemoryEvidence, classify_exit, oom_reason
 from prsd.agent.workerstate import Action, Event, Transition, WorkerState, transition
@@ -77,6 +77,7 @@ class WorkerSession:
         self.state = WorkerState.STARTING
         self.current_task = ""
         self.memory: MemoryWatch | None = None
+        self._records: list[str] = []
         self.run_as: RunAs | None = None  # None: the agent's own identity (prsd/owner.py)
         self.exit_reason = ""  # why it ended, for the exit line in _main.txt
         self._exit_logged = False
@@ -246,6 +247,7 @@ class WorkerSession:
             return healthy
         finally:
             self.current_task = ""
+            self.flush_records()
 
     async def _collect(
         self, task: RunningTask, remaining: list[dict[str, Any]], on_done: Callable[[Outcome], None]
@@ -424,7 +426,14 @@ class WorkerSession:
         self.main_log(f"{exit_info.describe(self.name)}{why}")
 
     def record_batch(self, outcome: Outcome) -> None:
-        append_line(self.paths.sys_log, batch_record(outcome, self.ip))
+        """Note a finished mini-batch; written to the worker's log when its task ends
+        (one write per task, not per mini-batch: the hot path of tiny mini-batches)."""
+        self._records.append(stamped(batch_record(outcome, self.ip)))
+
+    def flush_records(self) -> None:
+        if self._records:
+            lines, self._records = self._records, []
+            append_stamped(self.paths.sys_log, lines)
 
     def _proc(self) -> WorkerProcess:
         if self.proc is None:
