@@ -24,6 +24,7 @@ from prsd.storage.lease import (
     current_epoch,
     holder_is_dead_here,
     new_holder,
+    prune_epochs,
     read_beat,
     read_holder,
     try_take,
@@ -105,6 +106,7 @@ class Election:
         self._seq = 0
         log.info("leading", epoch=epoch, holder=self.id)
         self.beat()
+        prune_epochs(self.spool, epoch)
         return epoch
 
     def check(self) -> None:

@@ -13,7 +13,7 @@ import os
 import time
 from dataclasses import dataclass
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 from prsd.errors import InputError, PrsdError
 from prsd.leader.bisect import Bisector
@@ -412,8 +412,14 @@ class JobDriver:
         if now - self._last_nodes_check < NODES_CHECK_S:
             return
         self._last_nodes_check = now
-        self.node_inits = read_node_reports(self.layout)
-        for node_id, missing in blind_nodes(self.layout).items():
+        reports = read_node_reports(self.layout)
+        self.node_inits = []
+        for report in reports:
+            try:
+                self.node_inits.append(NodeInit.from_report(report))
+            except (ValueError, TypeError):
+                continue  # a torn or foreign report: the next look reads it again
+        for node_id, missing in blind_nodes(reports).items():
             if self.blind.get(node_id) != missing:
                 self.blind[node_id] = missing
                 self.logs.master(
@@ -594,38 +600,31 @@ class InitRuleFailed(PrsdError):
     """SPEC section 4's init rules failed the job."""
 
 
-def read_node_reports(layout: JobLayout) -> list[NodeInit]:
-    """The nodes' reports for this job (``jobs/<id>/nodes/*.json``)."""
+def read_node_reports(layout: JobLayout) -> list[dict[str, Any]]:
+    """The nodes' reports for this job (``jobs/<id>/nodes/*.json``), as read."""
     folder = layout.root / "nodes"
-    reports = []
+    reports: list[dict[str, Any]] = []
     try:
         names = sorted(n for n in os.listdir(folder) if n.endswith(".json"))
     except FileNotFoundError:
-        return []
-    for name in names:
-        try:
-            reports.append(NodeInit.from_report(json.loads((folder / name).read_bytes())))
-        except (OSError, ValueError, TypeError):
-            continue
-    return reports
-
-
-def blind_nodes(layout: JobLayout) -> dict[str, list[str]]:
-    """Nodes whose report says they cannot see some of the job's files."""
-    folder = layout.root / "nodes"
-    out: dict[str, list[str]] = {}
-    try:
-        names = sorted(n for n in os.listdir(folder) if n.endswith(".json"))
-    except FileNotFoundError:
-        return out
+        return reports
     for name in names:
         try:
             report = json.loads((folder / name).read_bytes())
         except (OSError, ValueError):
             continue
-        if isinstance(report, dict) and report.get("cannot_see"):
-            out[str(report.get("node_id", name[:-5]))] = [str(m) for m in report["cannot_see"]]
-    return out
+        if isinstance(report, dict):
+            reports.append(report)
+    return reports
+
+
+def blind_nodes(reports: list[dict[str, Any]]) -> dict[str, list[str]]:
+    """Nodes whose report says they cannot see some of the job's files."""
+    return {
+        str(r.get("node_id", "?")): [str(m) for m in r["cannot_see"]]
+        for r in reports
+        if isinstance(r.get("cannot_see"), list) and r["cannot_see"]
+    }
 
 
 class JobTimeout(PrsdError):

@@ -93,6 +93,29 @@ def current_epoch(spool: SpoolLayout) -> int:
     return best
 
 
+def prune_epochs(spool: SpoolLayout, epoch: int, keep: int = 2) -> int:
+    """Remove epoch files older than ``epoch - keep`` (the new holder, after winning).
+
+    Only the highest epoch decides anything, and every process lists ``leader/`` to
+    find it (agents on each claim listing): without pruning, every ``prsd run`` on a
+    spool would add a file there for good. Returns how many were removed.
+    """
+    removed = 0
+    try:
+        names = os.listdir(spool.leader)
+    except FileNotFoundError:
+        return 0
+    for name in names:
+        m = EPOCH_RE.match(name)
+        if m is not None and int(m.group(1)) < epoch - keep:
+            try:
+                os.unlink(spool.leader / name)
+                removed += 1
+            except FileNotFoundError:
+                continue
+    return removed
+
+
 def read_holder(spool: SpoolLayout, epoch: int) -> Holder | None:
     try:
         with open(epoch_path(spool, epoch), "rb") as f:

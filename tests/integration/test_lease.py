@@ -67,3 +67,15 @@ def test_prsd_run_style_takes_over_a_dead_holder_at_once(tmp_path: Path) -> None
     )
     assert out.stdout.strip().splitlines()[-1] == "1"
     assert Election(spool).try_once(0.0, patient=False) == 2
+
+
+def test_old_epoch_files_are_pruned_by_the_new_holder(tmp_path: Path) -> None:
+    spool = open_spool(tmp_path / "spool")
+    for epoch in range(1, 6):
+        assert try_take(spool, new_holder(epoch, f"old-{epoch}"))
+    election = Election(spool, lease_s=1.0)
+    assert election.try_once(0.0) == 0, "the holder (this live process) is still fresh"
+    assert election.try_once(5.0) == 6, "silent for a lease: the standby takes over"
+    names = sorted(p.name for p in spool.leader.glob("epoch-*"))
+    assert names == ["epoch-00000004", "epoch-00000005", "epoch-00000006"]
+    assert current_epoch(spool) == 6
