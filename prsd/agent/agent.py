@@ -19,7 +19,6 @@ from typing import TYPE_CHECKING
 import anyio
 import anyio.from_thread
 import anyio.to_thread
-import structlog
 
 from prsd.agent.context import JobContext
 from prsd.agent.gpu import GpuSlots
@@ -29,6 +28,7 @@ from prsd.agent.share import share_slots
 from prsd.agent.visibility import unseen
 from prsd.errors import PrsdError
 from prsd.jobspec import JobSpec
+from prsd.logconfig import get_logger
 from prsd.storage.atomic import write_atomic
 from prsd.storage.fstype import is_local_spool
 from prsd.storage.heartbeat import HEARTBEAT_INTERVAL_S, Heartbeat, write_heartbeat
@@ -40,7 +40,7 @@ from prsd.storage.watch import Doorbell, ring_on_local_changes
 if TYPE_CHECKING:
     from prsd.storage.layout import JobLayout, SpoolLayout
 
-log = structlog.get_logger("prsd.agent")
+log = get_logger("prsd.agent")
 
 TICK_S = 0.5
 LIST_MIN_S = 0.1
@@ -115,13 +115,7 @@ class Agent:
             idle_since: float | None = None
             listed = -1e9
             while not self._drain.is_set():
-                # The bell rings on every commit in this process; list active/ at most
-                # every LIST_MIN_S all the same (it only matters when a job starts or ends).
-                await anyio.sleep(max(0.0, listed + LIST_MIN_S - anyio.current_time()))
-                listed = anyio.current_time()
-                active = set(await anyio.to_thread.run_sync(active_jobs, self.spool))
-                if self.only_job is not None:
-                    active &= {self.only_job}
+                listed, active = await self._list_active(listed)
                 self._stop_ended(active)
                 now = anyio.current_time()
                 for job_id in sorted(active - set(self.runs) - self.refused):
@@ -145,6 +139,21 @@ class Agent:
                 running.run.stop(kill_busy=True)
             tg.cancel_scope.cancel()
         return code
+
+    async def _list_active(self, listed: float) -> tuple[float, set[str]]:
+        """The active jobs this agent may serve, and when they were listed.
+
+        The bell rings on every commit in this process; while jobs run, ``active/`` is
+        listed at most every LIST_MIN_S all the same (it only matters when a job starts
+        or ends). An idle agent answers a ring at once: it means a new job.
+        """
+        if self.runs:
+            await anyio.sleep(max(0.0, listed + LIST_MIN_S - anyio.current_time()))
+        listed = anyio.current_time()
+        active = set(await anyio.to_thread.run_sync(active_jobs, self.spool))
+        if self.only_job is not None:
+            active &= {self.only_job}
+        return listed, active
 
     def request_drain(self, *, fast: bool = False) -> None:
         """Stop claiming; let running mini-batches finish (``fast``: stop them now)."""

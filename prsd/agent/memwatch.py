@@ -116,9 +116,12 @@ class MemoryWatch:
         return True
 
     def reset(self) -> None:
-        """Start a new peak (a new mini-batch): an earlier one's memory is no evidence."""
-        self.last = MemoryPeak()
-        self.sample()
+        """Start a new peak (a new mini-batch): an earlier one's memory is no evidence.
+
+        The new peak starts from the timer's latest sample, not a fresh read: a read
+        of ``/proc`` per mini-batch cost more than the rest of a tiny mini-batch's
+        hand-off, and the sample is at most :data:`SAMPLE_INTERVAL_S` old.
+        """
         self.peak = self.last
 
     async def run(self) -> None:

@@ -200,14 +200,16 @@ async def open_resource_monitor(
         await anyio.to_thread.run_sync(monitor.sample_safely, refs, datetime.now(UTC))
 
     async def loop() -> None:
-        # the first sample after the start catches the workers once they are up
+        # The sample at the start runs beside the job's first steps, not before them
+        # (a ps of every process on the node would hold back the workers' start);
+        # the next catches the workers once they are up.
+        await take()
         await anyio.sleep(min(interval_s, FIRST_SAMPLE_S))
         while True:
             await take()
             await anyio.sleep(interval_s)
 
     try:
-        await take()
         async with anyio.create_task_group() as tg:
             tg.start_soon(loop)
             try:

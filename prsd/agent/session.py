@@ -252,38 +252,47 @@ class WorkerSession:
     async def _collect(
         self, task: RunningTask, remaining: list[dict[str, Any]], on_done: Callable[[Outcome], None]
     ) -> bool:
+        """Receive ``start``/``done`` for each mini-batch under its clock.
+
+        One cancel scope serves the whole task; its deadline moves with each event
+        (``task_overhead_timeout`` until ``start``, ``retry_settings.timeout`` until
+        ``done``), which costs far less than a scope per message on tiny mini-batches.
+        """
         proc = self._proc()
         spec = self.ctx.spec
-        pending = list(remaining)
+        pending = {int(mb["i"]): mb for mb in remaining}  # in hand-over order
         started: float | None = None
-        phase = time.monotonic()
-        while pending:
-            limit = spec.timeout_s if started is not None else spec.task_overhead_timeout_s
-            wait_s = max(
-                0.0, (started if started is not None else phase) + limit - time.monotonic()
-            )
-            msg: dict[str, Any] | None = None
-            with anyio.move_on_after(wait_s):
+        died = False
+        with anyio.CancelScope(
+            deadline=anyio.current_time() + spec.task_overhead_timeout_s
+        ) as clock:
+            while pending:
                 try:
                     msg = await proc.receive()
                 except BrokenWorker:
-                    await self._died(task, pending[0], started, on_done)
-                    return False
-            if msg is None:
-                await self._timed_out(task, pending[0], started, on_done)
-                return False
-            if msg.get("ev") == "start":
-                started = time.monotonic()
-                if self.memory is not None:
-                    self.memory.reset()
-            elif msg.get("ev") == "done":
-                outcome = Outcome.from_json(msg["outcome"])
-                task.outcomes[outcome.index] = outcome
-                pending = [mb for mb in pending if int(mb["i"]) != outcome.index]
-                on_done(outcome)
-                started = None
-                phase = time.monotonic()
-        return True
+                    died = True
+                    break
+                ev = msg.get("ev")
+                if ev == "start":
+                    started = time.monotonic()
+                    clock.deadline = anyio.current_time() + spec.timeout_s
+                    if self.memory is not None:
+                        self.memory.reset()
+                elif ev == "done":
+                    outcome = Outcome.from_json(msg["outcome"])
+                    task.outcomes[outcome.index] = outcome
+                    pending.pop(outcome.index, None)
+                    on_done(outcome)
+                    started = None
+                    clock.deadline = anyio.current_time() + spec.task_overhead_timeout_s
+        if not pending:
+            return True
+        first = next(iter(pending.values()))
+        if died:
+            await self._died(task, first, started, on_done)
+        else:  # the clock ran out
+            await self._timed_out(task, first, started, on_done)
+        return False
 
     async def _timed_out(
         self,

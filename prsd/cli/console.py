@@ -1,23 +1,43 @@
-"""Terminal output of the command-line tools (``prsd run``, ``prsctl``), through rich."""
+"""Terminal output of the command-line tools (``prsd run``, ``prsctl``).
+
+Plain lines go straight to stdout and stderr; ``out`` and ``err`` are rich consoles
+for tables and live views, made (and rich imported, about 30 ms) on first use only.
+"""
 
 from __future__ import annotations
 
 import sys
+from typing import TYPE_CHECKING, Any
 
-from rich.console import Console
+if TYPE_CHECKING:
+    from rich.console import Console
 
-out = Console(highlight=False, soft_wrap=True)
-err = Console(stderr=True, highlight=False, soft_wrap=True)
+    out: Console
+    err: Console
+
+_consoles: dict[str, Any] = {}
+
+
+def __getattr__(name: str) -> Any:
+    if name in ("out", "err"):
+        if name not in _consoles:
+            from rich.console import Console
+
+            _consoles[name] = Console(stderr=name == "err", highlight=False, soft_wrap=True)
+        return _consoles[name]
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
 
 
 def say(text: str) -> None:
-    """A line for the user on stdout (no markup interpretation)."""
-    out.print(text, markup=False)
+    """A line for the user on stdout, as it is (no markup, no emoji codes)."""
+    sys.stdout.write(text + "\n")
+    sys.stdout.flush()
 
 
 def error(text: str) -> None:
     """A one-line error on stderr: ``prog: error: text``."""
-    err.print(f"{_prog()}: error: {text}", markup=False)
+    sys.stderr.write(f"{_prog()}: error: {text}\n")
+    sys.stderr.flush()
 
 
 def _prog() -> str:

@@ -13,10 +13,10 @@ from typing import TYPE_CHECKING
 
 import anyio
 import anyio.to_thread
-import structlog
 
 from prsd.errors import PrsdError
 from prsd.leader.liveness import Observer
+from prsd.logconfig import get_logger
 from prsd.storage.lease import (
     LEADER_HEARTBEAT_S,
     LEADER_LEASE_S,
@@ -34,7 +34,7 @@ from prsd.storage.lease import (
 if TYPE_CHECKING:
     from prsd.storage.layout import SpoolLayout
 
-log = structlog.get_logger("prsd.leader")
+log = get_logger("prsd.leader")
 
 
 class Deposed(PrsdError):

@@ -13,8 +13,8 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
 import anyio
+import anyio.from_thread
 import anyio.to_thread
-import structlog
 
 from prsd.errors import PrsdError
 from prsd.jobspec import JobSpec
@@ -23,6 +23,7 @@ from prsd.leader.finish import FinalState
 from prsd.leader.intake import fail_intake, load_taken_job, ready_in_inbox, take_in
 from prsd.leader.job import Hint, JobDriver
 from prsd.leader.liveness import Observer
+from prsd.logconfig import get_logger
 from prsd.storage.atomic import write_atomic
 from prsd.storage.heartbeat import read_heartbeats
 from prsd.storage.spool import active_jobs
@@ -31,7 +32,7 @@ from prsd.storage.watch import Doorbell
 if TYPE_CHECKING:
     from prsd.storage.layout import SpoolLayout
 
-log = structlog.get_logger("prsd.leader")
+log = get_logger("prsd.leader")
 
 TICK_S = 0.25
 NODE_LEASE_S = 15.0  # an agent's heartbeat unchanged this long: the node is presumed dead
@@ -218,8 +219,16 @@ class Leader:
                 continue
             self.drivers[layout.job_id] = driver
             write_atomic(self.spool.active / layout.job_id, b"", durable=False)
+            self._ring_agent()  # an agent in this process starts its workers while we split
             log.info("job taken in", job_id=layout.job_id, name=spec.name)
         return took
+
+    def _ring_agent(self) -> None:
+        """(In the step's thread.) Ring the in-process agent's bell now, not after the step."""
+        try:
+            anyio.from_thread.run_sync(self.links.agent_bell.ring)
+        except RuntimeError:
+            pass  # called outside an event loop's worker thread (a test driving step())
 
     async def serve(self) -> None:
         """The daemon: wait for the lease, lead until deposed, then wait again."""

@@ -9,10 +9,14 @@ import subprocess
 import sys
 
 CODE = """
-import structlog
-from prsd.logconfig import configure, log_context
+import sys
+from prsd.logconfig import configure, get_logger, log_context
 configure("INFO")
-log = structlog.get_logger("prsd.test")
+log = get_logger("prsd.test")
+assert "structlog" not in sys.modules  # imported on the first line written
+with log_context(job_id="job-1", node_id="n1"):
+    log.debug("dropped without importing structlog")
+assert "structlog" not in sys.modules
 with log_context(job_id="job-1", node_id="n1"):
     log.info("task committed", mini_batch="000000042")
 log.debug("not shown")
