@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import sys
 
-from prsd.daemon import main
+from prsd.daemon import leave, main
 
 
 def launch(argv: list[str]) -> int:
@@ -33,4 +33,4 @@ def vm_hwm_kb() -> int:
 
 
 if __name__ == "__main__":
-    sys.exit(launch(sys.argv[1:]))
+    leave(launch(sys.argv[1:]))  # as the ``prsd`` command leaves

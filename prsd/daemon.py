@@ -3,11 +3,13 @@
 from __future__ import annotations
 
 import argparse
+import logging
 import os
 import signal
 import socket
 import sys
 from pathlib import Path
+from typing import NoReturn
 
 import anyio
 
@@ -176,5 +178,26 @@ def _agent(spool: SpoolLayout, args: argparse.Namespace) -> int:
     return codes[0] if codes else ExitCode.OK
 
 
+def console_main() -> None:
+    """The ``prsd`` command: :func:`main`, then :func:`leave`."""
+    leave(main())
+
+
+def leave(code: int) -> NoReturn:
+    """Exit with ``code`` once stdout, stderr and the log handlers are flushed.
+
+    Every file prsd writes is closed and every thread it started has ended when
+    :func:`main` returns, so the interpreter's teardown of every module (60-120 ms,
+    more with pandas loaded) is skipped: ``prsd run``'s wall time is the user's.
+    """
+    for stream in (sys.stdout, sys.stderr):
+        try:
+            stream.flush()
+        except (OSError, ValueError):
+            pass
+    logging.shutdown()
+    os._exit(code)
+
+
 if __name__ == "__main__":
-    sys.exit(main())
+    console_main()

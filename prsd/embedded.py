@@ -49,7 +49,7 @@ async def run_until_done(
         async with anyio.create_task_group() as tg:
             tg.start_soon(lambda: agent.run(until_job=job_id))
             final = await _lead_until_done(leader, job_id, on_progress)
-            links.agent_bell.ring()
+            agent.job_ended()
         outer.cancel_scope.cancel()
     assert final is not None
     return final

@@ -95,6 +95,7 @@ class Agent:
         self.waiting: dict[str, float] = {}  # job -> when to look again (seats, visibility)
         self._drain = anyio.Event()
         self._fast = False
+        self._relist = False  # list active/ at the next ring without waiting
 
     @property
     def node_id(self) -> str:
@@ -145,15 +146,22 @@ class Agent:
 
         The bell rings on every commit in this process; while jobs run, ``active/`` is
         listed at most every LIST_MIN_S all the same (it only matters when a job starts
-        or ends). An idle agent answers a ring at once: it means a new job.
+        or ends). An idle agent answers a ring at once (it means a new job), and so does
+        one told that a job ended (:meth:`job_ended`) or whose run of a job just ended.
         """
-        if self.runs:
+        if self.runs and not self._relist:
             await anyio.sleep(max(0.0, listed + LIST_MIN_S - anyio.current_time()))
+        self._relist = False
         listed = anyio.current_time()
         active = set(await anyio.to_thread.run_sync(active_jobs, self.spool))
         if self.only_job is not None:
             active &= {self.only_job}
         return listed, active
+
+    def job_ended(self) -> None:
+        """A job ended (the leader in this process says so): look at ``active/`` now."""
+        self._relist = True
+        self.bell.ring()
 
     def request_drain(self, *, fast: bool = False) -> None:
         """Stop claiming; let running mini-batches finish (``fast``: stop them now)."""
@@ -318,4 +326,4 @@ class Agent:
             log.error("job failed on this node", job_id=running.run.job_id, error=exc.one_line())
         finally:
             running.done.set()
-            self.bell.ring()
+            self.job_ended()

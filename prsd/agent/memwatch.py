@@ -118,11 +118,12 @@ class MemoryWatch:
     def reset(self) -> None:
         """Start a new peak (a new mini-batch): an earlier one's memory is no evidence.
 
-        The new peak starts from the timer's latest sample, not a fresh read: a read
-        of ``/proc`` per mini-batch cost more than the rest of a tiny mini-batch's
-        hand-off, and the sample is at most :data:`SAMPLE_INTERVAL_S` old.
+        The new peak starts empty and the timer's next samples fill it; no fresh read of
+        ``/proc`` here, which cost more than the rest of a tiny mini-batch's hand-off.
+        Not the timer's last sample either: it may show the memory of the mini-batch
+        before (a worker that filled its address space and let go of it).
         """
-        self.peak = self.last
+        self.peak = MemoryPeak()
 
     async def run(self) -> None:
         """Sample every :data:`SAMPLE_INTERVAL_S` until the process is gone."""

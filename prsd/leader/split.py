@@ -14,6 +14,8 @@ the input root are skipped and reported through ``on_skip``.
 
 from __future__ import annotations
 
+import heapq
+import itertools
 import os
 from collections.abc import Callable, Iterable, Iterator
 from pathlib import Path
@@ -71,20 +73,41 @@ class _Listing:
         self.links: set[str] = set()
         with os.scandir(folder) as it:
             for entry in it:
+                if entry.is_file(follow_symlinks=False):  # most entries: one test
+                    names.append(entry.name)
+                    continue
                 if entry.is_dir(follow_symlinks=False):
                     self.folders.add(entry.name)
                 elif entry.is_symlink():
                     self.links.add(entry.name)
-                elif not entry.is_file(follow_symlinks=False):
-                    continue
+                else:
+                    continue  # a socket, a FIFO, a device
                 names.append(entry.name)
-        if self.folders:
-            # a folder sorts as "name/": "a.txt" before "a/b", as the full paths sort
-            folders = self.folders
-            names.sort(key=lambda n: n + "/" if n in folders else n)
-        else:
-            names.sort()
-        self.names: Iterator[str] = iter(names)
+        folders = self.folders
+        # a folder sorts as "name/": "a.txt" before "a/b", as the full paths sort
+        key = (lambda n: n + "/" if n in folders else n) if folders else None
+        self.names: Iterator[str] = walk_order(names, key)
+
+
+HEAD_FIRST = 1024  # names picked before a big folder is sorted
+SORT_AT_ONCE = 16 * HEAD_FIRST  # folders up to this size are simply sorted
+
+
+def walk_order(names: list[str], key: Callable[[str], str] | None = None) -> Iterator[str]:
+    """``names`` in sorted order (by ``key``), the first ones before the rest are sorted.
+
+    Sorting a million names takes 0.4 s; the smallest thousand are found in 0.04 s.
+    A big folder's first mini-batches are planned (and claimable) from those while
+    the full sort waits until they are used up. Names in a folder are unique, so the
+    rest of the sorted list goes on exactly where the head stopped.
+    """
+    if len(names) <= SORT_AT_ONCE:
+        names.sort(key=key)
+        yield from names
+        return
+    yield from heapq.nsmallest(HEAD_FIRST, names, key=key)
+    names.sort(key=key)
+    yield from itertools.islice(names, HEAD_FIRST, None)
 
 
 def iter_input_files(roots: Iterable[str], on_skip: SkipReporter | None = None) -> Iterator[str]:

@@ -3,12 +3,20 @@
 from __future__ import annotations
 
 import os
+import random
 from typing import TYPE_CHECKING
 
 import pytest
 
 from prsd.leader.packing import MAX_PER_TASK, UNMEASURED_LOOKAHEAD, advise
-from prsd.leader.split import iter_files, iter_input_files, plan_file_batches
+from prsd.leader.split import (
+    HEAD_FIRST,
+    SORT_AT_ONCE,
+    iter_files,
+    iter_input_files,
+    plan_file_batches,
+    walk_order,
+)
 from prsd.leader.tasks import contiguous_runs
 
 if TYPE_CHECKING:
@@ -112,3 +120,27 @@ def test_contiguous_runs() -> None:
     """Indices group into runs of consecutive numbers."""
     assert contiguous_runs([1, 2, 3, 7, 8, 10]) == [[1, 2, 3], [7, 8], [10]]
     assert contiguous_runs([]) == []
+
+
+@pytest.mark.parametrize("n", [0, 5, SORT_AT_ONCE, SORT_AT_ONCE + 1, 3 * SORT_AT_ONCE + 7])
+def test_walk_order_is_the_sorted_order_at_every_size(n: int) -> None:
+    """Big folders yield a head picked before the full sort; the order is the same."""
+    rng = random.Random(n)
+    names = [f"{rng.randrange(10**9):09d}-{i}.txt" for i in range(n)]
+    expected = sorted(names)
+    assert list(walk_order(list(names))) == expected
+    folders = set(names[::7])
+    key = lambda name: name + "/" if name in folders else name
+    assert list(walk_order(list(names), key)) == sorted(names, key=key)
+
+
+def test_walk_order_plans_before_sorting_a_big_folder() -> None:
+    """The first names come before the list is sorted (the list is still unsorted then)."""
+    names = [f"{i:07d}" for i in range(SORT_AT_ONCE * 2)]
+    random.Random(1).shuffle(names)
+    order = walk_order(names)
+    head = [next(order) for _ in range(HEAD_FIRST)]
+    assert head == [f"{i:07d}" for i in range(HEAD_FIRST)]
+    assert names != sorted(names)  # not sorted yet: the head came from a selection
+    assert next(order) == f"{HEAD_FIRST:07d}"
+    assert names == sorted(names)
