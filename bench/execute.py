@@ -214,7 +214,8 @@ class Daemons:
 def start_daemons(
     spool: Path, run_dir: Path, env: dict[str, str], agents: int, extra: list[str] | None = None
 ) -> Daemons:
-    """Start the leader and the agents; returns once every agent has written a heartbeat."""
+    """Start the leader and the agents; returns once the leader holds the lease and every
+    agent has written a heartbeat (warm daemons: their start-up is not timed)."""
     base = [sys.executable, "-m", "bench.prsd_launch"]
     logs = run_dir / "logs"
     logs.mkdir(exist_ok=True)
@@ -238,7 +239,9 @@ def start_daemons(
     sampler = TreeSampler([leader.pid, *(p.pid for p in procs)]).__enter__()
     daemons = Daemons(leader, procs, sampler)
     deadline = time.monotonic() + 60
-    while not all((spool / "nodes" / f"a{i}.json").exists() for i in range(agents)):
+    ready = [spool / "leader" / "heartbeat.json"]
+    ready += [spool / "nodes" / f"a{i}.json" for i in range(agents)]
+    while not all(path.exists() for path in ready):
         if time.monotonic() > deadline or any(p.poll() is not None for p in [leader, *procs]):
             daemons.stop()
             raise RuntimeError(f"prsd daemons did not start: {tail(logs / 'a0.txt')}")

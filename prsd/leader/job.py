@@ -95,6 +95,9 @@ class JobDriver:
     ) -> None:
         self.layout = layout
         self.spec = spec
+        # The last step's split stopped at its time budget with tasks still wanted:
+        # the leader steps again at once instead of waiting for its next tick.
+        self.split_behind = False
         self.ledger = Ledger(spec.max_retries)
         self.issued = IssueLog(layout, epoch)
         self.table = TaskTable(
@@ -333,9 +336,11 @@ class JobDriver:
     # --- splitting ----------------------------------------------------------------
 
     def _split(self, now: float) -> None:
+        self.split_behind = False
         if self.split_done:
             return
         deadline = time.perf_counter() + SPLIT_BUDGET_S
+        self.split_behind = True  # unless the loop below ends for another reason
         for _ in range(MAX_TASKS_PER_STEP):
             advice = advise(
                 measured_mb_s=self.measured_mb_s,
@@ -343,9 +348,11 @@ class JobDriver:
                 waited_s=now - self.started,
             )
             if not advice.may_write:
+                self.split_behind = False  # far enough ahead of the workers
                 return
             mbs = self._take(advice.per_task)
             if not mbs:
+                self.split_behind = False
                 self._split_finished(now)
                 return
             for mb in mbs:

@@ -14,6 +14,7 @@ from typing import TYPE_CHECKING, Any
 
 import anyio
 import anyio.from_thread
+import anyio.lowlevel
 import anyio.to_thread
 
 from prsd.errors import PrsdError
@@ -272,8 +273,12 @@ class Leader:
                 links.agent_bell.ring()
             if until_job is not None and until_job in self.finished:
                 return self.finished[until_job]
-            if not links.hints:
-                await links.leader_bell.wait(TICK_S)
+            if links.hints:
+                continue
+            if any(d.split_behind for d in self.drivers.values()):
+                await anyio.lowlevel.checkpoint()  # let the event loop run, then split on
+                continue
+            await links.leader_bell.wait(TICK_S)
 
 
 def _claimants(driver: JobDriver) -> list[str]:
