@@ -111,7 +111,11 @@ def _special_goals(special: dict[str, Any]) -> list[dict[str, Any]]:
     if w8:
         by_n = {s["agents"]: s for s in w8["summary"]}
         one, four = by_n.get(1, {}).get("mbs_per_s"), by_n.get(4, {}).get("mbs_per_s")
-        fig = ", ".join(f"{n}: {s['mbs_per_s']}" for n, s in by_n.items())
+        fig = ", ".join(
+            f"{n}: {s['mbs_per_s']}"
+            + (f" (CPU {100 * s['machine_busy']:.0f}% busy)" if s.get("machine_busy") else "")
+            for n, s in by_n.items()
+        )
         grows = None if one is None or four is None else four > one
         out.append(_goal("W8: throughput grows from 1 to 4 agents (mini-batches/s)", fig, grows))
         doubles = sum(s["double_claims"] for s in w8["summary"])

@@ -14,6 +14,8 @@ import time
 from collections import Counter
 from typing import TYPE_CHECKING, Any
 
+import psutil
+
 from bench.execute import (
     REPO,
     digest,
@@ -121,10 +123,12 @@ def w8_many_agents(
             row: dict[str, Any] = {"agents": n, "repeat": repeat, "status": "failed"}
             daemons = start_daemons(spool, run_dir, _env(run_dir), n)
             try:
+                cpu0 = psutil.cpu_times()
                 start = time.perf_counter()
                 job_id = submit_job(job, spool)
                 done = wait_final(spool, job_id, 600)
                 row["wall_s"] = round(time.perf_counter() - start, 4)
+                row["machine_busy"] = machine_busy(cpu0, psutil.cpu_times())
             finally:
                 daemons.stop()
             row["prsd_rss_mb"] = round(daemons.sampler.peaks.prsd_max_mb, 1)
@@ -146,6 +150,7 @@ def w8_many_agents(
             {
                 "agents": n,
                 "runs": len(mine),
+                "machine_busy": median([r["machine_busy"] for r in mine]),
                 "wall_s": median([r["wall_s"] for r in mine]),
                 "mbs_per_s": median([r["mbs_per_s"] for r in mine]),
                 "double_claims": sum(r["double_claims"] or 0 for r in rows if r["agents"] == n),
@@ -153,6 +158,16 @@ def w8_many_agents(
             }
         )
     return {"items": items, "mini_batches": mbs, "samples": rows, "summary": summary}
+
+
+def machine_busy(before: Any, after: Any) -> float:
+    """The share of the machine's CPU time (all cores) that was not idle between two
+    ``psutil.cpu_times()`` readings: 1.0 means every core was busy throughout."""
+    idle = (after.idle + getattr(after, "iowait", 0.0)) - (
+        before.idle + getattr(before, "iowait", 0.0)
+    )
+    total = sum(after) - sum(before)
+    return round(1.0 - idle / total, 3) if total > 0 else 0.0
 
 
 # --- W6 ---------------------------------------------------------------------------------

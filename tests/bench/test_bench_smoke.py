@@ -75,6 +75,7 @@ def test_w8_two_agents_no_double_claims(tmp_path: Path) -> None:
     assert row["status"] == "ok", row
     assert row["double_claims"] == 0
     assert result["summary"][0]["mbs_per_s"] > 0
+    assert 0 < row["machine_busy"] <= 1  # two agents and their workers kept a core busy
 
 
 def test_w6_reports_planning_figures(tmp_path: Path) -> None:
