@@ -85,6 +85,22 @@ def _python_for(user: pwd.struct_passwd) -> str:
     raise AssertionError(f"no Python interpreter is usable by {user.pw_name}")
 
 
+def _check_installation_readable_by(user: pwd.struct_passwd) -> None:
+    """Workers that run as the job's owner start from prsd's own ``worker/boot.py``:
+    the checkout must be readable by that user (a ``mktemp -d`` clone is mode 0700)."""
+    from prsd.worker import boot
+
+    probe = subprocess.run(
+        ["runuser", "-u", user.pw_name, "--", "test", "-r", boot.__file__], check=False
+    )
+    if probe.returncode != 0:
+        raise AssertionError(
+            f"{boot.__file__} is not readable by {user.pw_name}: a worker run as the job's "
+            "owner could not start; make the folders above the checkout traversable "
+            "(chmod o+rx) to run this test"
+        )
+
+
 def _chown_tree(root: Path, uid: int, gid: int) -> None:
     for folder, dirs, files in os.walk(root):
         for name in [*dirs, *files]:
@@ -123,6 +139,7 @@ def test_root_agent_runs_the_job_as_its_owner(user: pwd.struct_passwd) -> None:
                 command = [*PRSD, *role, "--spool", str(spool)]
                 daemons.append(subprocess.Popen(command, env=env, stdout=log, stderr=log))
         python = _python_for(user)
+        _check_installation_readable_by(user)
         _drop_job(spool, user, python)
         jobs = spool / "jobs"
         wait_until(
