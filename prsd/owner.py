@@ -24,13 +24,13 @@ import os
 import pwd
 import stat
 from dataclasses import dataclass
+from pathlib import Path
 from typing import TYPE_CHECKING
 
 from prsd.errors import PrsdError
 
 if TYPE_CHECKING:
     from collections.abc import Iterable, Mapping
-    from pathlib import Path
 
 WORKER_UMASK = 0o022
 ALLOW_OTHERS_ENV = "PRSD_RUN_OTHERS_JOBS"
@@ -143,6 +143,39 @@ def hand_over(run_as: RunAs | None, paths: Iterable[Path]) -> None:
         return
     for path in paths:
         os.chown(path, run_as.uid, run_as.gid, follow_symlinks=False)
+
+
+def unreadable_for(run_as: RunAs, path: str) -> str | None:
+    """Why ``run_as`` cannot read ``path`` (a folder on the way it may not enter, or the
+    file itself), or None when it can. Mode bits only: owner, group, others.
+
+    A worker run as the job's owner starts from prsd's own ``worker/boot.py``; an
+    installation in a folder only root may enter (``mktemp -d`` makes 0700 folders)
+    would otherwise fail every ``init()`` with a bare "returncode 2".
+    """
+    if run_as.uid == 0:
+        return None
+    target = os.path.abspath(path)
+    chain = [*reversed(Path(target).parents), Path(target)]
+    for place in chain:
+        try:
+            info = os.stat(place)
+        except OSError as exc:
+            return f"{place}: {exc.strerror}"
+        need = 4 if place == chain[-1] else 1  # read the file, enter the folders
+        if info.st_uid == run_as.uid:
+            bits = (info.st_mode >> 6) & 7
+        elif info.st_gid == run_as.gid or info.st_gid in run_as.groups:
+            bits = (info.st_mode >> 3) & 7
+        else:
+            bits = info.st_mode & 7
+        if not bits & need:
+            what = "read" if need == 4 else "enter"
+            return (
+                f"{run_as.name} (uid {run_as.uid}) may not {what} {place} "
+                f"(mode {stat.filemode(info.st_mode)}, owner uid {info.st_uid})"
+            )
+    return None
 
 
 def make_dirs_for(run_as: RunAs | None, folders: Iterable[Path]) -> None:

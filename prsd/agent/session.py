@@ -32,10 +32,17 @@ from prsd.agent.nodelog import append_line, append_stamped, batch_record, stampe
 from prsd.agent.proc import BrokenWorker, ExitInfo, WorkerProcess, spawn_worker
 from prsd.agent.verdicts import MemoryEvidence, classify_exit, oom_reason
 from prsd.agent.workerstate import Action, Event, Transition, WorkerState, transition
-from prsd.owner import WORKER_UMASK, RunAs, make_dirs_for, make_files_for, run_as_for_job
+from prsd.owner import (
+    WORKER_UMASK,
+    RunAs,
+    make_dirs_for,
+    make_files_for,
+    run_as_for_job,
+    unreadable_for,
+)
 from prsd.storage.layout import mb_id, process_name
 from prsd.storage.records import OOM, TIMEOUT, Outcome
-from prsd.worker.launch import worker_command
+from prsd.worker.launch import BOOT_PATH, worker_command
 
 if TYPE_CHECKING:
     from collections.abc import Callable
@@ -95,6 +102,13 @@ class WorkerSession:
         ctx = self.ctx
         # Run as the job folder's owner; what the worker writes in the spool is theirs.
         self.run_as = run_as = run_as_for_job(ctx.layout.root)
+        if run_as is not None:
+            why = unreadable_for(run_as, BOOT_PATH)
+            if why is not None:
+                raise PermissionError(
+                    f"the worker would run as the job's owner and start from prsd's "
+                    f"{BOOT_PATH}, but {why}: make prsd's installation readable by job owners"
+                )
         paths = self.paths
         folders = [paths.working_dir, paths.log_dir, paths.error.parent, ctx.layout.outputs]
         make_dirs_for(run_as, folders)

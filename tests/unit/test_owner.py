@@ -4,22 +4,27 @@ from __future__ import annotations
 
 import os
 import pwd
+import shutil
+import tempfile
+from pathlib import Path
 from typing import TYPE_CHECKING
 
 import pytest
 
 from prsd.owner import (
     JobOwnerRefused,
+    RunAs,
     allow_others_from_env,
     decide,
     hand_over,
     identity,
     make_files_for,
     run_as_for_job,
+    unreadable_for,
 )
 
 if TYPE_CHECKING:
-    from pathlib import Path
+    from collections.abc import Iterator
 
 
 @pytest.mark.parametrize(
@@ -86,3 +91,40 @@ def test_hand_over_never_follows_a_symlink(tmp_path: Path) -> None:
     assert os.stat(target).st_uid == before.st_uid
     with pytest.raises(OSError):
         make_files_for(who, [link])  # O_NOFOLLOW: no file is created through a link
+
+
+@pytest.fixture
+def open_tmp() -> Iterator[Path]:
+    """A folder under /tmp that other users may enter (pytest's own tmp root is 0700)."""
+    folder = Path(tempfile.mkdtemp(prefix="prsd-readable-"))
+    folder.chmod(0o755)
+    try:
+        yield folder
+    finally:
+        shutil.rmtree(folder)
+
+
+def test_unreadable_for_names_the_folder_a_worker_may_not_enter(open_tmp: Path) -> None:
+    """Real files and modes: a 0700 folder on the way stops another uid; 0755 does not."""
+    other = RunAs(uid=54321, gid=54321, groups=(), name="someone")
+    tmp_path = open_tmp
+    folder = tmp_path / "install"
+    boot = folder / "prsd" / "worker" / "boot.py"
+    boot.parent.mkdir(parents=True)
+    boot.write_text("pass\n")
+    for p in (tmp_path, folder, folder / "prsd", boot.parent):
+        p.chmod(0o755)
+    boot.chmod(0o644)
+    assert unreadable_for(other, str(boot)) is None
+    folder.chmod(0o700)
+    why = unreadable_for(other, str(boot))
+    assert why is not None and f"may not enter {folder}" in why and "drwx------" in why
+    folder.chmod(0o750)  # the group may enter: a supplementary group of the user will do
+    os.chown(folder, 0, 54320)
+    assert unreadable_for(other, str(boot)) is not None
+    member = RunAs(uid=54321, gid=54321, groups=(54320,), name="member")
+    assert unreadable_for(member, str(boot)) is None
+    folder.chmod(0o755)
+    boot.chmod(0o600)
+    assert "may not read" in (unreadable_for(other, str(boot)) or "")
+    assert unreadable_for(RunAs(uid=0, gid=0, groups=(), name="root"), str(boot)) is None
