@@ -74,9 +74,8 @@ def byte_compile() -> None:
     ``PYTHONDONTWRITEBYTECODE`` is set (these machines set it) nothing is kept, and every
     process would compile prsd's and the harness's sources again (0.15 s per start).
     """
-    compileall.compile_dir(str(REPO / "prsd"), quiet=1)
-    compileall.compile_dir(str(REPO / "azureml_user"), quiet=1)
-    compileall.compile_dir(str(REPO / "bench"), quiet=1)
+    for package in ("prsd", "azureml_user", "bench"):
+        compileall.compile_dir(str(REPO / package), quiet=1)
 
 
 def main(argv: list[str] | None = None) -> int:

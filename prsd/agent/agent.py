@@ -159,7 +159,8 @@ class Agent:
         return listed, active
 
     def job_ended(self) -> None:
-        """A job ended (the leader in this process says so): look at ``active/`` now."""
+        """A job ended (the leader in this process says so, or this node's run of it
+        finished): look at ``active/`` at the next ring, without the listing limit."""
         self._relist = True
         self.bell.ring()
 

@@ -94,7 +94,6 @@ class MemoryWatch:
         self.oom_kills_at_start = oom_kills(self.cgroup)
         self.ram_limit = ram_limit_bytes(self.cgroup)
         self.peak = MemoryPeak()
-        self.last = MemoryPeak()
 
     def sample(self) -> bool:
         """Take one sample; False once the process is gone."""
@@ -106,7 +105,6 @@ class MemoryWatch:
             return False
         ram = info.rss / self.ram_limit if self.ram_limit else 0.0
         space = info.vms / soft if soft not in (resource.RLIM_INFINITY, -1) and soft > 0 else 0.0
-        self.last = MemoryPeak(info.rss, ram, space)
         p = self.peak
         self.peak = MemoryPeak(
             max(p.rss_bytes, info.rss),

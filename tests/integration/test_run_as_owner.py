@@ -12,6 +12,7 @@ import os
 import pwd
 import secrets
 import shutil
+import stat
 import subprocess
 import sys
 import tempfile
@@ -85,20 +86,24 @@ def _python_for(user: pwd.struct_passwd) -> str:
     raise AssertionError(f"no Python interpreter is usable by {user.pw_name}")
 
 
-def _check_installation_readable_by(user: pwd.struct_passwd) -> None:
-    """Workers that run as the job's owner start from prsd's own ``worker/boot.py``:
-    the checkout must be readable by that user (a ``mktemp -d`` clone is mode 0700)."""
+@pytest.fixture
+def reachable_checkout() -> Iterator[None]:
+    """Workers run as the job's owner start from prsd's own ``worker/boot.py``: others
+    must be able to enter every folder above it. A ``mktemp -d`` clone sits in a 0700
+    folder; such folders get ``o+x`` (enter, not list) for the test and their mode back."""
     from prsd.worker import boot
 
-    probe = subprocess.run(
-        ["runuser", "-u", user.pw_name, "--", "test", "-r", boot.__file__], check=False
-    )
-    if probe.returncode != 0:
-        raise AssertionError(
-            f"{boot.__file__} is not readable by {user.pw_name}: a worker run as the job's "
-            "owner could not start; make the folders above the checkout traversable "
-            "(chmod o+rx) to run this test"
-        )
+    changed: list[tuple[Path, int]] = []
+    for folder in reversed(Path(boot.__file__).parents):
+        mode = folder.stat().st_mode
+        if not mode & stat.S_IXOTH:
+            changed.append((folder, mode))
+            folder.chmod(stat.S_IMODE(mode) | stat.S_IXOTH)
+    try:
+        yield
+    finally:
+        for folder, mode in reversed(changed):
+            folder.chmod(stat.S_IMODE(mode))
 
 
 def _chown_tree(root: Path, uid: int, gid: int) -> None:
@@ -123,6 +128,7 @@ def _drop_job(spool: Path, user: pwd.struct_passwd, python: str) -> Path:
     return final
 
 
+@pytest.mark.usefixtures("reachable_checkout")
 def test_root_agent_runs_the_job_as_its_owner(user: pwd.struct_passwd) -> None:
     """id inside run() is the owner's (with its groups); the job's files in the spool are the owner's."""
     base = Path(
@@ -139,7 +145,6 @@ def test_root_agent_runs_the_job_as_its_owner(user: pwd.struct_passwd) -> None:
                 command = [*PRSD, *role, "--spool", str(spool)]
                 daemons.append(subprocess.Popen(command, env=env, stdout=log, stderr=log))
         python = _python_for(user)
-        _check_installation_readable_by(user)
         _drop_job(spool, user, python)
         jobs = spool / "jobs"
         wait_until(
