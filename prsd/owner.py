@@ -145,32 +145,38 @@ def hand_over(run_as: RunAs | None, paths: Iterable[Path]) -> None:
         os.chown(path, run_as.uid, run_as.gid, follow_symlinks=False)
 
 
-def unreadable_for(run_as: RunAs, path: str) -> str | None:
-    """Why ``run_as`` cannot read ``path`` (a folder on the way it may not enter, or the
-    file itself), or None when it can. Mode bits only: owner, group, others.
+def unreadable_for(run_as: RunAs, path: str, *, list_from: str | None = None) -> str | None:
+    """Why ``run_as`` cannot read ``path``, or None when it can. Mode bits only: owner,
+    group, others. Every folder on the way must let it enter; those at or below
+    ``list_from`` must also let it list them (Python's import system lists the folders
+    it imports from); the file must let it read.
 
     A worker run as the job's owner starts from prsd's own ``worker/boot.py``; an
     installation in a folder only root may enter (``mktemp -d`` makes 0700 folders)
-    would otherwise fail every ``init()`` with a bare "returncode 2".
+    would otherwise fail every ``init()`` with a bare return code.
     """
     if run_as.uid == 0:
         return None
-    target = os.path.abspath(path)
-    chain = [*reversed(Path(target).parents), Path(target)]
-    for place in chain:
+    target = Path(os.path.abspath(path))
+    listed = Path(os.path.abspath(list_from)) if list_from is not None else None
+    for place in [*reversed(target.parents), target]:
         try:
             info = os.stat(place)
         except OSError as exc:
             return f"{place}: {exc.strerror}"
-        need = 4 if place == chain[-1] else 1  # read the file, enter the folders
+        if place == target:
+            need, what = 4, "read"
+        elif listed is not None and place.is_relative_to(listed):
+            need, what = 5, "list"
+        else:
+            need, what = 1, "enter"
         if info.st_uid == run_as.uid:
             bits = (info.st_mode >> 6) & 7
         elif info.st_gid == run_as.gid or info.st_gid in run_as.groups:
             bits = (info.st_mode >> 3) & 7
         else:
             bits = info.st_mode & 7
-        if not bits & need:
-            what = "read" if need == 4 else "enter"
+        if bits & need != need:
             return (
                 f"{run_as.name} (uid {run_as.uid}) may not {what} {place} "
                 f"(mode {stat.filemode(info.st_mode)}, owner uid {info.st_uid})"

@@ -23,6 +23,7 @@ import signal
 import time
 from dataclasses import dataclass
 from datetime import UTC, datetime
+from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 import anyio
@@ -103,7 +104,8 @@ class WorkerSession:
         # Run as the job folder's owner; what the worker writes in the spool is theirs.
         self.run_as = run_as = run_as_for_job(ctx.layout.root)
         if run_as is not None:
-            why = unreadable_for(run_as, BOOT_PATH)
+            installation = str(Path(BOOT_PATH).parents[2])  # the folder that holds prsd/
+            why = unreadable_for(run_as, BOOT_PATH, list_from=installation)
             if why is not None:
                 raise PermissionError(
                     f"the worker would run as the job's owner and start from prsd's "

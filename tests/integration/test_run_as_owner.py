@@ -89,16 +89,19 @@ def _python_for(user: pwd.struct_passwd) -> str:
 @pytest.fixture
 def reachable_checkout() -> Iterator[None]:
     """Workers run as the job's owner start from prsd's own ``worker/boot.py``: others
-    must be able to enter every folder above it. A ``mktemp -d`` clone sits in a 0700
-    folder; such folders get ``o+x`` (enter, not list) for the test and their mode back."""
+    must be able to enter every folder above the checkout and list the checkout's
+    folders on the way (imports list them). A ``mktemp -d`` clone is a 0700 folder: it
+    and any such folder get those rights for the test, and their modes back after."""
     from prsd.worker import boot
 
+    installation = Path(boot.__file__).parents[2]
     changed: list[tuple[Path, int]] = []
     for folder in reversed(Path(boot.__file__).parents):
         mode = folder.stat().st_mode
-        if not mode & stat.S_IXOTH:
+        need = stat.S_IXOTH | (stat.S_IROTH if folder.is_relative_to(installation) else 0)
+        if mode & need != need:
             changed.append((folder, mode))
-            folder.chmod(stat.S_IMODE(mode) | stat.S_IXOTH)
+            folder.chmod(stat.S_IMODE(mode) | need)
     try:
         yield
     finally:

@@ -128,3 +128,11 @@ def test_unreadable_for_names_the_folder_a_worker_may_not_enter(open_tmp: Path) 
     boot.chmod(0o600)
     assert "may not read" in (unreadable_for(other, str(boot)) or "")
     assert unreadable_for(RunAs(uid=0, gid=0, groups=(), name="root"), str(boot)) is None
+    boot.chmod(0o644)
+    folder.chmod(0o711)  # enter but not list: Python cannot find prsd/ in it
+    assert unreadable_for(other, str(boot)) is None
+    why = unreadable_for(other, str(boot), list_from=str(folder))
+    assert why is not None and f"may not list {folder}" in why
+    tmp_path.chmod(0o711)  # above the installation, entering is enough
+    folder.chmod(0o755)
+    assert unreadable_for(other, str(boot), list_from=str(folder)) is None
