@@ -29,11 +29,13 @@ from prsd.leader.planner import input_kind, plan_mini_batches
 from prsd.leader.rerun import plan_retry
 from prsd.leader.resume import (
     DONE,
+    PENDING,
     VOID,
     Found,
     done_order,
     merge_reports,
     read_task_bytes,
+    reepoch,
     reepoch_pending,
     scan_tasks,
 )
@@ -520,6 +522,8 @@ class JobDriver:
                 f"{unseen} issued task files never showed in the task listings within "
                 f"{TAKEOVER_SETTLE_S:g} s; their mini-batches are run again"
             )
+        live, late = self._reepoch_late(live)
+        renamed += late
         runnable = {mb.index for _, b in live + done for mb in b.mini_batches}
         orphans = self._fast_forward(max(in_files, default=-1), runnable)
         covered: set[int] = set()
@@ -554,6 +558,22 @@ class JobDriver:
             f"renamed to epoch {self.table.epoch}"
         )
         self._check_verdict(now)
+
+    def _reepoch_late(
+        self, live: list[tuple[Found, TaskBody]]
+    ) -> tuple[list[tuple[Found, TaskBody]], int]:
+        """Pending tasks of older epochs that showed up after the first renaming (a
+        deposed leader, paused mid-split, went on writing): renamed to this epoch."""
+        kept: list[tuple[Found, TaskBody]] = []
+        renamed = 0
+        for found, body in live:
+            if found.place == PENDING and found.task.epoch < self.table.epoch:
+                moved = reepoch(self.layout, found, self.table.epoch, self.issued.add)
+                if moved is None:
+                    continue  # gone: its mini-batches are planned again as orphans
+                found, renamed = moved, renamed + 1
+            kept.append((found, body))
+        return kept, renamed
 
     def _scan_bodies(
         self,

@@ -62,12 +62,25 @@ def reepoch_pending(layout: JobLayout, epoch: int, on_issue: Callable[[list[str]
     """Rename pending tasks of older epochs to ``epoch``; how many were renamed."""
     moved = 0
     for found in list(_pending(layout)):
-        if found.task.epoch < epoch:
-            new = TaskName(found.task.first_mb, found.task.attempt, epoch)
-            if move_verified(found.path, layout.pending_task(new)):
-                on_issue([new.name])
-                moved += 1
+        if found.task.epoch < epoch and reepoch(layout, found, epoch, on_issue) is not None:
+            moved += 1
     return moved
+
+
+def reepoch(
+    layout: JobLayout, found: Found, epoch: int, on_issue: Callable[[list[str]], None]
+) -> Found | None:
+    """One pending task of an older epoch renamed to ``epoch`` (None: it was gone).
+
+    Agents claim no task of an older epoch, so a pending task the new leader adopts
+    must carry its epoch: also one that a paused, deposed leader renamed into
+    ``pending/`` after :func:`reepoch_pending` had looked.
+    """
+    new = TaskName(found.task.first_mb, found.task.attempt, epoch)
+    if not move_verified(found.path, layout.pending_task(new)):
+        return None
+    on_issue([new.name])
+    return Found(new, found.place, layout.pending_task(new), found.node)
 
 
 def scan_tasks(layout: JobLayout) -> list[Found]:

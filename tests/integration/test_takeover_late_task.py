@@ -1,0 +1,64 @@
+"""Take-over when a deposed leader's task file lands after the new leader renamed pending/.
+
+A leader paused mid-split (SIGSTOP, a VM freeze) may rename one more task file of its
+old epoch into ``pending/`` after its successor ran ``reepoch_pending``. Agents claim
+no task of an older epoch, so the successor must rename such a task to its own epoch
+when its take-over scan adopts it; otherwise that mini-batch waits forever.
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING
+
+from prsd.leader import job as job_module
+from prsd.leader.intake import load_taken_job, take_in
+from prsd.leader.job import JobDriver
+from prsd.storage.layout import TaskName
+from prsd.storage.spool import open_spool
+from prsd.submit import submit
+from tests.jobkit import make_job
+
+if TYPE_CHECKING:
+    from pathlib import Path
+
+    import pytest
+
+SCRIPT = """
+    def run(mini_batch):
+        return mini_batch
+"""
+
+YAML = """
+    input_data: ./data
+    mini_batch_size: "1"
+    task:
+      code: ./code
+      entry_script: score.py
+      append_row_to: ./outputs/out.txt
+"""
+
+
+def _pending(layout_pending: Path) -> list[TaskName]:
+    names = [TaskName.parse(p.name) for p in layout_pending.glob("*/*")]
+    return sorted(n for n in names if n is not None)
+
+
+def test_a_late_task_of_the_old_epoch_is_renamed_at_take_over(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    spool = open_spool(tmp_path / "spool")
+    job_id, _ = submit(make_job(tmp_path, SCRIPT, YAML, files=4), spool)
+    layout = take_in(spool, job_id)
+    assert layout is not None
+    spec = load_taken_job(layout)
+    first = JobDriver(layout, spec, epoch=1, now=0.0)
+    first.step(0.0, [])
+    written = _pending(layout.pending)
+    assert written and {t.epoch for t in written} == {1}
+    first.abandon()
+    # The successor's first renaming finds nothing: the old leader's files land after it.
+    monkeypatch.setattr(job_module, "reepoch_pending", lambda *args: 0)
+    successor = JobDriver(layout, spec, epoch=2, now=1.0, resume=True)
+    successor.abandon()
+    after = _pending(layout.pending)
+    assert [(t.first_mb, t.epoch) for t in after] == [(t.first_mb, 2) for t in written]
