@@ -10,7 +10,7 @@ Layout (SPEC sections 1-2, docs/spool.md)::
 
     inbox/<job_id>/                          submitted job folders (".<name>" while copied)
     active/<job_id>                          marker: the job is running (leader)
-    jobs/<job_id>/job.yaml, origin.json, code/, spec.json
+    jobs/<job_id>/job.yaml, origin.json, code/, spec.json, owner.json
     jobs/<job_id>/state/status.json, final.json, cancel, split.json
     jobs/<job_id>/tasks/pending/<shard>/<task>
     jobs/<job_id>/tasks/claimed/<node>/<task>
@@ -148,6 +148,11 @@ class SpoolLayout:
     def leader(self) -> Path:
         return self.root / "leader"
 
+    @property
+    def requests(self) -> Path:
+        """``requests/``: users' requests about their jobs (cancel, retry), checked by owner."""
+        return self.root / "requests"
+
     def node_heartbeat(self, node_id: str) -> Path:
         return self.nodes / f"{node_id}.json"
 
@@ -177,6 +182,11 @@ class JobLayout:
     @property
     def spec(self) -> Path:
         return self.root / "spec.json"
+
+    @property
+    def owner_record(self) -> Path:
+        """``owner.json``: the owner recorded by the leader at intake (storage/jobowner.py)."""
+        return self.root / "owner.json"
 
     @property
     def code(self) -> Path:

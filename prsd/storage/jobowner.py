@@ -1,0 +1,120 @@
+"""Who owns a job: the record the leader writes once at intake, and the only one trusted.
+
+Invariant: a job's owner is decided by the leader when it takes the job in from
+``inbox/`` (the uid and gid of the folder the user put there, read with ``lstat`` on
+the moved folder), written to ``jobs/<id>/owner.json`` in a folder only the daemons
+may write, and never re-derived from a file the owner controls afterwards. Everything
+that acts for a user (run-as-owner, ``prsctl`` requests, ``retry``) compares against
+this record, so a user who rewrites files in their own job cannot become someone else.
+
+A missing or malformed record raises :class:`OwnerRecordError`: the caller fails that
+job (never the daemon) with the message.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import pwd
+import stat
+from dataclasses import asdict, dataclass
+from typing import TYPE_CHECKING
+
+from prsd.errors import SpoolError
+from prsd.storage.atomic import write_atomic
+
+if TYPE_CHECKING:
+    from pathlib import Path
+
+    from prsd.storage.layout import JobLayout
+
+MAX_RECORD_BYTES = 4096
+
+
+class OwnerRecordError(SpoolError):
+    """``owner.json`` is missing, not a regular file of the daemons, or not a record."""
+
+
+@dataclass(frozen=True)
+class JobOwner:
+    """The job's owner as the leader saw it at intake."""
+
+    uid: int
+    gid: int
+    user: str
+
+    def to_json(self) -> bytes:
+        return json.dumps(asdict(self), sort_keys=True).encode()
+
+    @classmethod
+    def from_json(cls, data: bytes) -> JobOwner:
+        """Parse a record.
+
+        Raises:
+            OwnerRecordError: not a JSON object with integer ``uid``/``gid`` and a ``user``.
+        """
+        try:
+            raw = json.loads(data)
+        except ValueError as exc:
+            raise OwnerRecordError(f"owner.json is not JSON: {exc}") from exc
+        if not isinstance(raw, dict):
+            raise OwnerRecordError("owner.json is not an object")
+        uid, gid, user = raw.get("uid"), raw.get("gid"), raw.get("user", "")
+        ok = isinstance(uid, int) and isinstance(gid, int) and isinstance(user, str)
+        if not ok or isinstance(uid, bool) or isinstance(gid, bool) or uid < 0 or gid < 0:
+            raise OwnerRecordError("owner.json does not hold integer uid and gid")
+        return cls(uid, gid, user)
+
+
+def user_name(uid: int) -> str:
+    """The login name of ``uid``, or the number when it has no password entry."""
+    try:
+        return pwd.getpwuid(uid).pw_name
+    except KeyError:
+        return str(uid)
+
+
+def owner_of_folder(folder: Path) -> JobOwner:
+    """The owner of ``folder`` itself (``lstat``: a symlink is never followed).
+
+    Raises:
+        OwnerRecordError: ``folder`` is not a real folder.
+    """
+    info = os.lstat(folder)
+    if not stat.S_ISDIR(info.st_mode):
+        raise OwnerRecordError(f"{folder} is not a folder")
+    return JobOwner(info.st_uid, info.st_gid, user_name(info.st_uid))
+
+
+def write_job_owner(layout: JobLayout, owner: JobOwner) -> None:
+    """Record the owner (durable: run-as-owner after a failover depends on it)."""
+    write_atomic(layout.owner_record, owner.to_json())
+
+
+def read_job_owner(layout: JobLayout) -> JobOwner:
+    """The recorded owner of a job, read without following links.
+
+    The record must be a regular file owned by the daemons' own uid (or root), so a
+    record planted by a job owner is never believed.
+
+    Raises:
+        OwnerRecordError: missing, a link, planted by someone else, too big or malformed.
+    """
+    try:
+        fd = os.open(layout.owner_record, os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK)
+    except OSError as exc:
+        raise OwnerRecordError(f"cannot open {layout.owner_record}: {exc.strerror}") from exc
+    try:
+        info = os.fstat(fd)
+        if not stat.S_ISREG(info.st_mode):
+            raise OwnerRecordError(f"{layout.owner_record} is not a regular file")
+        if info.st_uid not in (0, os.geteuid()):
+            raise OwnerRecordError(
+                f"{layout.owner_record} belongs to uid {info.st_uid}, not to the daemons"
+            )
+        data = os.read(fd, MAX_RECORD_BYTES + 1)
+    finally:
+        os.close(fd)
+    if len(data) > MAX_RECORD_BYTES:
+        raise OwnerRecordError(f"{layout.owner_record} is larger than {MAX_RECORD_BYTES} bytes")
+    return JobOwner.from_json(data)
