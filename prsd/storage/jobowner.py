@@ -60,10 +60,14 @@ class JobOwner:
         if not isinstance(raw, dict):
             raise OwnerRecordError("owner.json is not an object")
         uid, gid, user = raw.get("uid"), raw.get("gid"), raw.get("user", "")
-        ok = isinstance(uid, int) and isinstance(gid, int) and isinstance(user, str)
-        if not ok or isinstance(uid, bool) or isinstance(gid, bool) or uid < 0 or gid < 0:
+        if not (_id(uid) and _id(gid) and isinstance(user, str)):
             raise OwnerRecordError("owner.json does not hold integer uid and gid")
+        assert isinstance(uid, int) and isinstance(gid, int)
         return cls(uid, gid, user)
+
+
+def _id(value: object) -> bool:
+    return isinstance(value, int) and not isinstance(value, bool) and value >= 0
 
 
 def user_name(uid: int) -> str:
