@@ -18,7 +18,7 @@ from prsd.storage.layout import valid_job_id
 if TYPE_CHECKING:
     from prsd.storage.layout import SpoolLayout
 
-ENDED = ("Completed", "Failed", "Canceled")
+ENDED = ("Completed", "Completed with failures", "Failed", "Canceled")
 
 
 class UnknownJob(PrsdError):

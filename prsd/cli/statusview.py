@@ -20,6 +20,7 @@ if TYPE_CHECKING:
 
 STATE_STYLE = {
     "Completed": "green",
+    "Completed with failures": "dark_orange",  # amber: the output lacks rows
     "Failed": "red",
     "Canceled": "yellow",
     "Running": "cyan",

@@ -15,10 +15,15 @@ drop or fix them and run ``prsctl retry``.
 Probes are ordinary task files holding the failed mini-batch's index with a subset
 of its files, named with attempt numbers from :data:`PROBE_ATTEMPT_BASE` up: the
 driver never counts them (their names are not outstanding in its book), and the
-agents run them like any task. Each probe runs once. A probe that does not come
+agents run them like any task (a retry reads their results apart from the job's own:
+see :func:`prsd.leader.rerun.is_probe`). Each probe runs once. A probe that does not come
 back within :meth:`Bisector.probe_deadline_s` (its node died) ends that search
 inconclusive, as does a leader take-over: bisection is diagnosis, never a reason
 to hold a job.
+
+The same hook, on or off, notes every mini-batch that failed for good or succeeded
+short (its task file's payload) in :attr:`Bisector.failed_items`, the book behind
+``logs/sys/failed_items.txt`` (:mod:`prsd.leader.faileditems`).
 """
 
 from __future__ import annotations
@@ -28,6 +33,8 @@ import os
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
 
+from prsd.errors import PrsdError
+from prsd.leader.faileditems import PARTIAL, FailedItemsBook
 from prsd.storage.atomic import write_atomic
 from prsd.storage.claim import requeue
 from prsd.storage.layout import TaskName, parse_done_name
@@ -165,6 +172,10 @@ class Bisector:
         self._probes: dict[str, _Probe] = {}
         self._attempts = itertools.count(PROBE_ATTEMPT_BASE)
         self._keys: dict[int, MiniBatch] = {}
+        self.failed_items = FailedItemsBook()
+        # Short results are failures of the output under append_row, or where the
+        # thresholds count them (item_error_threshold); summary_only counts only.
+        self.note_short = short_is_failure(spec)
 
     @property
     def busy(self) -> bool:
@@ -172,24 +183,31 @@ class Bisector:
         return bool(self.searches)
 
     def after(self, step: Step, outcome: Outcome, task_file: Path, resuming: bool = False) -> None:
-        """Hook after each attempt: start a search when a file list failed for good.
+        """Hook after each attempt: note a failed or short mini-batch; start a search
+        when a file list failed for good.
 
         Not while a new leader re-reads the results of an earlier one (``resuming``):
-        a search is not resumed after a take-over.
+        a search is not resumed after a take-over (the failed items are still noted).
         """
-        if not self.enabled or resuming or not step.final or step.succeeded:
+        if not step.final:
             return
-        if outcome.index in self.searches:
+        short = self.note_short and step.succeeded and outcome.succeeded_items < outcome.items
+        if step.succeeded and not short:
             return
-        try:
-            body = TaskBody.decode(task_file.read_bytes())
-        except (OSError, ValueError):
+        mb = _mini_batch_of(task_file, outcome.index)
+        if mb is None:
             return
-        mb = next((m for m in body.mini_batches if m.index == outcome.index), None)
-        if mb is None or not isinstance(mb.payload, list) or len(mb.payload) < 2:
+        if short:
+            why = f"run() returned {outcome.succeeded_items} of {outcome.items} elements"
+            self.failed_items.add(mb.index, mb.payload, mb.key, PARTIAL, why)
+            return
+        error = outcome.error or outcome.status
+        self.failed_items.add(mb.index, mb.payload, mb.key, outcome.status, error)
+        if not self.enabled or resuming or outcome.index in self.searches:
+            return
+        if not isinstance(mb.payload, list) or len(mb.payload) < 2:
             return
         self._keys[mb.index] = mb
-        error = outcome.error or outcome.status
         self.searches[mb.index] = Search.start(mb.index, [str(p) for p in mb.payload], error)
         self.log(f"bisect: mini-batch {mb.index:09d} ({len(mb.payload)} inputs) failed: {error}")
 
@@ -277,3 +295,17 @@ class Bisector:
             self.isolated.append(found)
             how = "fails alone" if found.alone else f"{len(items)} inputs fail only together"
             self.log(f"bisect: mini-batch {search.index:09d}: {', '.join(items)} {how}: {error}")
+
+
+def _mini_batch_of(task_file: Path, index: int) -> MiniBatch | None:
+    """Mini-batch ``index`` as the task file planned it; None if the file is unreadable."""
+    try:
+        body = TaskBody.decode(task_file.read_bytes())
+    except (OSError, ValueError, PrsdError):
+        return None
+    return next((m for m in body.mini_batches if m.index == index), None)
+
+
+def short_is_failure(spec: JobSpec) -> bool:
+    """Does a mini-batch that returned fewer elements than inputs leave a gap that counts?"""
+    return spec.output_action == "append_row" or spec.item_error_threshold != -1

@@ -14,8 +14,11 @@ from datetime import UTC, datetime
 from typing import TYPE_CHECKING
 
 from prsd.errors import ExitCode
+from prsd.leader.bisect import short_is_failure
+from prsd.leader.faileditems import write_failed_items
 from prsd.leader.joblogs import format_duration
 from prsd.leader.rerun import combine_outputs
+from prsd.leader.verdict import COMPLETED_WITH_FAILURES, completed_state, failures_reason
 from prsd.storage.atomic import write_atomic
 
 if TYPE_CHECKING:
@@ -23,6 +26,7 @@ if TYPE_CHECKING:
 
 EXIT_CODES = {
     "Completed": ExitCode.OK,
+    COMPLETED_WITH_FAILURES: ExitCode.OK,  # as Azure: within the thresholds is success
     "Failed": ExitCode.JOB_FAILED,
     "Canceled": ExitCode.JOB_CANCELED,
 }
@@ -32,7 +36,7 @@ EXIT_CODES = {
 class FinalState:
     """How a job ended (``state/final.json``)."""
 
-    state: str  # Completed | Failed | Canceled
+    state: str  # Completed | Completed with failures | Failed | Canceled
     reason: str
     exit_code: int
     output: str
@@ -50,9 +54,15 @@ class FinalState:
 def finish_job(driver: JobDriver, state: str, reason: str, now: float) -> FinalState:
     """Publish or drop the output and write every end-of-job file."""
     layout = driver.layout
+    listed = write_failed_items(layout.logs, driver.bisect.failed_items, poison_items(driver))
+    if state == "Completed":
+        counts = driver.ledger.counts()
+        state = completed_state(counts, short_is_failure=short_is_failure(driver.spec))
+        if state == COMPLETED_WITH_FAILURES:
+            reason = failures_reason(counts, str(listed))
     output = ""
     if driver.merge is not None:
-        if state == "Completed":
+        if state in ("Completed", COMPLETED_WITH_FAILURES):
             output = str(driver.merge.finish())
             write_header = driver.spec.append_row_dataframe_header
             combine_outputs(layout, driver.merge.out_path, write_header=write_header)
@@ -61,6 +71,8 @@ def finish_job(driver: JobDriver, state: str, reason: str, now: float) -> FinalS
     root = ""
     if state == "Failed":
         root = driver.errors.root_cause() or driver.init_detail
+    elif state == COMPLETED_WITH_FAILURES:
+        root = driver.errors.root_cause()
     text = result_text(driver, state, reason, output, root, now)
     summary = driver.errors.summary(poison_items(driver))
     write_atomic(layout.logs / "job_error.txt", summary.encode())
@@ -97,6 +109,10 @@ def result_text(
         lines.append(f"Reason: {reason}")
         if root_cause:
             lines.append(root_cause)
+    elif state == COMPLETED_WITH_FAILURES:
+        lines.append(f"Reason: {reason}")
+        if root_cause:
+            lines.append(f"First error: {root_cause}")
     elif reason:
         lines.append(reason)
     lines.append(

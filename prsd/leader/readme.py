@@ -13,9 +13,11 @@ README = """\
 prsd job logs: what each file holds
 ====================================
 
-Start with job_result.txt: it says whether the job Completed, Failed or was
-Canceled, the reason, and for a failure the first root cause (mini-batch, node,
-worker, the last lines of the traceback) and the file that holds the rest.
+Start with job_result.txt: it says whether the job Completed, Completed with
+failures, Failed or was Canceled, the reason, and for a failure the first root cause
+(mini-batch, node, worker, the last lines of the traceback) and the file that holds
+the rest. "Completed with failures" means the output lacks the rows of the inputs
+listed in sys/failed_items.txt.
 
 job_result.txt
     Completed / Failed / Canceled, the reason, counts, the output file, where to look.
@@ -46,6 +48,15 @@ sys/job_report/processed_mini-batches.csv
       process_time_s    CPU time of the worker during that time
       run_method_s      time inside run()
       error             the error in one line, for attempts that failed
+sys/failed_items.txt
+    Every input with no row in the output, one per line, tab-separated:
+      input             a file path, "<file> lines A-B bytes S-E" (CSV, JSON Lines),
+                        "<file> row groups 3,4" (Parquet), or "partition k='v'"
+      mini-batch        the mini-batch it was in (000000042)
+      kind              failed | timeout | crashed | oom (its last attempt), or
+                        partial (run() returned fewer elements than inputs)
+      error             the error in one line
+    Lines starting with # are comments (bisection's findings come last).
 sys/node/<node_id>/_main.txt
     The agent's log for this job on that node: worker starts, exits with return code
     and signal ("process002 exits with returncode -9 (SIGKILL)"), and who sent it.

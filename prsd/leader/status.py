@@ -34,7 +34,11 @@ _OPT_NUM = (int, float, type(None))
 STATUS_SCHEMA: dict[str, tuple[tuple[type, ...], bool, str]] = {
     "schema": (_INT, True, "schema version of this document (1)"),
     "job_id": (_STR, True, "the job's id"),
-    "state": (_STR, True, "Running, Completed, Failed or Canceled (prsctl: Queued, Starting)"),
+    "state": (
+        _STR,
+        True,
+        "Running, Completed, Completed with failures, Failed or Canceled (prsctl: Queued, Starting)",
+    ),
     "reason": (_STR, True, "why the job ended (empty while running or when completed)"),
     "name": (_STR, False, "the job's name"),
     "started_at": (_STR, False, "when the leader took the job in (ISO 8601 UTC)"),

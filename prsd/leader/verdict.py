@@ -13,6 +13,10 @@ Azure's rules, exactly:
   it was given.
 - append_row with not a single returned element fails the job (Azure's
   ``NoResultToAppendError``).
+
+A job that completes within its thresholds with failed mini-batches, or with items
+missing from its append_row output, ends ``Completed with failures`` (exit code 0,
+as Azure's would be): partial output never looks like success.
 """
 
 from __future__ import annotations
@@ -97,3 +101,32 @@ def verdict(counts: Counts, th: Thresholds) -> Verdict:
             "least one returned element)",
         )
     return Verdict(True, False)
+
+
+COMPLETED = "Completed"
+COMPLETED_WITH_FAILURES = "Completed with failures"
+
+
+def completed_state(counts: Counts, *, short_is_failure: bool) -> str:
+    """``Completed``, or ``Completed with failures`` when something has no output row.
+
+    Args:
+        counts: the job's final counters.
+        short_is_failure: a mini-batch returning fewer elements than inputs leaves a
+            gap that counts (append_row, or ``item_error_threshold`` set).
+    """
+    if counts.failed_mbs > 0 or (short_is_failure and counts.failed_items > 0):
+        return COMPLETED_WITH_FAILURES
+    return COMPLETED
+
+
+def failures_reason(counts: Counts, failed_items_file: str) -> str:
+    """One line for a job completed with failures: the counts and where the list is."""
+    total = counts.total_mbs if counts.total_mbs is not None else "?"
+    parts = [f"{counts.failed_mbs} of {total} mini-batches failed"]
+    if counts.partial_mbs:
+        parts.append(f"{counts.partial_mbs} returned fewer elements than inputs")
+    return (
+        f"{'; '.join(parts)} ({counts.failed_items} items without output), within the "
+        f"error thresholds. Failed items: {failed_items_file}"
+    )

@@ -30,6 +30,7 @@ h1 { font-size: 20px; margin-bottom: 4px; } h2 { font-size: 16px; margin-top: 28
 h3 { font-size: 13px; margin: 4px 0; }
 .state { font-weight: bold; padding: 2px 8px; border-radius: 4px; color: white; }
 .Completed { background: #2e9e44; } .Failed { background: #d62728; }
+.Completed-with-failures { background: #e69a00; }
 .Canceled { background: #b8860b; } .Running { background: #1f77b4; }
 table.facts td { padding: 2px 14px 2px 0; }
 table.grid { border-collapse: collapse; font-size: 12px; }
@@ -100,6 +101,7 @@ def csv_files(data: ReportData) -> dict[str, str]:
 def _summary(data: ReportData) -> str:
     s = data.status
     state = str(s.get("state", "?"))
+    css_class = state.replace(" ", "-")  # "Completed with failures": amber
     total = s.get("total_mbs")
     facts = [
         ("Mini-batches", (f"{s.get('succeeded_mbs', 0)} succeeded, {s.get('failed_mbs', 0)} "
@@ -113,7 +115,7 @@ def _summary(data: ReportData) -> str:
     rows = "".join(f"<tr><td>{escape(k)}</td><td>{escape(v)}</td></tr>" for k, v in facts)
     out = [
         (
-            f'<h1>Job {escape(data.job_id)} <span class="state {escape(state)}">{escape(state)}'
+            f'<h1>Job {escape(data.job_id)} <span class="state {escape(css_class)}">{escape(state)}'
             "</span></h1>"
         ),
         f"<p>{escape(str(s.get('reason', '')))}</p>",
