@@ -15,16 +15,19 @@ import shutil
 from pathlib import Path
 from typing import TYPE_CHECKING
 
+import yaml
+
 from prsd.errors import JobSpecError, PrsdError
 from prsd.jobspec import JobSpec
 from prsd.jobspec.load import find_job_file, load_job_spec
-from prsd.leader.planner import plan_mini_batches
-from prsd.leader.rerun import RETRY_FILE, RetryPlan, succeeded_pieces
+from prsd.leader.rerun import RETRY_FILE
 from prsd.storage.atomic import move_verified, write_atomic
 from prsd.storage.jobid import make_job_id
 
 if TYPE_CHECKING:
-    from prsd.storage.layout import JobLayout, SpoolLayout
+    from collections.abc import Sequence
+
+    from prsd.storage.layout import SpoolLayout
 
 MAX_SNAPSHOT_BYTES = 256 * 1024 * 1024
 _SKIP_NAMES = {"__pycache__", ".git", ".venv", ".mypy_cache", ".pytest_cache", "node_modules"}
@@ -98,49 +101,62 @@ def snapshot_code(src: Path, dest: Path, skip: set[str]) -> int:
     return total
 
 
-def submit_retry(spool: SpoolLayout, job_id: str, *, name: str | None = None) -> tuple[str, int]:
-    """A new job running only the mini-batches job ``job_id`` did not finish successfully.
+def submit_retry(
+    spool: SpoolLayout,
+    job_id: str,
+    *,
+    name: str | None = None,
+    code_dir: Path | None = None,
+    overrides: Sequence[str] = (),
+) -> tuple[str, int, str]:
+    """A new job running again exactly the inputs job ``job_id`` left without output.
 
-    The earlier job's ``job.yaml``, code snapshot and ``origin.json`` are copied with a
-    ``retry.json`` (see :mod:`prsd.leader.rerun`); returns (new job id, mini-batches to run).
+    The earlier job's ``job.yaml`` (with ``overrides``, az ml's ``--set`` syntax,
+    applied), code snapshot (or a snapshot of ``code_dir``, a fixed script) and
+    ``origin.json`` are copied with a ``retry.json`` and the results to keep (see
+    :mod:`prsd.leader.rerun`); returns (new job id, mini-batches to run, a summary).
 
     Raises:
-        PrsdError: the job has not ended, or every mini-batch succeeded.
+        PrsdError: the job has not ended, is someone else's, or has nothing to retry;
+            a bad override or a spec the overrides break (JobSpecError).
         OSError: the spool is not writable.
     """
+    from prsd.jobspec.overrides import apply_overrides, parse_override
+    from prsd.jobspec.yamlsafe import read_yaml
+    from prsd.leader.kept import KEPT_FILE
+    from prsd.leader.resubmit import check_may_retry, code_digest, draft_retry
+
     old = spool.job(job_id)
     if not old.final.exists():
         raise PrsdError(f"job {job_id} has not ended; retry it once it has")
-    spec = JobSpec.from_json(old.spec.read_text(encoding="utf-8"))
-    total = _total_mbs(old, spec)
-    done = set(succeeded_pieces(old))
-    run = tuple(i for i in range(total) if i not in done)
-    if not run:
-        raise PrsdError(f"every mini-batch of job {job_id} succeeded: nothing to retry")
-    new_id = make_job_id(name or f"{spec.name}-retry")
+    check_may_retry(old, json.loads(old.final.read_bytes()).get("state", ""))
+    parsed = [parse_override(o) for o in overrides]
+    new_id = make_job_id(name or f"{JobSpec.from_json(old.spec.read_text('utf-8')).name}-retry")
     staging = spool.inbox / f".{new_id}"
     staging.mkdir(parents=True)
     try:
-        shutil.copyfile(find_job_file(old.root), staging / "job.yaml")
-        shutil.copytree(old.code, staging / "code", symlinks=True)
+        yaml_text = find_job_file(old.root).read_text(encoding="utf-8")
+        if parsed:
+            data = apply_overrides(read_yaml(find_job_file(old.root)).data, parsed)
+            yaml_text = yaml.safe_dump(data, sort_keys=False, allow_unicode=True)
+        (staging / "job.yaml").write_text(yaml_text, encoding="utf-8")
+        if code_dir is None:
+            shutil.copytree(old.code, staging / "code", symlinks=True)
+        else:
+            snapshot_code(code_dir.absolute(), staging / "code", {os.path.realpath(spool.root)})
         origin = json.loads(old.origin.read_text(encoding="utf-8")) if old.origin.exists() else {}
-        origin["name"] = name or f"{spec.name}-retry"
+        origin["name"] = name or ""
         write_atomic(staging / "origin.json", json.dumps(origin, indent=1).encode())
-        write_atomic(staging / RETRY_FILE, RetryPlan(job_id, total, run).encode())
+        spec = load_job_spec(staging) if parsed or code_dir is not None else None
+        spec = spec or JobSpec.from_json(old.spec.read_text(encoding="utf-8"))
+        draft = draft_retry(
+            old, spec, code=code_digest(staging / "code"), overrides=tuple(overrides)
+        )
+        write_atomic(staging / KEPT_FILE, "".join(k.to_line() for k in draft.kept).encode())
+        write_atomic(staging / RETRY_FILE, draft.plan.encode())
         if not move_verified(staging, spool.inbox / new_id):
             raise OSError(f"could not move {staging} into the inbox")
     except BaseException:
         shutil.rmtree(staging, ignore_errors=True)
         raise
-    return new_id, len(run)
-
-
-def _total_mbs(layout: JobLayout, spec: JobSpec) -> int:
-    """Mini-batches of a job: from its summary, else by planning its input again."""
-    try:
-        total = json.loads(layout.status.read_bytes()).get("total_mbs")
-    except (OSError, ValueError):
-        total = None
-    if isinstance(total, int):
-        return total
-    return sum(1 for _ in plan_mini_batches(spec))
+    return new_id, draft.runs, draft.summary

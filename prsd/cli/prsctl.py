@@ -58,9 +58,19 @@ def parser() -> argparse.ArgumentParser:
     lg.add_argument("--process", default=None, help="one worker (processNNN): every file")
     n = sub.add_parser("nodes", help="agents, slots, GPUs, heartbeat age, current work")
     n.add_argument("--json", action="store_true")
-    r = sub.add_parser("retry", help="a new job running only the failed mini-batches of one")
+    r = sub.add_parser("retry", help="a new job running again only the inputs that failed")
     r.add_argument("job")
     r.add_argument("--name", default=None)
+    r.add_argument("--code", type=Path, default=None, help="a fixed code folder to run them with")
+    r.add_argument(
+        "--set",
+        dest="overrides",
+        nargs="+",
+        action="extend",
+        default=[],
+        metavar="KEY=VALUE",
+        help="change the job YAML (az ml syntax: retry_settings.timeout=120)",
+    )
     rep = sub.add_parser("report", help="a self-contained HTML report of a job (and CSV)")
     rep.add_argument("job")
     rep.add_argument("-o", "--output", type=Path, default=None, help="default: <job>.html")
@@ -206,8 +216,10 @@ def cmd_retry(spool: SpoolLayout, args: argparse.Namespace) -> int:
     from prsd.submit import submit_retry
 
     job_id = resolve_job(spool, args.job)
-    new_id, count = submit_retry(spool, job_id, name=args.name)
-    console.err.print(f"{count} mini-batches of {job_id} to run again", markup=False)
+    new_id, count, summary = submit_retry(
+        spool, job_id, name=args.name, code_dir=args.code, overrides=args.overrides
+    )
+    console.err.print(f"{count} mini-batches of {job_id} to run again: {summary}", markup=False)
     console.say(new_id)
     return ExitCode.OK
 

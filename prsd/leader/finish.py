@@ -65,7 +65,9 @@ def finish_job(driver: JobDriver, state: str, reason: str, now: float) -> FinalS
         if state in ("Completed", COMPLETED_WITH_FAILURES):
             output = str(driver.merge.finish())
             write_header = driver.spec.append_row_dataframe_header
-            combine_outputs(layout, driver.merge.out_path, write_header=write_header)
+            combined = combine_outputs(layout, driver.merge.out_path, write_header=write_header)
+            if combined:
+                driver.logs.master(f"retry: {combined}")
         else:
             driver.merge.abandon()
     root = ""

@@ -1,51 +1,82 @@
-"""Retry jobs (``prsctl retry``): run only the mini-batches an earlier job did not finish well.
+"""Retry jobs (``prsctl retry``): run again exactly the inputs an earlier job left without output.
 
-A retry job is an ordinary job folder with a ``retry.json`` beside its ``job.yaml``:
-the earlier job's id, how many mini-batches it had, and the (ascending) indices to
-run again. The leader plans the input exactly as before and keeps only those
-mini-batches, renumbered from 0 (the ledger counts from 0); the split being
-deterministic, mini-batch ``k`` of the retry is ``run[k]`` of the earlier job. If the
-input no longer splits into the same number of mini-batches, the retry fails
-rather than mix up rows.
+A retry job is an ordinary job folder with a ``retry.json`` beside its ``job.yaml``
+(the earlier job, how to match its results, the code digests) and a
+``retry_kept.jsonl``: every succeeded result of the earlier job and of the jobs it
+kept results from (:mod:`prsd.leader.kept`). The leader splits the input as it is
+now and plans by content (:mod:`prsd.leader.retryplan`): a kept result whose inputs
+are still there, unchanged, keeps its place in the output; every other input runs
+again in new mini-batches numbered from 0. When the split ends, the order of kept
+results and new mini-batches is written to ``retry_order.json``, with what changed.
 
-When the retry completes, its append_row file is rebuilt from both jobs' result
-files in the earlier job's mini-batch order: each mini-batch's rows from the
-retry if it ran there, else from the earlier job. So the retry's output is the
-whole job's output, every mini-batch once.
+Invariant: when the retry ends, its append_row file holds the output of the whole
+job over the current input, each input's rows once, in input order: the kept bytes
+where a result was kept, the retry's own results elsewhere. So it equals a clean
+run's, whatever was deleted, added or edited between the jobs.
+
+Errors: a ``retry.json`` that cannot be read, a kept result of another owner's job
+or one that leaves its job's folder, and a partitioned table whose files changed
+(its groups draw rows from every file, so none can be kept) fail the retry with one
+line; nothing is ever mixed up silently.
 """
 
 from __future__ import annotations
 
 import json
 import os
-from dataclasses import asdict, dataclass
+from dataclasses import asdict, dataclass, field
 from typing import TYPE_CHECKING
 
-from prsd.errors import InputError
+from prsd.errors import InputError, PrsdError
+from prsd.jobspec import JobSpec
+from prsd.leader.kept import check_same_owner, read_kept
 from prsd.leader.merge import OrderedMerge, Piece
+from prsd.leader.retryplan import (
+    PlanNotes,
+    Unit,
+    number_runs,
+    plan_file_units,
+    plan_payload_units,
+)
+from prsd.storage.atomic import write_atomic
 from prsd.storage.layout import JobLayout, parse_done_name
 from prsd.storage.records import SUCCEEDED, MiniBatch, read_result_meta
 
 if TYPE_CHECKING:
-    from collections.abc import Iterator
+    from collections.abc import Iterable, Iterator
     from pathlib import Path
 
+    from prsd.leader.kept import KeptResult
+    from prsd.leader.retryplan import Kept
+
 RETRY_FILE = "retry.json"
+ORDER_FILE = "retry_order.json"
+NAMED = 10  # inputs named in a message before "and N more"
 
 
 @dataclass(frozen=True)
 class RetryPlan:
     of_job: str  # the earlier job's id (same spool)
-    total_mbs: int  # mini-batches of the earlier job
-    run: tuple[int, ...]  # the earlier job's indices to run again, ascending
+    mode: str  # files (matched input by input) | payload (tables) | groups (partitions)
+    failed_items: tuple[str, ...] = ()  # the earlier job's failed inputs (to name removals)
+    code: str = ""  # digest of this retry's code snapshot
+    earlier_code: str = ""  # digest of the earlier job's code snapshot
+    overrides: tuple[str, ...] = ()  # --set KEY=VALUE applied to the earlier job.yaml
 
     def encode(self) -> bytes:
-        return json.dumps(asdict(self)).encode()
+        return json.dumps(asdict(self), indent=1).encode()
 
     @classmethod
     def decode(cls, data: bytes) -> RetryPlan:
         obj = json.loads(data)
-        return cls(str(obj["of_job"]), int(obj["total_mbs"]), tuple(int(i) for i in obj["run"]))
+        return cls(
+            str(obj["of_job"]),
+            str(obj["mode"]),
+            tuple(str(i) for i in obj.get("failed_items", ())),
+            str(obj.get("code", "")),
+            str(obj.get("earlier_code", "")),
+            tuple(str(o) for o in obj.get("overrides", ())),
+        )
 
 
 def read_retry_plan(job_root: Path) -> RetryPlan | None:
@@ -64,48 +95,157 @@ def read_retry_plan(job_root: Path) -> RetryPlan | None:
         raise InputError(f"{job_root / RETRY_FILE} is not a retry plan: {exc}") from exc
 
 
-def select_mini_batches(plan: RetryPlan, mbs: Iterator[MiniBatch]) -> Iterator[MiniBatch]:
-    """The planned mini-batches the retry runs, renumbered from 0 (pure).
+def retry_mode(spec: JobSpec) -> str:
+    """How a retry of this job matches earlier results."""
+    if spec.input.format == "files" and not spec.partition_keys:
+        return "files"
+    if spec.partition_keys and spec.input.format != "files":
+        return "groups"
+    return "payload"
 
-    Raises:
-        InputError: the input no longer splits into the earlier job's mini-batches.
+
+def changed_since(path: str, since_ns: int) -> bool:
+    """Was ``path`` edited (or replaced, or removed) after ``since_ns``?
+
+    The later of mtime and ctime is compared: ctime cannot be set back by copying
+    tools, so a file replaced by ``cp -p`` or ``rsync -t`` still counts as edited.
     """
-    wanted = iter(plan.run)
-    next_wanted = next(wanted, None)
-    seen = kept = 0
-    for mb in mbs:
-        seen += 1
-        if mb.index == next_wanted:
-            yield MiniBatch(kept, mb.payload, mb.items, mb.key)
-            kept += 1
-            next_wanted = next(wanted, None)
-    if seen != plan.total_mbs or next_wanted is not None:
-        raise InputError(
-            f"the input now splits into {seen} mini-batches, job {plan.of_job} had "
-            f"{plan.total_mbs}: it changed since, so its mini-batches cannot be matched"
-        )
+    try:
+        st = os.stat(path)
+    except OSError:
+        return True
+    return max(st.st_mtime_ns, st.st_ctime_ns) > since_ns
 
 
-def len_so_far(plan: RetryPlan, original: int) -> int:
-    """The retry's index of the earlier job's mini-batch ``original`` (binary search)."""
-    lo, hi = 0, len(plan.run)
-    while lo < hi:
-        mid = (lo + hi) // 2
-        if plan.run[mid] < original:
-            lo = mid + 1
-        else:
-            hi = mid
-    return lo
+@dataclass
+class RetryOrder:
+    """``retry_order.json``: the output's units in order, and what the split found."""
+
+    units: list[int] = field(default_factory=list)  # k: run mini-batch k; -1-r: kept r
+    kept: int = 0
+    voided: list[str] = field(default_factory=list)
+    voided_count: int = 0
+    gone_failed: list[str] = field(default_factory=list)
+    gone_failed_count: int = 0
+
+    def encode(self) -> bytes:
+        return json.dumps(asdict(self), separators=(",", ":")).encode()
+
+    @classmethod
+    def decode(cls, data: bytes) -> RetryOrder:
+        obj = json.loads(data)
+        return cls(**{k: obj[k] for k in cls.__dataclass_fields__ if k in obj})
+
+    def summary(self, of_job: str) -> str:
+        """One line for the logs: kept results, voided ones, failed inputs gone."""
+        runs = sum(1 for u in self.units if u >= 0)
+        parts = [f"{self.kept} results of job {of_job} (and its earlier jobs) kept"]
+        parts.append(f"{runs} mini-batches run again")
+        if self.voided_count:
+            parts.append(
+                f"{self.voided_count} earlier results no longer match the input (an input "
+                f"edited, removed or added among them) and ran again, from "
+                f"{_named(self.voided, self.voided_count)}"
+            )
+        if self.gone_failed_count:
+            parts.append(
+                f"{self.gone_failed_count} failed input files were removed: "
+                f"{_named(self.gone_failed, self.gone_failed_count)}"
+            )
+        return "; ".join(parts)
+
+
+def _named(names: list[str], count: int) -> str:
+    shown = ", ".join(os.path.basename(n) or n for n in names[:NAMED])
+    return shown + (f" and {count - NAMED} more" if count > NAMED else "")
 
 
 def plan_retry(layout: JobLayout, mbs: Iterator[MiniBatch]) -> Iterator[MiniBatch]:
-    """The job's mini-batches: all of them, or for a retry job only those it reruns."""
+    """The job's mini-batches: all of them, or for a retry job only those it runs again.
+
+    Raises:
+        InputError: the retry plan or its kept results cannot be used.
+    """
     plan = read_retry_plan(layout.root)
-    return mbs if plan is None else select_mini_batches(plan, mbs)
+    if plan is None:
+        return mbs
+    try:
+        kept = read_kept(layout.root)
+        check_same_owner(layout, {plan.of_job} | {k.job for k in kept})
+    except PrsdError as exc:
+        raise InputError(exc.one_line()) from exc
+    return _retry_batches(layout, plan, kept, mbs)
 
 
-def succeeded_pieces(layout: JobLayout) -> dict[int, Piece]:
-    """Where each succeeded mini-batch's append_row bytes are, from the committed results."""
+def _retry_batches(
+    layout: JobLayout, plan: RetryPlan, kept: list[KeptResult], mbs: Iterator[MiniBatch]
+) -> Iterator[MiniBatch]:
+    order = RetryOrder()
+    notes = PlanNotes()
+    yield from number_runs(plan_units(plan, kept, mbs, notes, _spec_of(layout)), order.units)
+    order.kept = notes.kept
+    order.voided, order.voided_count = notes.voided[:NAMED], len(notes.voided)
+    gone = [p for p in plan.failed_items if p not in notes.seen_failed]
+    order.gone_failed, order.gone_failed_count = gone[:NAMED], len(gone)
+    write_atomic(layout.root / ORDER_FILE, order.encode())
+
+
+def plan_units(
+    plan: RetryPlan,
+    kept: list[KeptResult],
+    mbs: Iterable[MiniBatch],
+    notes: PlanNotes,
+    spec: JobSpec | None,
+) -> Iterator[Unit]:
+    """The retry's units over the current split (see :mod:`prsd.leader.retryplan`).
+
+    Raises:
+        InputError: a partitioned table's files changed since the earlier job.
+    """
+    if plan.mode == "groups" and spec is not None:
+        _refuse_changed_tables(plan, kept, spec)
+    table: dict[str, Kept] = {}
+    for ref, k in enumerate(kept):
+        table.setdefault(k.first, k.kept(ref))  # a job's own results before inherited ones
+    if plan.mode != "files":
+        return plan_payload_units(mbs, table, changed_since, notes)
+    failed = set(plan.failed_items)
+
+    def paths() -> Iterator[str]:
+        for mb in mbs:
+            for p in mb.payload:
+                if p in failed:
+                    notes.seen_failed.add(p)
+                yield p
+
+    size = spec.mini_batch_size if spec is not None else 1
+    return plan_file_units(paths(), table, size, changed_since, notes)
+
+
+def _refuse_changed_tables(plan: RetryPlan, kept: list[KeptResult], spec: JobSpec) -> None:
+    from prsd.leader.planner import table_files  # the listing of a table input
+
+    since = min((k.since_ns for k in kept), default=0)
+    edited = [p for p in table_files(spec, None) if changed_since(p, since)]
+    if edited:
+        raise InputError(
+            f"the input changed since job {plan.of_job} ({len(edited)} files edited or added: "
+            f"{_named(edited, len(edited))}); partition groups draw rows from every file, so "
+            "no earlier group can be kept: submit the job anew"
+        )
+
+
+def _spec_of(layout: JobLayout) -> JobSpec | None:
+    try:
+        return JobSpec.from_json(layout.spec.read_text(encoding="utf-8"))
+    except (OSError, ValueError, KeyError, TypeError):
+        return None
+
+
+def own_pieces(layout: JobLayout) -> dict[int, Piece]:
+    """Where each of the job's own succeeded mini-batches' bytes are (probes left out)."""
+    from prsd.leader.kept import is_probe
+
     pieces: dict[int, Piece] = {}
     try:
         shards = sorted(os.listdir(layout.done))
@@ -114,7 +254,7 @@ def succeeded_pieces(layout: JobLayout) -> dict[int, Piece]:
     for shard in shards:
         for name in sorted(os.listdir(layout.done / shard)):
             parsed = parse_done_name(name)
-            if parsed is None:
+            if parsed is None or is_probe(parsed[0]):
                 continue
             path = layout.result(*parsed)
             meta = read_result_meta(path)
@@ -124,21 +264,29 @@ def succeeded_pieces(layout: JobLayout) -> dict[int, Piece]:
     return pieces
 
 
-def combine_outputs(layout: JobLayout, out_path: Path, *, write_header: bool) -> Path | None:
-    """Rebuild a completed retry job's output with the earlier job's rows; None if not a retry."""
+def combine_outputs(layout: JobLayout, out_path: Path, *, write_header: bool) -> str | None:
+    """Rebuild a completed retry's output with the kept results; a summary line, or
+    None for an ordinary job.
+
+    Raises:
+        PrsdError: the order file or a kept result cannot be used.
+    """
     plan = read_retry_plan(layout.root)
     if plan is None:
         return None
-    earlier = JobLayout(layout.root.parent / plan.of_job, plan.of_job)
-    old, new = succeeded_pieces(earlier), succeeded_pieces(layout)
+    try:
+        order = RetryOrder.decode((layout.root / ORDER_FILE).read_bytes())
+    except (OSError, ValueError, TypeError) as exc:
+        raise PrsdError(f"the retry's {ORDER_FILE} cannot be read: {exc}") from exc
+    kept = read_kept(layout.root)
+    new = own_pieces(layout)
     merge = OrderedMerge(out_path, write_header=write_header)
     try:
-        for i in range(plan.total_mbs):
-            k = len_so_far(plan, i)
-            rerun = k < len(plan.run) and plan.run[k] == i
-            piece = new.get(k) if rerun else old.get(i)
+        for i, unit in enumerate(order.units):
+            piece = kept[-1 - unit].piece(layout.root.parent) if unit < 0 else new.get(unit)
             merge.offer(i, piece or Piece(None))
     except BaseException:
         merge.abandon()
         raise
-    return merge.finish()
+    merge.finish()
+    return order.summary(plan.of_job)

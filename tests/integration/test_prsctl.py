@@ -113,7 +113,7 @@ def test_status_table_and_json(flaky: RunResult) -> None:
     assert table.returncode == 0, table.stderr
     header, row = table.stdout.splitlines()[:2]
     assert header.split() == ["JOB", "STATE", "DONE", "TOTAL", "FAILED", "RATE/s", "ELAPSED", "ETA"]
-    assert row.split()[1:5] == ["Completed", "5", "5", "1"]
+    assert row.split()[1:7] == ["Completed", "with", "failures", "5", "5", "1"]
     one = json.loads(ctl(flaky.spool, "status", flaky.job_id, "--json").stdout)
     assert validate_status(one) == []
     assert (one["job_id"], one["failed_mbs"], one["succeeded_items"]) == (flaky.job_id, 1, 8)

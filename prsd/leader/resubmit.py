@@ -1,0 +1,109 @@
+"""What ``prsctl retry`` works out before it writes a retry job: owner, code, what to run.
+
+Invariant: a retry is written only when it has something to run and may run it: the
+earlier job has ended, belongs to the user asking, and some input of the current
+split has no result yet (a dry run of the same planning the leader does,
+:func:`prsd.leader.rerun.plan_units`). Everything refused is one line naming why.
+Nothing here writes to the spool.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import os
+from dataclasses import dataclass
+from typing import TYPE_CHECKING
+
+from prsd.errors import PrsdError
+from prsd.leader.faileditems import FAILED_ITEMS_FILE
+from prsd.leader.kept import job_owner, results_to_keep
+from prsd.leader.planner import plan_mini_batches
+from prsd.leader.rerun import RetryOrder, RetryPlan, plan_units, retry_mode
+from prsd.leader.retryplan import PlanNotes, number_runs
+
+if TYPE_CHECKING:
+    from pathlib import Path
+
+    from prsd.jobspec import JobSpec
+    from prsd.leader.kept import KeptResult
+    from prsd.storage.layout import JobLayout
+
+
+@dataclass(frozen=True)
+class RetryDraft:
+    plan: RetryPlan
+    kept: list[KeptResult]
+    runs: int
+    summary: str
+
+
+def code_digest(folder: Path) -> str:
+    """A short digest of a code snapshot: every file's relative path and bytes."""
+    h = hashlib.blake2b(digest_size=8)
+    for root, dirs, files in os.walk(folder):
+        dirs.sort()
+        for name in sorted(files):
+            path = os.path.join(root, name)
+            h.update(os.path.relpath(path, folder).encode("utf-8", "surrogateescape") + b"\0")
+            try:
+                with open(path, "rb") as f:
+                    h.update(f.read())
+            except OSError:
+                h.update(b"?")
+    return h.hexdigest()
+
+
+def check_may_retry(old: JobLayout, final_state: str) -> None:
+    """Refuse a retry of another user's job, or of one with nothing left to run.
+
+    Raises:
+        PrsdError: with the reason.
+    """
+    owner = job_owner(old)
+    if owner.uid != os.geteuid():
+        raise PrsdError(f"job {old.job_id} belongs to {owner.user}: only {owner.user} can retry it")
+    if final_state == "Completed":
+        raise PrsdError(f"every mini-batch of job {old.job_id} succeeded: nothing to retry")
+
+
+def failed_inputs(old: JobLayout) -> tuple[str, ...]:
+    """The earlier job's failed inputs (file lists), from its failed_items.txt."""
+    try:
+        text = (old.logs / "sys" / FAILED_ITEMS_FILE).read_text(encoding="utf-8")
+    except OSError:
+        return ()
+    return tuple(ln.split("\t", 1)[0] for ln in text.splitlines() if ln and ln[0] != "#")
+
+
+def draft_retry(
+    old: JobLayout, spec: JobSpec, *, code: str, overrides: tuple[str, ...]
+) -> RetryDraft:
+    """Plan the retry as the leader will, over the input as it is now.
+
+    Raises:
+        PrsdError: nothing would run (every input has its result), or the input
+            changed in a way no result can be kept through.
+        OSError: the input cannot be read.
+    """
+    mode = retry_mode(spec)
+    kept = results_to_keep(old, mode)
+    earlier = old_code_digest(old)
+    plan = RetryPlan(old.job_id, mode, failed_inputs(old) if mode == "files" else (), code,
+                     earlier, overrides)  # fmt: skip
+    notes = PlanNotes()
+    order = RetryOrder()
+    units = plan_units(plan, kept, plan_mini_batches(spec), notes, spec)
+    runs = sum(1 for _ in number_runs(units, order.units))
+    order.kept, order.voided, order.voided_count = notes.kept, notes.voided[:10], len(notes.voided)
+    gone = [p for p in plan.failed_items if p not in notes.seen_failed]
+    order.gone_failed, order.gone_failed_count = gone[:10], len(gone)
+    summary = order.summary(old.job_id)
+    if runs == 0:
+        raise PrsdError(
+            f"every input of job {old.job_id} has its result: nothing to retry ({summary})"
+        )
+    return RetryDraft(plan, kept, runs, summary)
+
+
+def old_code_digest(old: JobLayout) -> str:
+    return code_digest(old.code) if old.code.is_dir() else ""
