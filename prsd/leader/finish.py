@@ -107,14 +107,10 @@ def result_text(
         c.total_mbs if c.total_mbs is not None else f"{len(driver.ledger)} planned so far"
     )
     lines = [state]
-    if state == "Failed":
+    if state in ("Failed", COMPLETED_WITH_FAILURES):
         lines.append(f"Reason: {reason}")
         if root_cause:
             lines.append(root_cause)
-    elif state == COMPLETED_WITH_FAILURES:
-        lines.append(f"Reason: {reason}")
-        if root_cause:
-            lines.append(f"First error: {root_cause}")
     elif reason:
         lines.append(reason)
     lines.append(

@@ -289,4 +289,8 @@ def combine_outputs(layout: JobLayout, out_path: Path, *, write_header: bool) ->
         merge.abandon()
         raise
     merge.finish()
-    return order.summary(plan.of_job)
+    runs = sum(1 for u in order.units if u >= 0)
+    return (
+        f"{order.summary(plan.of_job)}; code {plan.code or '?'} ran this job's {runs} "
+        f"mini-batches, code {plan.earlier_code or '?'} those of job {plan.of_job}"
+    )

@@ -1,0 +1,199 @@
+"""``prsctl retry`` with real daemons: exact output after edits, after bisection, with a fix."""
+
+from __future__ import annotations
+
+import json
+import os
+import shutil
+import subprocess
+import sys
+import textwrap
+from typing import TYPE_CHECKING
+
+import pytest
+
+from prsd.storage.jobid import make_job_id
+from tests.helpers import wait_until
+from tests.jobkit import PRSD
+
+if TYPE_CHECKING:
+    from collections.abc import Iterator
+    from pathlib import Path
+
+PRSCTL = [sys.executable, "-m", "prsd.cli.prsctl"]
+
+SCRIPT = """
+    import os
+    def run(mini_batch):
+        rows = []
+        for p in mini_batch:
+            text = open(p).read().strip()
+            if text == "bad":
+                raise ValueError(f"{os.path.basename(p)} is bad")
+            rows.append(f"{os.path.basename(p)}:{text}")
+        return rows
+"""
+
+FIXED = """
+    import os
+    def run(mini_batch):
+        rows = []
+        for p in mini_batch:
+            text = open(p).read().strip()
+            rows.append(f"{os.path.basename(p)}:{'fixed' if text == 'bad' else text}")
+        return rows
+"""
+
+
+def _job(root: Path, name: str, values: list[str], size: int, extra: str = "") -> Path:
+    job = root / name
+    (job / "code").mkdir(parents=True)
+    (job / "code" / "score.py").write_text(textwrap.dedent(SCRIPT))
+    (job / "data").mkdir()
+    for i, v in enumerate(values):
+        (job / "data" / f"item{i:05d}.txt").write_text(v + "\n")
+    (job / "job.yaml").write_text(
+        textwrap.dedent(f"""
+        name: {name}
+        input_data: ./data
+        mini_batch_size: "{size}"
+        resources: {{max_concurrency_per_instance: 2}}
+        retry_settings: {{max_retries: 0, timeout: 30}}
+        {extra}
+        task:
+          code: ./code
+          entry_script: score.py
+          append_row_to: ./outputs/out.txt
+        """)
+    )
+    return job
+
+
+def ctl(spool: Path, *args: str) -> subprocess.CompletedProcess[str]:
+    return subprocess.run(
+        [*PRSCTL, *args, "--spool", str(spool)],
+        capture_output=True,
+        text=True,
+        timeout=60,
+        check=False,
+    )
+
+
+def _doc(spool: Path, job_id: str) -> dict[str, object]:
+    return dict(json.loads(ctl(spool, "status", job_id, "--json").stdout))
+
+
+def _ended(spool: Path, job_id: str) -> dict[str, object]:
+    ended = ("Completed", "Completed with failures", "Failed", "Canceled")
+    wait_until(lambda: _doc(spool, job_id)["state"] in ended, 90, f"job {job_id} to end")
+    return _doc(spool, job_id)
+
+
+def _submit(spool: Path, job: Path) -> str:
+    r = ctl(spool, "submit", str(job))
+    assert r.returncode == 0, r.stderr
+    return r.stdout.strip()
+
+
+def _output(spool: Path, job_id: str) -> list[str]:
+    return (spool / "jobs" / job_id / "outputs" / "out.txt").read_text().splitlines()
+
+
+@pytest.fixture(scope="module")
+def spool(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Path]:
+    """A leader and an agent serving one spool for every case here."""
+    spool = tmp_path_factory.mktemp("retry") / "spool"
+    spool.mkdir()
+    log = open(spool.parent / "daemons.log", "w")  # noqa: SIM115 (closed below)
+    procs = [
+        subprocess.Popen([*PRSD, "leader", "--spool", str(spool)], stderr=log),
+        subprocess.Popen([*PRSD, "agent", "--spool", str(spool), "--node-id", "n1"], stderr=log),
+    ]
+    try:
+        yield spool
+    finally:
+        for p in procs:
+            p.kill()
+            p.wait()
+        log.close()
+
+
+def test_retry_after_deleting_and_editing_inputs_equals_a_clean_run(spool: Path) -> None:
+    """Bad files deleted, a good one edited: the retry's output is a clean run's, exactly."""
+    values = [str(i) for i in range(12)]
+    for bad in (4, 9, 10):
+        values[bad] = "bad"
+    job = _job(spool.parent, "edits", values, 3)
+    first = _submit(spool, job)
+    assert _ended(spool, first)["state"] == "Completed with failures"
+    for bad in (4, 9, 10):
+        (job / "data" / f"item{bad:05d}.txt").unlink()
+    (job / "data" / "item00000.txt").write_text("0-edited\n")
+    r = ctl(spool, "retry", first)
+    assert r.returncode == 0, r.stderr
+    assert "3 mini-batches" in r.stderr, r.stderr
+    assert "3 failed input files were removed: item00004.txt, item00009.txt" in r.stderr
+    assert "from item00000.txt" in r.stderr
+    retry = r.stdout.strip()
+    doc = _ended(spool, retry)
+    assert (doc["state"], doc["total_mbs"], doc["succeeded_mbs"]) == ("Completed", 3, 3)
+    clean = _submit(spool, job)
+    assert _ended(spool, clean)["state"] == "Completed"
+    expected = [f"item{i:05d}.txt:{i}" for i in range(12) if i not in (4, 9, 10)]
+    expected[0] = "item00000.txt:0-edited"
+    assert _output(spool, retry) == _output(spool, clean) == expected
+    master = (spool / "jobs" / retry / "logs" / "sys" / "master_role.txt").read_text()
+    assert "retry: 1 results of job" in master
+
+
+def test_retry_after_bisection_runs_only_the_poison_with_fixed_code(spool: Path) -> None:
+    """Bisection's good halves are kept; --code runs only the poison file, --set applies."""
+    values = [str(i) for i in range(8)]
+    values[2] = "bad"
+    job = _job(spool.parent, "bisected", values, 4, "bisect_failed_mini_batches: true")
+    first = _submit(spool, job)
+    assert _ended(spool, first)["state"] == "Completed with failures"
+    fixed = spool.parent / "fixed"
+    fixed.mkdir()
+    (fixed / "score.py").write_text(textwrap.dedent(FIXED))
+    r = ctl(spool, "retry", first, "--code", str(fixed), "--set", "retry_settings.timeout=45")
+    assert r.returncode == 0, r.stderr
+    assert r.stderr.startswith("1 mini-batches"), r.stderr
+    retry = r.stdout.strip()
+    doc = _ended(spool, retry)
+    assert (doc["state"], doc["total_mbs"]) == ("Completed", 1)
+    expected = [f"item{i:05d}.txt:{'fixed' if i == 2 else i}" for i in range(8)]
+    assert _output(spool, retry) == expected
+    spec = json.loads((spool / "jobs" / retry / "spec.json").read_text())
+    assert spec["timeout_s"] == 45
+    plan = json.loads((spool / "jobs" / retry / "retry.json").read_text())
+    assert plan["code"] and plan["earlier_code"] and plan["code"] != plan["earlier_code"]
+    master = (spool / "jobs" / retry / "logs" / "sys" / "master_role.txt").read_text()
+    assert f"code {plan['code']}" in master and f"code {plan['earlier_code']}" in master
+    again = ctl(spool, "retry", retry)
+    assert again.returncode == 2 and "nothing to retry" in again.stderr
+
+
+def test_retry_of_another_owners_job_is_refused(spool: Path) -> None:
+    """prsctl refuses it; a hand-made retry.json fails its job alone while others run."""
+    values = ["0", "bad", "2"]
+    job = _job(spool.parent, "theirs", values, 1)
+    theirs = _submit(spool, job)
+    assert _ended(spool, theirs)["state"] == "Completed with failures"
+    os.chown(spool / "jobs" / theirs, 54321, 54321)
+    r = ctl(spool, "retry", theirs)
+    assert r.returncode == 2 and "belongs to 54321" in r.stderr, r.stderr
+    bad_id = make_job_id("forged")
+    staging = spool / "inbox" / f".{bad_id}"
+    shutil.copytree(job, staging)
+    yaml_text = (staging / "job.yaml").read_text()
+    (staging / "job.yaml").write_text(yaml_text.replace("./data", str(job / "data")))
+    (staging / "retry.json").write_text(json.dumps({"of_job": theirs, "mode": "files"}))
+    staging.rename(spool / "inbox" / bad_id)
+    healthy = _job(spool.parent, "healthy", ["1", "2"], 1)
+    good_id = _submit(spool, healthy)
+    doc = _ended(spool, bad_id)
+    assert doc["state"] == "Failed" and "belongs to 54321" in str(doc["reason"]), doc
+    result = (spool / "jobs" / bad_id / "logs" / "job_result.txt").read_text()
+    assert "belongs to 54321" in result
+    assert _ended(spool, good_id)["state"] == "Completed"
