@@ -10,6 +10,9 @@ standard library until it has made prsd importable:
   importable from the folder that holds this installation. Nothing else from that
   folder becomes visible: it may be the agent's site-packages, whose libraries must
   not shadow the job's own;
+- ``azureml`` comes from prsd's offline ``azureml.core`` (``azureml_user/compat``) only
+  when the job's environment has no ``azureml/core`` of its own: a real azureml-core
+  is never shadowed;
 - on Linux, the worker asks for SIGKILL when its parent dies (``PR_SET_PDEATHSIG``), so
   workers never outlive their agent; if the parent is already gone it exits at once.
 """
@@ -44,11 +47,21 @@ class InstallationFinder:
         target: ModuleType | None = None,
     ) -> ModuleSpec | None:
         """Locate ``prsd`` / ``azureml_user`` in the installation; decline anything else."""
-        if fullname not in self.names:
-            return None
         from importlib.machinery import PathFinder
 
+        if fullname == "azureml" and not _has_azureml_core(sys.path):
+            return PathFinder.find_spec(fullname, [os.path.join(self.root, *COMPAT)])
+        if fullname not in self.names:
+            return None
         return PathFinder.find_spec(fullname, [self.root])
+
+
+COMPAT = ("azureml_user", "compat")  # holds the offline ``azureml`` package
+
+
+def _has_azureml_core(path: Sequence[str]) -> bool:
+    """Does the job's own environment provide ``azureml.core`` (the real SDK)?"""
+    return any(os.path.isdir(os.path.join(p or ".", "azureml", "core")) for p in path)
 
 
 def installation_root() -> str:
