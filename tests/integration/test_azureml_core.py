@@ -83,8 +83,7 @@ def test_v1_sample_imports_azureml_core_and_logs_metrics(tmp_path: Path) -> None
     assert by_name["batch"] == [{"size": 2}, {"size": 2}]
     assert by_name["names"][0] == ["item00000.txt", "item00001.txt"]
     assert by_name["secrets"][0] == ["k-123", "s-456"]
-    run_id, experiment = by_name["who"][0]  # type: ignore[misc]
-    assert run_id == f"OfflineRun_{r.job_id}_n1_process000" and experiment == "v1sample"
+    assert by_name["who"][0] == [f"OfflineRun_{r.job_id}_n1_process000", "v1sample"]
     assert by_name["parent_seen"][0] == f"OfflineRun_{r.job_id}"
     missing = str(by_name["missing"][0])
     assert "model 'absent'" in missing and str(spool / "models" / "absent") in missing
