@@ -6,7 +6,7 @@ succeeded with fewer elements than inputs contributes its inputs marked ``partia
 (which of them run() skipped is the script's secret). So a job that ends
 ``Completed with failures`` names, file by file or row range by row range, what its
 output lacks, with bisection on or off. An input is described the way the split
-planned it: a file path; ``path lines 120-239`` for a CSV or JSON Lines range;
+planned it: a file path; ``path from line 120 bytes 5120-10240`` for a CSV or JSON Lines range;
 ``path row groups 3,4`` for Parquet; the key values of a partition group.
 
 Pure bookkeeping (no I/O but :func:`write_failed_items`). The book holds the failed

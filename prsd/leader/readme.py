@@ -50,7 +50,7 @@ sys/job_report/processed_mini-batches.csv
       error             the error in one line, for attempts that failed
 sys/failed_items.txt
     Every input with no row in the output, one per line, tab-separated:
-      input             a file path, "<file> lines A-B bytes S-E" (CSV, JSON Lines),
+      input             a file path, "<file> from line L bytes S-E" (CSV, JSON Lines),
                         "<file> row groups 3,4" (Parquet), or "partition k='v'"
       mini-batch        the mini-batch it was in (000000042)
       kind              failed | timeout | crashed | oom (its last attempt), or

@@ -197,3 +197,44 @@ def test_retry_of_another_owners_job_is_refused(spool: Path) -> None:
     result = (spool / "jobs" / bad_id / "logs" / "job_result.txt").read_text()
     assert "belongs to 54321" in result
     assert _ended(spool, good_id)["state"] == "Completed"
+
+
+TABLE_SCRIPT = """
+    def run(mini_batch):
+        if (mini_batch["v"] == "bad").any():
+            raise ValueError("a bad row")
+        return [f"{r.id}:{r.v}" for r in mini_batch.itertuples()]
+"""
+
+
+def test_csv_retry_keeps_unchanged_ranges_and_reruns_an_edited_file(spool: Path) -> None:
+    """Tables match by byte range: a fixed file's ranges run again, the rest are kept."""
+    job = _job(spool.parent, "table", [], 1)
+    (job / "code" / "score.py").write_text(textwrap.dedent(TABLE_SCRIPT))
+    yaml_text = (
+        (job / "job.yaml").read_text().replace('mini_batch_size: "1"', 'mini_batch_size: "60"')
+    )
+    (job / "job.yaml").write_text(
+        yaml_text.replace("input_data: ./data", "input_data: ./data\ninput_format: csv")
+    )
+    a = ["id,v"] + [f"{i},a{i}" for i in range(20)]
+    b = ["id,v"] + [f"{i},{'bad' if i == 113 else f'b{i}'}" for i in range(100, 120)]
+    (job / "data" / "a.csv").write_text("\n".join(a) + "\n")
+    (job / "data" / "b.csv").write_text("\n".join(b) + "\n")
+    first = _submit(spool, job)
+    doc = _ended(spool, first)
+    assert doc["state"] == "Completed with failures", doc
+    failed = (spool / "jobs" / first / "logs" / "sys" / "failed_items.txt").read_text()
+    assert "b.csv from line" in failed and "bytes" in failed
+    (job / "data" / "b.csv").write_text("\n".join(b).replace("bad", "fixed") + "\n")
+    r = ctl(spool, "retry", first)
+    assert r.returncode == 0, r.stderr
+    retry = r.stdout.strip()
+    doc = _ended(spool, retry)
+    assert doc["state"] == "Completed", doc
+    kept = json.loads((spool / "jobs" / retry / "retry_order.json").read_text())["kept"]
+    assert kept >= 1  # a.csv's ranges were not run again
+    clean = _submit(spool, job)
+    assert _ended(spool, clean)["state"] == "Completed"
+    assert _output(spool, retry) == _output(spool, clean)
+    assert len(_output(spool, retry)) == 40 and "113:fixed" in _output(spool, retry)
