@@ -130,6 +130,8 @@ def submit_retry(
     if not old.final.exists():
         raise PrsdError(f"job {job_id} has not ended; retry it once it has")
     check_may_retry(old, json.loads(old.final.read_bytes()).get("state", ""))
+    if not old.spec.exists():
+        raise PrsdError(f"job {job_id} was refused when it was taken in: submit it anew")
     parsed = [parse_override(o) for o in overrides]
     new_id = make_job_id(name or f"{JobSpec.from_json(old.spec.read_text('utf-8')).name}-retry")
     staging = spool.inbox / f".{new_id}"

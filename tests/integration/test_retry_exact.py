@@ -156,6 +156,9 @@ def test_retry_after_bisection_runs_only_the_poison_with_fixed_code(spool: Path)
     fixed = spool.parent / "fixed"
     fixed.mkdir()
     (fixed / "score.py").write_text(textwrap.dedent(FIXED))
+    bad = ctl(spool, "retry", first, "--set", "retry_settings.bogus=1")
+    assert bad.returncode == 2 and "bogus" in bad.stderr and len(bad.stderr.splitlines()) == 1
+    assert not [p for p in (spool / "inbox").iterdir() if "bisected" in p.name]
     r = ctl(spool, "retry", first, "--code", str(fixed), "--set", "retry_settings.timeout=45")
     assert r.returncode == 0, r.stderr
     assert r.stderr.startswith("1 mini-batches"), r.stderr
