@@ -21,6 +21,7 @@ from prsd.errors import JobSpecError, PrsdError
 from prsd.jobspec import JobSpec
 from prsd.jobspec.load import find_job_file, load_job_spec
 from prsd.leader.rerun import RETRY_FILE
+from prsd.leader.resubmit import code_digest
 from prsd.storage.atomic import move_verified, write_atomic
 from prsd.storage.jobid import make_job_id
 
@@ -51,7 +52,11 @@ def submit(job_dir: Path, spool: SpoolLayout, *, name: str | None = None) -> tup
         shutil.copyfile(find_job_file(job_dir), staging / "job.yaml")
         skip = _skip_paths(spec, spool)
         snapshot_code(Path(spec.code_dir), staging / "code", skip)
-        origin = {"job_dir": str(job_dir), "name": name or ""}
+        origin = {
+            "job_dir": str(job_dir),
+            "name": name or "",
+            "code": code_digest(staging / "code"),
+        }
         write_atomic(staging / "origin.json", json.dumps(origin, indent=1).encode())
         if not move_verified(staging, spool.inbox / job_id):
             raise OSError(f"could not move {staging} into the inbox")
@@ -124,7 +129,7 @@ def submit_retry(
     from prsd.jobspec.overrides import apply_overrides, parse_override
     from prsd.jobspec.yamlsafe import read_yaml
     from prsd.leader.kept import KEPT_FILE
-    from prsd.leader.resubmit import check_may_retry, code_digest, draft_retry
+    from prsd.leader.resubmit import check_may_retry, draft_retry
 
     old = spool.job(job_id)
     if not old.final.exists():

@@ -13,11 +13,11 @@ from dataclasses import asdict, dataclass
 from datetime import UTC, datetime
 from typing import TYPE_CHECKING
 
-from prsd.errors import ExitCode
+from prsd.errors import ExitCode, PrsdError
 from prsd.leader.bisect import short_is_failure
 from prsd.leader.faileditems import write_failed_items
 from prsd.leader.joblogs import format_duration
-from prsd.leader.rerun import combine_outputs
+from prsd.leader.rerun import combine_outputs, job_code_digest, read_retry_plan, retry_summary
 from prsd.leader.verdict import COMPLETED_WITH_FAILURES, completed_state, failures_reason
 from prsd.storage.atomic import write_atomic
 
@@ -63,19 +63,21 @@ def finish_job(driver: JobDriver, state: str, reason: str, now: float) -> FinalS
     output = ""
     if driver.merge is not None:
         if state in ("Completed", COMPLETED_WITH_FAILURES):
-            output = str(driver.merge.finish())
-            write_header = driver.spec.append_row_dataframe_header
-            combined = combine_outputs(layout, driver.merge.out_path, write_header=write_header)
-            if combined:
-                driver.logs.master(f"retry: {combined}")
+            try:
+                output = publish_output(driver)
+            except (OSError, PrsdError) as exc:
+                state, reason = "Failed", f"the output could not be assembled: {exc}"
         else:
             driver.merge.abandon()
+    note = retry_summary(layout)
+    if note:
+        driver.logs.master(f"retry: {note}")
     root = ""
     if state == "Failed":
         root = driver.errors.root_cause() or driver.init_detail
     elif state == COMPLETED_WITH_FAILURES:
         root = driver.errors.root_cause()
-    text = result_text(driver, state, reason, output, root, now)
+    text = result_text(driver, state, reason, output, root, now, note=note or "")
     summary = driver.errors.summary(poison_items(driver))
     write_atomic(layout.logs / "job_error.txt", summary.encode())
     (layout.logs / "user").mkdir(parents=True, exist_ok=True)
@@ -99,7 +101,14 @@ def finish_job(driver: JobDriver, state: str, reason: str, now: float) -> FinalS
 
 
 def result_text(
-    driver: JobDriver, state: str, reason: str, output: str, root_cause: str, now: float
+    driver: JobDriver,
+    state: str,
+    reason: str,
+    output: str,
+    root_cause: str,
+    now: float,
+    *,
+    note: str = "",
 ) -> str:
     """The content of logs/job_result.txt: state, the reason, then where to look."""
     c = driver.ledger.counts()
@@ -120,8 +129,31 @@ def result_text(
     )
     if output:
         lines.append(f"Output: {output}")
+    if note:
+        lines.append(f"Retry: {note}")
+    code = job_code_digest(driver.layout)
+    if code:
+        lines.append(f"Code snapshot: {code} (digest of the job's code folder)")
     lines.append(f"Logs: {driver.layout.logs} (see readme.txt there for the layout)")
     return "\n".join(lines) + "\n"
+
+
+def publish_output(driver: JobDriver) -> str:
+    """Publish the append_row file; a retry's is rebuilt whole with the kept results."""
+    merge = driver.merge
+    assert merge is not None
+    if read_retry_plan(driver.layout.root) is None:
+        return str(merge.finish())
+    merge.abandon()
+    spec = driver.spec
+    return str(
+        combine_outputs(
+            driver.layout,
+            merge.out_path,
+            write_header=spec.append_row_dataframe_header,
+            fmt=spec.append_row_format,
+        )
+    )
 
 
 def poison_items(driver: JobDriver) -> list[object]:

@@ -264,33 +264,63 @@ def own_pieces(layout: JobLayout) -> dict[int, Piece]:
     return pieces
 
 
-def combine_outputs(layout: JobLayout, out_path: Path, *, write_header: bool) -> str | None:
-    """Rebuild a completed retry's output with the kept results; a summary line, or
-    None for an ordinary job.
+def _read_order(layout: JobLayout) -> RetryOrder:
+    try:
+        return RetryOrder.decode((layout.root / ORDER_FILE).read_bytes())
+    except (OSError, ValueError, TypeError) as exc:
+        raise PrsdError(f"the retry's {ORDER_FILE} cannot be read: {exc}") from exc
+
+
+def combine_outputs(
+    layout: JobLayout, out_path: Path, *, write_header: bool, fmt: str = "text"
+) -> Path:
+    """Build and publish a completed retry's whole output: kept results and its own.
 
     Raises:
         PrsdError: the order file or a kept result cannot be used.
+        OSError: a kept result file cannot be read.
     """
-    plan = read_retry_plan(layout.root)
-    if plan is None:
-        return None
-    try:
-        order = RetryOrder.decode((layout.root / ORDER_FILE).read_bytes())
-    except (OSError, ValueError, TypeError) as exc:
-        raise PrsdError(f"the retry's {ORDER_FILE} cannot be read: {exc}") from exc
+    order = _read_order(layout)
     kept = read_kept(layout.root)
     new = own_pieces(layout)
-    merge = OrderedMerge(out_path, write_header=write_header)
+    merge = OrderedMerge(out_path, write_header=write_header, fmt=fmt)
     try:
         for i, unit in enumerate(order.units):
             piece = kept[-1 - unit].piece(layout.root.parent) if unit < 0 else new.get(unit)
             merge.offer(i, piece or Piece(None))
+        return merge.finish()
     except BaseException:
         merge.abandon()
         raise
-    merge.finish()
+
+
+def retry_summary(layout: JobLayout) -> str | None:
+    """One line on what a retry kept and ran, and which code ran what; None if not a retry."""
+    plan = read_retry_plan(layout.root)
+    if plan is None:
+        return None
+    try:
+        order = _read_order(layout)
+    except PrsdError as exc:
+        return exc.one_line()
     runs = sum(1 for u in order.units if u >= 0)
     return (
         f"{order.summary(plan.of_job)}; code {plan.code or '?'} ran this job's {runs} "
         f"mini-batches, code {plan.earlier_code or '?'} those of job {plan.of_job}"
     )
+
+
+def job_code_digest(layout: JobLayout) -> str:
+    """The digest of the job's code snapshot, as ``prsctl submit``/``retry`` recorded it."""
+    try:
+        plan = read_retry_plan(layout.root)
+    except InputError:
+        plan = None
+    if plan is not None:
+        return plan.code
+    try:
+        origin = json.loads(layout.origin.read_bytes())
+    except (OSError, ValueError):
+        return ""
+    code = origin.get("code") if isinstance(origin, dict) else None
+    return code if isinstance(code, str) else ""

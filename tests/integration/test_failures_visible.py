@@ -51,6 +51,7 @@ def test_failed_mini_batch_ends_completed_with_failures(tmp_path: Path) -> None:
     assert result.startswith("Completed with failures\n"), result
     assert "1 of 3 mini-batches failed" in result and str(listed) in result
     assert "First error:" in result and "item 3 cannot be read" in result
+    assert "Code snapshot: " in result
     assert "Completed with failures" in r.stdout and str(listed) in r.stdout
     rows = [ln.split("\t") for ln in listed.read_text().splitlines() if not ln.startswith("#")]
     data = sorted(str(p) for p in (tmp_path / "job" / "data").iterdir())

@@ -144,6 +144,8 @@ def test_retry_after_deleting_and_editing_inputs_equals_a_clean_run(spool: Path)
     assert _output(spool, retry) == _output(spool, clean) == expected
     master = (spool / "jobs" / retry / "logs" / "sys" / "master_role.txt").read_text()
     assert "retry: 1 results of job" in master
+    result = (spool / "jobs" / retry / "logs" / "job_result.txt").read_text()
+    assert f"Retry: 1 results of job {first}" in result
 
 
 def test_retry_after_bisection_runs_only_the_poison_with_fixed_code(spool: Path) -> None:
