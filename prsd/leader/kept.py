@@ -92,8 +92,13 @@ def is_probe(task: TaskName) -> bool:
     return task.attempt >= PROBE_ATTEMPT_BASE
 
 
-def own_results(layout: JobLayout, mode: str) -> Iterator[KeptResult]:
-    """The job's own succeeded attempts (and succeeded probes, for file lists)."""
+def own_results(layout: JobLayout, mode: str, *, keep_short: bool) -> Iterator[KeptResult]:
+    """The job's own succeeded attempts (and succeeded probes, for file lists).
+
+    A result with fewer elements than inputs is kept only when ``keep_short`` (the
+    job's gap does not count as a failure: summary_only without an item threshold);
+    otherwise its mini-batch runs again whole.
+    """
     since = intake_ns(layout)
     seen: set[tuple[int, str]] = set()
     for task, node in _done_tasks(layout):
@@ -102,7 +107,11 @@ def own_results(layout: JobLayout, mode: str) -> Iterator[KeptResult]:
             continue
         result = layout.result(task, node)
         meta = read_result_meta(result)
-        wins = [o for o in meta.outcomes if o.status == SUCCEEDED] if meta else []
+        wins = [
+            o
+            for o in (meta.outcomes if meta else ())
+            if o.status == SUCCEEDED and (keep_short or o.succeeded_items >= o.items)
+        ]
         if not wins:
             continue
         try:
@@ -167,9 +176,9 @@ def read_kept(job_root: Path) -> list[KeptResult]:
         raise PrsdError(f"{job_root / KEPT_FILE} is not a list of kept results: {exc}") from exc
 
 
-def results_to_keep(layout: JobLayout, mode: str) -> list[KeptResult]:
+def results_to_keep(layout: JobLayout, mode: str, *, keep_short: bool) -> list[KeptResult]:
     """Everything a retry of this job may keep: its own results, then those it kept."""
-    return [*own_results(layout, mode), *read_kept(layout.root)]
+    return [*own_results(layout, mode, keep_short=keep_short), *read_kept(layout.root)]
 
 
 def job_owner(layout: JobLayout) -> JobOwner:

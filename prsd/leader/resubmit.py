@@ -15,6 +15,7 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
 from prsd.errors import PrsdError
+from prsd.leader.bisect import short_is_failure
 from prsd.leader.faileditems import FAILED_ITEMS_FILE
 from prsd.leader.kept import job_owner, results_to_keep
 from prsd.leader.planner import plan_mini_batches
@@ -86,7 +87,7 @@ def draft_retry(
         OSError: the input cannot be read.
     """
     mode = retry_mode(spec)
-    kept = results_to_keep(old, mode)
+    kept = results_to_keep(old, mode, keep_short=not short_is_failure(spec))
     earlier = old_code_digest(old)
     plan = RetryPlan(old.job_id, mode, failed_inputs(old) if mode == "files" else (), code,
                      earlier, overrides)  # fmt: skip

@@ -243,3 +243,31 @@ def test_csv_retry_keeps_unchanged_ranges_and_reruns_an_edited_file(spool: Path)
     assert _ended(spool, clean)["state"] == "Completed"
     assert _output(spool, retry) == _output(spool, clean)
     assert len(_output(spool, retry)) == 40 and "113:fixed" in _output(spool, retry)
+
+
+SKIPPING = """
+    import os
+    def run(mini_batch):
+        texts = [(os.path.basename(p), open(p).read().strip()) for p in mini_batch]
+        return [f"{name}:{text}" for name, text in texts if text != "bad"]
+"""
+
+
+def test_a_short_result_runs_again_whole(spool: Path) -> None:
+    """run() skipped an input (append_row): the retry runs that mini-batch again."""
+    job = _job(spool.parent, "short", ["0", "bad", "2", "3"], 2)
+    (job / "code" / "score.py").write_text(textwrap.dedent(SKIPPING))
+    first = _submit(spool, job)
+    doc = _ended(spool, first)
+    assert (doc["state"], doc["partial_mbs"]) == ("Completed with failures", 1), doc
+    listed = (spool / "jobs" / first / "logs" / "sys" / "failed_items.txt").read_text()
+    assert "item00001.txt\t000000000\tpartial\trun() returned 1 of 2 elements" in listed
+    fixed = spool.parent / "fixed-short"
+    fixed.mkdir()
+    (fixed / "score.py").write_text(textwrap.dedent(FIXED))
+    r = ctl(spool, "retry", first, "--code", str(fixed))
+    assert r.returncode == 0 and r.stderr.startswith("1 mini-batches"), r.stderr
+    retry = r.stdout.strip()
+    assert _ended(spool, retry)["state"] == "Completed"
+    expected = [f"item{i:05d}.txt:{'fixed' if i == 1 else i}" for i in range(4)]
+    assert _output(spool, retry) == expected
