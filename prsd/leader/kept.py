@@ -18,6 +18,7 @@ from __future__ import annotations
 
 import json
 import os
+import stat
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
@@ -26,7 +27,7 @@ from prsd.leader.bisect import PROBE_ATTEMPT_BASE
 from prsd.leader.merge import Piece
 from prsd.leader.retryplan import Kept, items_digest, payload_identity
 from prsd.storage.jobowner import JobOwner, owner_of_folder, read_job_owner
-from prsd.storage.layout import JobLayout, TaskName, parse_done_name
+from prsd.storage.layout import JobLayout, TaskName, parse_done_name, valid_job_id
 from prsd.storage.records import SUCCEEDED, TaskBody, read_result_meta
 
 if TYPE_CHECKING:
@@ -73,10 +74,24 @@ class KeptResult:
         return Kept(ref, self.first, self.count, self.digest, self.since_ns, self.paths)
 
     def piece(self, jobs_root: Path) -> Piece:
-        """Where the bytes are; refuses a path that leaves the job's folder."""
-        if self.result.startswith("/") or ".." in self.result.split("/"):
-            raise PrsdError(f"kept result {self.result!r} of job {self.job} leaves its folder")
-        return Piece(jobs_root / self.job / self.result, self.offset, self.length, self.header)
+        """Where the bytes are: a result file the daemons wrote in that job's results.
+
+        Raises:
+            PrsdError: the entry names anything else (a path out of the job's
+                ``results/``, a link, a file the daemons did not write): a retry
+                never copies bytes it cannot vouch for into an output.
+        """
+        path = jobs_root / self.job / self.result
+        results = os.path.realpath(jobs_root / self.job / "results")
+        if not valid_job_id(self.job) or not os.path.realpath(path).startswith(results + "/"):
+            raise PrsdError(f"kept result {self.result!r} of job {self.job!r} is not a result file")
+        try:
+            info = os.lstat(path)
+        except OSError as exc:
+            raise PrsdError(f"kept result {path} cannot be read: {exc.strerror}") from exc
+        if not stat.S_ISREG(info.st_mode) or info.st_uid not in (0, os.geteuid()):
+            raise PrsdError(f"kept result {path} is not a result file written by prsd")
+        return Piece(path, self.offset, self.length, self.header)
 
 
 def intake_ns(layout: JobLayout) -> int:
@@ -196,6 +211,8 @@ def check_same_owner(layout: JobLayout, others: set[str]) -> None:
     """
     mine = job_owner(layout)
     for job_id in sorted(others):
+        if not valid_job_id(job_id):
+            raise PrsdError(f"the retry names {job_id!r}, which is not a job id")
         other = JobLayout(layout.root.parent / job_id, job_id)
         try:
             theirs = job_owner(other)

@@ -12,6 +12,7 @@ from typing import TYPE_CHECKING
 
 import pytest
 
+from prsd.leader.retryplan import items_digest
 from prsd.storage.jobid import make_job_id
 from tests.helpers import wait_until
 from tests.jobkit import PRSD
@@ -202,6 +203,19 @@ def test_retry_of_another_owners_job_is_refused(spool: Path) -> None:
     result = (spool / "jobs" / bad_id / "logs" / "job_result.txt").read_text()
     assert "belongs to 54321" in result
     assert _ended(spool, good_id)["state"] == "Completed"
+    sneaky = make_job_id("sneaky")
+    staging = spool / "inbox" / f".{sneaky}"
+    shutil.copytree(job, staging)
+    (staging / "job.yaml").write_text(yaml_text.replace("./data", str(job / "data")))
+    (staging / "retry.json").write_text(json.dumps({"of_job": good_id, "mode": "files"}))
+    first_input = str(job / "data" / "item00000.txt")
+    entry = {"job": good_id, "res": "../../../../../../etc/hostname", "off": 0, "len": 5,
+             "first": first_input, "n": 1, "dig": items_digest([first_input]),
+             "t": 2**62}  # fmt: skip
+    (staging / "retry_kept.jsonl").write_text(json.dumps(entry) + "\n")
+    staging.rename(spool / "inbox" / sneaky)
+    doc = _ended(spool, sneaky)
+    assert doc["state"] == "Failed" and "is not a result file" in str(doc["reason"]), doc
 
 
 TABLE_SCRIPT = """
