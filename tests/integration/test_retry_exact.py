@@ -285,3 +285,39 @@ def test_a_short_result_runs_again_whole(spool: Path) -> None:
     assert _ended(spool, retry)["state"] == "Completed"
     expected = [f"item{i:05d}.txt:{'fixed' if i == 1 else i}" for i in range(4)]
     assert _output(spool, retry) == expected
+
+
+GROUPS = """
+    def run(mini_batch):
+        key = mini_batch.attrs["partition_key_value"]["store"]
+        if key == "b" and (mini_batch["v"] == "bad").any():
+            raise ValueError("store b has a bad row")
+        return [f"{key}:{r.v}" for r in mini_batch.itertuples()]
+"""
+
+
+def test_partition_groups_are_kept_by_key_and_a_changed_table_is_refused(spool: Path) -> None:
+    """Groups match by key values; once a file changed, no group can be kept: refused."""
+    job = _job(spool.parent, "groups", [], 1)
+    (job / "code" / "score.py").write_text(textwrap.dedent(GROUPS))
+    text = (job / "job.yaml").read_text().replace('mini_batch_size: "1"', "partition_keys: [store]")
+    (job / "job.yaml").write_text(
+        text.replace("input_data: ./data", "input_data: ./data\ninput_format: csv")
+    )
+    (job / "data" / "t.csv").write_text("store,v\na,1\nb,bad\na,2\nb,3\n")
+    first = _submit(spool, job)
+    assert _ended(spool, first)["state"] == "Completed with failures"
+    fixed = spool.parent / "fixed-groups"
+    fixed.mkdir()
+    (fixed / "score.py").write_text(textwrap.dedent(GROUPS.replace('"bad"', '"never"')))
+    r = ctl(spool, "retry", first, "--code", str(fixed))
+    assert r.returncode == 0 and r.stderr.startswith("1 mini-batches"), r.stderr
+    retry = r.stdout.strip()
+    assert _ended(spool, retry)["state"] == "Completed"
+    assert _output(spool, retry) == ["a:1", "a:2", "b:bad", "b:3"]
+    (job / "data" / "t.csv").write_text("store,v\na,1\nb,bad\na,2\nb,3\nc,4\n")
+    refused = ctl(spool, "retry", first)
+    assert (
+        refused.returncode == 2 and "partition groups draw rows from every file" in refused.stderr
+    )
+    assert "t.csv" in refused.stderr
