@@ -47,13 +47,17 @@ class InstallationFinder:
         target: ModuleType | None = None,
     ) -> ModuleSpec | None:
         """Locate ``prsd`` / ``azureml_user`` in the installation; decline anything else."""
+        if fullname == "azureml":
+            if _has_azureml_core(sys.path):
+                return None  # the job's own azureml-core
+            root = os.path.join(self.root, *COMPAT)
+        elif fullname in self.names:
+            root = self.root
+        else:
+            return None  # before any import here: importing would come back to this finder
         from importlib.machinery import PathFinder
 
-        if fullname == "azureml" and not _has_azureml_core(sys.path):
-            return PathFinder.find_spec(fullname, [os.path.join(self.root, *COMPAT)])
-        if fullname not in self.names:
-            return None
-        return PathFinder.find_spec(fullname, [self.root])
+        return PathFinder.find_spec(fullname, [root])
 
 
 COMPAT = ("azureml_user", "compat")  # holds the offline ``azureml`` package
