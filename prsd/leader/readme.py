@@ -79,6 +79,10 @@ user/error/<node_id>/<process_name>.txt
     run() that timed out (dumped just before the worker was stopped).
 user/error.txt
     One line per distinct error, with counts (as job_error.txt).
+user/metrics/<node_id>/<process_name>.jsonl
+    Metrics of scripts that use azureml.core's Run.get_context().log(...): one JSON
+    object per call: time, run, kind (scalar, list, row, table, image, upload),
+    name, value, description.
 
 perf/<node_id>/
     What each node's resource monitor saw, every resource_monitor_interval seconds
