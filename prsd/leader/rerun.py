@@ -227,12 +227,22 @@ def _refuse_changed_tables(plan: RetryPlan, kept: list[KeptResult], spec: JobSpe
 
     since = min((k.since_ns for k in kept), default=0)
     edited = [p for p in table_files(spec, None) if changed_since(p, since)]
+    edited += [d + "/" for d in _folders(spec.input.paths) if changed_since(d, since)]
     if edited:
         raise InputError(
-            f"the input changed since job {plan.of_job} ({len(edited)} files edited or added: "
+            f"the input changed since job {plan.of_job} ({len(edited)} files edited or added, "
+            "or folders with files added or removed: "
             f"{_named(edited, len(edited))}); partition groups draw rows from every file, so "
             "no earlier group can be kept: submit the job anew"
         )
+
+
+def _folders(roots: Iterable[str]) -> Iterator[str]:
+    """Every folder of the input: a file added to or removed from one changes its times."""
+    for root in roots:
+        if os.path.isdir(root):
+            for folder, _, _ in os.walk(root):
+                yield folder
 
 
 def _spec_of(layout: JobLayout) -> JobSpec | None:
