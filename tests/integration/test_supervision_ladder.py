@@ -144,7 +144,7 @@ def test_timed_out_run_ignoring_sigterm_is_dumped_then_killed(tmp_path: Path) ->
     job_id, _ = submit(job, spool)
     options = AgentOptions(node_id="n1", stop_grace_s=0.2)
     final = anyio.run(lambda: run_until_done(spool, job_id, options))
-    assert final.state == "Completed", final.reason
+    assert final.state == "Completed with failures", final.reason  # item 1 never returned
     logs = spool.job(job_id).logs
     main = (logs / "sys" / "node" / "n1" / "_main.txt").read_text()
     killed = re.findall(
