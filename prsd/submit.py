@@ -2,16 +2,25 @@
 
 The folder's spec is loaded first, so a bad spec is refused before anything is
 written. Then ``job.yaml``, a snapshot of the code folder and ``origin.json`` (the
-folder the user's relative input paths mean) are copied under a dot name in
+folder the user's relative input paths mean) are copied under a random dot name in
 ``inbox/`` and renamed into place in one step. Inputs and side inputs are read in
 place and never copied: datasets are large.
+
+The folder's name in the inbox is the id the submitter proposes (and prints): a
+fresh :func:`make_job_id` never given in this spool. The leader keeps it only if it
+is still fresh when the job is taken in (prsd/storage/jobid.py); the staging name
+says nothing of it, so nobody can take the name first. The copy is private: the
+staging folder is 0700 and the snapshot's top entries give others no rights (the
+job's group keeps what the user's umask gives it).
 """
 
 from __future__ import annotations
 
 import json
 import os
+import secrets
 import shutil
+import stat
 from pathlib import Path
 from typing import TYPE_CHECKING
 
@@ -21,7 +30,7 @@ from prsd.jobspec.load import find_job_file, load_job_spec
 from prsd.leader.planner import plan_mini_batches
 from prsd.leader.rerun import RETRY_FILE, RetryPlan, succeeded_pieces
 from prsd.storage.atomic import move_verified, write_atomic
-from prsd.storage.jobid import make_job_id
+from prsd.storage.jobid import ever_given, make_job_id
 
 if TYPE_CHECKING:
     from prsd.storage.layout import JobLayout, SpoolLayout
@@ -41,21 +50,45 @@ def submit(job_dir: Path, spool: SpoolLayout, *, name: str | None = None) -> tup
     if not job_dir.is_dir():
         raise JobSpecError("", str(job_dir), "is not a folder (a job is a folder with job.yaml)")
     spec = load_job_spec(job_dir, spool_job_dir=job_dir)
-    job_id = make_job_id(name or spec.name)
-    staging = spool.inbox / f".{job_id}"
-    staging.mkdir(parents=True)
+    job_id = _fresh_id(spool, name or spec.name)
+    staging = _staging(spool)
     try:
         shutil.copyfile(find_job_file(job_dir), staging / "job.yaml")
         skip = _skip_paths(spec, spool)
         snapshot_code(Path(spec.code_dir), staging / "code", skip)
         origin = {"job_dir": str(job_dir), "name": name or ""}
         write_atomic(staging / "origin.json", json.dumps(origin, indent=1).encode())
-        if not move_verified(staging, spool.inbox / job_id):
-            raise OSError(f"could not move {staging} into the inbox")
+        _publish(staging, spool, job_id)
     except BaseException:
         shutil.rmtree(staging, ignore_errors=True)
         raise
     return job_id, spec
+
+
+def _fresh_id(spool: SpoolLayout, name: str) -> str:
+    """An id never given in this spool and not waiting in its inbox."""
+    while True:
+        job_id = make_job_id(name)
+        if not ever_given(spool, job_id) and not os.path.lexists(spool.inbox / job_id):
+            return job_id
+
+
+def _staging(spool: SpoolLayout) -> Path:
+    """A new private folder in the inbox under a random dot name."""
+    staging = spool.inbox / f".submit-{secrets.token_hex(8)}"
+    staging.mkdir(mode=0o700, parents=False)
+    return staging
+
+
+def _publish(staging: Path, spool: SpoolLayout, job_id: str) -> None:
+    """Take others' rights from the copy's top entries, then rename it into the inbox."""
+    for entry in os.scandir(staging):
+        if not entry.is_symlink():
+            mode = stat.S_IMODE(entry.stat(follow_symlinks=False).st_mode)
+            os.chmod(entry.path, mode & ~0o007)
+    if not move_verified(staging, spool.inbox / job_id):
+        raise OSError(f"could not move {staging} into the inbox")
+
 
 
 def _skip_paths(spec: JobSpec, spool: SpoolLayout) -> set[str]:
@@ -117,9 +150,8 @@ def submit_retry(spool: SpoolLayout, job_id: str, *, name: str | None = None) ->
     run = tuple(i for i in range(total) if i not in done)
     if not run:
         raise PrsdError(f"every mini-batch of job {job_id} succeeded: nothing to retry")
-    new_id = make_job_id(name or f"{spec.name}-retry")
-    staging = spool.inbox / f".{new_id}"
-    staging.mkdir(parents=True)
+    new_id = _fresh_id(spool, name or f"{spec.name}-retry")
+    staging = _staging(spool)
     try:
         shutil.copyfile(find_job_file(old.root), staging / "job.yaml")
         shutil.copytree(old.code, staging / "code", symlinks=True)
@@ -127,8 +159,7 @@ def submit_retry(spool: SpoolLayout, job_id: str, *, name: str | None = None) ->
         origin["name"] = name or f"{spec.name}-retry"
         write_atomic(staging / "origin.json", json.dumps(origin, indent=1).encode())
         write_atomic(staging / RETRY_FILE, RetryPlan(job_id, total, run).encode())
-        if not move_verified(staging, spool.inbox / new_id):
-            raise OSError(f"could not move {staging} into the inbox")
+        _publish(staging, spool, new_id)
     except BaseException:
         shutil.rmtree(staging, ignore_errors=True)
         raise
