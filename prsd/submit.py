@@ -90,7 +90,6 @@ def _publish(staging: Path, spool: SpoolLayout, job_id: str) -> None:
         raise OSError(f"could not move {staging} into the inbox")
 
 
-
 def _skip_paths(spec: JobSpec, spool: SpoolLayout) -> set[str]:
     """Paths never copied into the code snapshot: the data and the spool itself."""
     skip = {os.path.realpath(p) for p in spec.input.paths}

@@ -139,10 +139,12 @@ def load_taken_job(layout: JobLayout) -> JobSpec:
         planted.remove("state")
         write_atomic(layout.cancel, b"prsctl cancel (queued)\n")
     if planted:
+        kinds = {e.name: e.kind for e in sealed.entries}
+        held = ", ".join(f"{name} ({kinds[name]})" for name in planted)
         raise PlantedEntries(
-            f"the submitted folder holds {', '.join(planted)}: names prsd reserves for its "
-            f"own files in a job; they were moved aside to {aside}/ and not used. Rename "
-            "them in your job folder and submit it again"
+            f"the submitted folder holds {held}: names prsd reserves for its own files "
+            f"in a job; they were moved aside to {aside}/ and not used. Rename them in "
+            "your job folder and submit it again"
         )
     spec = load_job_spec(layout.root, spool_job_dir=layout.root)
     override = _origin_name(layout.root)

@@ -40,6 +40,7 @@ but the daemons may list, add, rename or remove."""
 
 RESERVED = frozenset(
     {"spec.json", "owner.json", "state", "tasks", "results", "nodes", "logs", "work"}
+    | {"partitions"}  # the leader's spilled key groups (prsd/leader/planner.py)
 )
 """Names of the job root that only the daemons create (prsd/storage/layout.py)."""
 
@@ -68,6 +69,11 @@ class Entry:
     name: str
     is_dir: bool
     is_link: bool = False
+
+    @property
+    def kind(self) -> str:
+        """``a symlink``, ``a folder`` or ``a file`` (anything else), for messages."""
+        return "a symlink" if self.is_link else "a folder" if self.is_dir else "a file"
 
 
 @dataclass(frozen=True)
