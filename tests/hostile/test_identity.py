@@ -25,6 +25,7 @@ import pytest
 
 import prsd.cli.logfiles
 import prsd.cli.logmerge
+from prsd import daemon
 from prsd.cli import prsctl
 from prsd.cli.jobs import job_ids
 from prsd.storage.spool import open_spool
@@ -215,9 +216,10 @@ def _warm_up(site: Site) -> None:
     scratch = site.base / "scratch-spool"
     folder = site.job_folder(site.a, "warm")
     job_id, _ = submit(folder, open_spool(scratch))
-    for argv in (["status", "--json"], ["status"], ["logs", job_id]):
-        with contextlib.redirect_stdout(io.StringIO()):
+    with contextlib.redirect_stdout(io.StringIO()):
+        for argv in (["status", "--json"], ["status"], ["logs", job_id]):
             prsctl.main([*argv, "--spool", str(scratch)])
+        assert daemon.main(["run", str(folder), "--spool", str(scratch), "--node-id", "w"]) == 0
 
 
 @pytest.fixture(scope="module")
@@ -375,6 +377,24 @@ def test_a_symlink_or_file_in_the_inbox_is_removed_with_a_reason(site: Site) -> 
     code, out = prsctl_as(site.b, site, "status", "--json")
     ids = {d["job_id"] for d in json.loads(out)["jobs"]}
     assert not {"linked-job", "filed-job"} & ids
+
+
+def test_prsd_run_as_an_ordinary_user_works_as_before(site: Site) -> None:
+    """Without root nothing changes owner: A's own `prsd run` on A's own spool completes,
+    its job root stays A's and owner.json names A."""
+    folder = site.job_folder(site.a, "solo")
+    spool = folder.parent / "own-spool"
+
+    def run() -> int:
+        with contextlib.redirect_stdout(io.StringIO()):
+            return daemon.main(["run", str(folder), "--spool", str(spool), "--node-id", "solo"])
+
+    code, out = as_user(site.a, run)
+    assert (code, out) == (0, "0"), out
+    (job,) = [j for j in (spool / "jobs").iterdir() if not j.name.startswith(".")]
+    assert os.lstat(job).st_uid == site.a.uid
+    assert json.loads((job / "owner.json").read_bytes())["uid"] == site.a.uid
+    assert (job / "outputs" / "out.txt").read_text().split().count("solo") == 4
 
 
 def test_prsctl_lists_no_phantom_job_for_a_link_in_the_inbox(tmp_path: Path) -> None:
