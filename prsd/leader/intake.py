@@ -31,7 +31,7 @@ from prsd.leader.finish import FinalState
 from prsd.leader.readme import write_readme
 from prsd.logconfig import get_logger
 from prsd.storage.atomic import move_verified, write_atomic
-from prsd.storage.jobid import assign_job_id, base_name
+from prsd.storage.jobid import assign_job_id, base_name, release_job_id
 from prsd.storage.jobowner import write_job_owner
 from prsd.storage.jobroot import (
     SPEC_MODE,
@@ -54,6 +54,7 @@ if TYPE_CHECKING:
 log = get_logger("prsd.leader")
 
 MAX_ORIGIN_BYTES = 64 * 1024
+_REPORTED: set[tuple[str, int]] = set()  # strays this leader could not remove, already logged
 
 
 class PlantedEntries(PrsdError):
@@ -87,13 +88,18 @@ def _remove_stray(spool: SpoolLayout, name: str, what: str) -> None:
     path = spool.inbox / name
     try:
         info = os.lstat(path)
-        if stat.S_ISDIR(info.st_mode):
-            return  # replaced by a folder since the listing: a submission after all
+    except OSError:
+        return  # gone already
+    if stat.S_ISDIR(info.st_mode):
+        return  # replaced by a folder since the listing: a submission after all
+    try:
         os.unlink(path)
     except FileNotFoundError:
         return
     except OSError as exc:
-        log.warning("cannot remove a stray inbox entry", name=name, error=exc.strerror)
+        if (name, info.st_ino) not in _REPORTED:  # once, not at every round
+            _REPORTED.add((name, info.st_ino))
+            log.warning("cannot remove a stray inbox entry", name=name, error=exc.strerror)
         return
     log.warning(
         "refused an inbox entry that is not a job folder; it was removed (never followed)",
@@ -114,6 +120,7 @@ def take_in(spool: SpoolLayout, name: str) -> JobLayout | None:
     job_id = assign_job_id(spool, name, _origin_name(spool.inbox / name) or base_name(name))
     layout = spool.job(job_id)
     if not move_verified(spool.inbox / name, layout.root):
+        release_job_id(spool, job_id)  # another leader took it, or it cannot move: no job
         return None
     if job_id != name:
         log.info("inbox folder given a fresh job id", inbox_name=name, job_id=job_id)

@@ -82,6 +82,14 @@ def reserve_job_id(spool: SpoolLayout, job_id: str) -> bool:
     return create_exclusive(folder / job_id, token)
 
 
+def release_job_id(spool: SpoolLayout, job_id: str) -> None:
+    """Give back an id reserved for a move that did not happen (no job has it)."""
+    try:
+        os.unlink(registry(spool) / job_id)
+    except FileNotFoundError:
+        pass
+
+
 def assign_job_id(spool: SpoolLayout, inbox_name: str, name: str) -> str:
     """The id for the folder ``inbox/<inbox_name>``, reserved: the proposal or a fresh one.
 

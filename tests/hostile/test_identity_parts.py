@@ -17,6 +17,7 @@ from prsd.storage.jobid import (
     ever_given,
     is_proposal,
     make_job_id,
+    registry,
     reserve_job_id,
 )
 from prsd.storage.jobowner import read_job_owner
@@ -92,6 +93,14 @@ def test_an_id_is_given_once(tmp_path: Path) -> None:
     (spool.jobs / old).mkdir()  # a job from before the registry
     assert ever_given(spool, old) and not reserve_job_id(spool, old)
     assert assign_job_id(spool, old, "old") != old
+
+
+def test_an_id_reserved_for_a_move_that_failed_is_given_back(tmp_path: Path) -> None:
+    """Another leader took the folder first: no job has the id, the registry keeps nothing."""
+    spool = open_spool(tmp_path / "spool")
+    proposal = make_job_id("gone")
+    assert take_in(spool, proposal) is None  # nothing in the inbox under that name
+    assert not os.path.lexists(registry(spool) / proposal)
 
 
 def test_read_small_refuses_links_fifos_foreign_and_big_files(tmp_path: Path) -> None:
