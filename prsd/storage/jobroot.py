@@ -14,10 +14,14 @@ can no longer add names), and :func:`planted_names` picks the ones the submitter
 there. The caller moves those aside before it writes anything, so a planted ``logs``
 symlink or a forged ``state/`` is never written through or believed.
 
+Privacy (:func:`make_job_folders`): the daemons' folders inside are created with the
+modes that let the owner read, and nobody else (docs/security.md, "Privacy of a job's
+files"); ``state/`` stays readable by all for the status row.
+
 Errors: :class:`SealError` when the folder cannot be opened or taken over (a link, or
 a file system that refuses ``fchown`` to root, such as NFS with ``root_squash``).
-Without root (``prsd run`` as a user, a service user's daemons) the change of owner
-is skipped: the daemons' user is then the only owner the job can have.
+Without root the change of owner is skipped: in a user's own ``prsd run`` the owner
+and the daemons are the same user, and everything works as it did.
 """
 
 from __future__ import annotations
