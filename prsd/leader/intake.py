@@ -166,11 +166,16 @@ def load_taken_job(layout: JobLayout) -> JobSpec:
 
 
 def _set_aside(layout: JobLayout, names: list[str]) -> str:
-    """Move planted names into a fresh ``.planted-<hex>/`` (the entries, never followed)."""
+    """Move planted names into a fresh ``.planted-<hex>/`` (the entries, never followed).
+
+    Raises:
+        SealError: one could not be moved; nothing more may be written in the job.
+    """
     folder = layout.root / f".planted-{secrets.token_hex(4)}"
     os.mkdir(folder, 0o700)
     for name in names:
-        move_verified(layout.root / name, folder / name)
+        if not move_verified(layout.root / name, folder / name):
+            raise SealError(f"cannot move the planted {name} aside in {layout.root}")
     return folder.name
 
 
