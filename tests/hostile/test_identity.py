@@ -51,9 +51,11 @@ assert encodings.utf_8_sig  # job.yaml is read as utf-8-sig
 PRSD = [sys.executable, "-m", "prsd.daemon"]
 
 SCRIPT = """
+    import time
     def init():
         pass
     def run(mini_batch):
+        time.sleep({pause})
         return ["{tag} " + p.rsplit("/", 1)[-1] for p in mini_batch]
 """
 
@@ -88,7 +90,16 @@ class Site:
     def jobs(self) -> Path:
         return self.spool / "jobs"
 
-    def job_folder(self, user: User, tag: str) -> Path:
+    def start(self, role: list[str]) -> subprocess.Popen[bytes]:
+        """A root daemon of the spool (``leader`` or ``agent ...``), logging to daemons.log."""
+        env = dict(os.environ, PRSD_GPU_COUNT="0", PRSD_UNSAFE_SPOOL="1")
+        command = [*PRSD, *role, "--spool", str(self.spool), "--log-level", "INFO"]
+        with open(self.base / "daemons.log", "ab") as log:
+            proc = subprocess.Popen(command, env=env, stdout=log, stderr=log)
+        self.procs.append(proc)
+        return proc
+
+    def job_folder(self, user: User, tag: str, pause_s: float = 0.0) -> Path:
         """A job folder of ``user``'s own (0700, theirs), rows tagged with ``tag``."""
         self.made += 1
         home = self.base / f"home-{user.name}"  # the user's own place (0700)
@@ -97,7 +108,7 @@ class Site:
             os.chown(home, user.uid, user.gid)
         folder = home / f"job{self.made}"
         (folder / "code").mkdir(parents=True)
-        script = textwrap.dedent(SCRIPT).replace("{tag}", tag)
+        script = textwrap.dedent(SCRIPT).replace("{tag}", tag).replace("{pause}", str(pause_s))
         (folder / "code" / "score.py").write_text(script, encoding="utf-8")
         (folder / "data").mkdir()
         for i in range(4):
@@ -108,9 +119,9 @@ class Site:
         chown_tree(folder, user)
         return folder
 
-    def submit_as(self, user: User, tag: str) -> str:
+    def submit_as(self, user: User, tag: str, pause_s: float = 0.0) -> str:
         """``prsctl submit``'s code, run as ``user``; the id it printed."""
-        folder = self.job_folder(user, tag)
+        folder = self.job_folder(user, tag, pause_s)
         spool = open_spool(self.spool, create=False)
         code, out = as_user(user, lambda: submit(folder, spool)[0])
         assert code == 0, out
@@ -231,12 +242,9 @@ def site() -> Iterator[Site]:
         (spool / "inbox").chmod(0o1777)  # docs/deploy.md: anyone submits, sticky
         s = Site(base, spool, a, b, python_for(a))
         _warm_up(s)
-        env = dict(os.environ, PRSD_GPU_COUNT="0", PRSD_UNSAFE_SPOOL="1")
         try:
-            with open(base / "daemons.log", "wb") as log:
-                for role in (["leader"], ["agent", "--node-id", "n1", "--slots", "2"]):
-                    command = [*PRSD, *role, "--spool", str(spool), "--log-level", "INFO"]
-                    s.procs.append(subprocess.Popen(command, env=env, stdout=log, stderr=log))
+            s.start(["leader"])
+            s.start(["agent", "--node-id", "n1", "--slots", "2"])
             yield s
         finally:
             for proc in s.procs:
@@ -325,6 +333,28 @@ def test_the_owner_cannot_rename_replace_or_plant_in_the_job_root(site: Site) ->
     assert site.wait_ended(a_job)["state"] == "Completed", site.log()
     rows = (job / "outputs" / "out.txt").read_text().split()
     assert rows.count("ant3") == 4
+
+
+def test_a_new_leader_after_kill_9_resumes_the_job_as_its_recorded_owner(site: Site) -> None:
+    """The leader is killed mid-job; the next one resumes from the daemons' own spec.json
+    and the job still runs as A (its result files are A's), B's job beside it completes."""
+    a_job = site.submit_as(site.a, "failover", pause_s=1.0)
+    b_job = site.submit_as(site.b, "beside", pause_s=1.0)
+    job = site.jobs / a_job
+    wait_until(lambda: (job / "spec.json").exists(), 60, "A's job taken in")
+    leader = site.procs[0]
+    leader.kill()
+    leader.wait(timeout=30)
+    site.procs[0] = site.start(["leader", "--lease-s", "2", "--heartbeat-s", "0.3"])
+    site.procs.pop()  # start() appended it; it replaces the killed one
+    assert site.wait_ended(a_job)["state"] == "Completed", site.log()
+    assert site.wait_ended(b_job)["state"] == "Completed", site.log()
+    assert "takes the job over" in (job / "logs" / "sys" / "master_role.txt").read_text()
+    assert (job / "outputs" / "out.txt").read_text().split().count("failover") == 4
+    owner = json.loads((job / "owner.json").read_bytes())
+    assert owner["uid"] == site.a.uid
+    results = list(job.glob("results/*/*.res"))
+    assert results and all(os.lstat(r).st_uid == site.a.uid for r in results)
 
 
 def test_another_user_sees_the_status_row_but_none_of_the_files(site: Site) -> None:
