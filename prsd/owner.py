@@ -2,17 +2,17 @@
 
 The model (docs/security.md):
 
-- An agent running as root runs a job's workers as the user and group owning the
-  job folder in the spool (``jobs/<id>/``, which keeps the owner of the folder the
-  user submitted), with that user's supplementary groups. Root only when root owns
-  the job.
+- An agent running as root runs a job's workers as the user and group the leader
+  recorded at intake (``jobs/<id>/owner.json``: the owner of the folder the user
+  submitted), with that user's supplementary groups. Root only when root owns the
+  job. A job without a valid record is not run.
 - An agent running as another user runs workers as itself, and only for jobs that
   user owns, unless ``PRSD_RUN_OTHERS_JOBS=1`` says otherwise (then still as itself).
 - The files and folders the agent makes for a worker (working folder, log files, the
   result file the worker appends to) are handed to the owner before the worker
   starts, so every file the job writes in the spool carries the owner's ids.
-- Nothing here follows a symlink: the job folder is looked at with ``lstat`` and
-  ownership is changed with ``lchown`` semantics.
+- Nothing here follows a symlink: the job folder is looked at with ``lstat``, the
+  record is read with ``O_NOFOLLOW`` and ownership is changed with ``lchown`` semantics.
 
 :func:`decide` is pure; the rest reads the user database and changes ownership.
 """
@@ -28,9 +28,12 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from prsd.errors import PrsdError
+from prsd.storage.jobowner import OwnerRecordError, read_job_owner
 
 if TYPE_CHECKING:
     from collections.abc import Iterable, Mapping
+
+    from prsd.storage.layout import JobLayout
 
 WORKER_UMASK = 0o022
 ALLOW_OTHERS_ENV = "PRSD_RUN_OTHERS_JOBS"
@@ -114,23 +117,31 @@ def group_name(gid: int) -> str:
         return str(gid)
 
 
-def run_as_for_job(job_root: Path, *, allow_others: bool | None = None) -> RunAs | None:
-    """The identity for the workers of the job at ``job_root``; None: keep the agent's own.
+def run_as_for_job(layout: JobLayout, *, allow_others: bool | None = None) -> RunAs | None:
+    """The identity for the workers of a job; None: keep the agent's own.
+
+    The owner is the one the leader recorded at intake (``owner.json``), never the
+    current owner of a file or folder the job's owner could change.
 
     Raises:
-        JobOwnerRefused: the job folder is a symlink or not a folder, or it belongs
-            to another user and this non-root agent is not configured to run it.
+        JobOwnerRefused: the job folder is a symlink or not a folder, the job has no
+            valid owner record, or it belongs to another user and this non-root agent
+            is not configured to run it.
     """
-    info = os.lstat(job_root)
+    info = os.lstat(layout.root)
     if not stat.S_ISDIR(info.st_mode):
-        raise JobOwnerRefused(f"{job_root} is not a folder (a symlink?); the job is not run")
+        raise JobOwnerRefused(f"{layout.root} is not a folder (a symlink?); the job is not run")
+    try:
+        owner = read_job_owner(layout)
+    except OwnerRecordError as exc:
+        raise JobOwnerRefused(f"the job's owner is unknown, so it is not run: {exc}") from exc
     others = allow_others_from_env() if allow_others is None else allow_others
-    decision = decide(info.st_uid, os.geteuid(), allow_others=others)
+    decision = decide(owner.uid, os.geteuid(), allow_others=others)
     if decision.action == "refuse":
         raise JobOwnerRefused(decision.reason)
     if decision.action == "self":
         return None
-    return identity(info.st_uid, info.st_gid)
+    return identity(owner.uid, owner.gid)
 
 
 def hand_over(run_as: RunAs | None, paths: Iterable[Path]) -> None:

@@ -2,16 +2,25 @@
 
 The folder's spec is loaded first, so a bad spec is refused before anything is
 written. Then ``job.yaml``, a snapshot of the code folder and ``origin.json`` (the
-folder the user's relative input paths mean) are copied under a dot name in
+folder the user's relative input paths mean) are copied under a random dot name in
 ``inbox/`` and renamed into place in one step. Inputs and side inputs are read in
 place and never copied: datasets are large.
+
+The folder's name in the inbox is the id the submitter proposes (and prints): a
+fresh :func:`make_job_id` never given in this spool. The leader keeps it only if it
+is still fresh when the job is taken in (prsd/storage/jobid.py); the staging name
+says nothing of it, so nobody can take the name first. The copy is private: the
+staging folder is 0700 and the snapshot's top entries give others no rights (the
+job's group keeps what the user's umask gives it).
 """
 
 from __future__ import annotations
 
 import json
 import os
+import secrets
 import shutil
+import stat
 from pathlib import Path
 from typing import TYPE_CHECKING
 
@@ -23,7 +32,7 @@ from prsd.jobspec.load import find_job_file, load_job_spec
 from prsd.leader.rerun import RETRY_FILE
 from prsd.leader.resubmit import code_digest
 from prsd.storage.atomic import move_verified, write_atomic
-from prsd.storage.jobid import make_job_id
+from prsd.storage.jobid import ever_given, make_job_id
 
 if TYPE_CHECKING:
     from collections.abc import Sequence
@@ -45,9 +54,8 @@ def submit(job_dir: Path, spool: SpoolLayout, *, name: str | None = None) -> tup
     if not job_dir.is_dir():
         raise JobSpecError("", str(job_dir), "is not a folder (a job is a folder with job.yaml)")
     spec = load_job_spec(job_dir, spool_job_dir=job_dir)
-    job_id = make_job_id(name or spec.name)
-    staging = spool.inbox / f".{job_id}"
-    staging.mkdir(parents=True)
+    job_id = _fresh_id(spool, name or spec.name)
+    staging = _staging(spool)
     try:
         shutil.copyfile(find_job_file(job_dir), staging / "job.yaml")
         skip = _skip_paths(spec, spool)
@@ -58,12 +66,36 @@ def submit(job_dir: Path, spool: SpoolLayout, *, name: str | None = None) -> tup
             "code": code_digest(staging / "code"),
         }
         write_atomic(staging / "origin.json", json.dumps(origin, indent=1).encode())
-        if not move_verified(staging, spool.inbox / job_id):
-            raise OSError(f"could not move {staging} into the inbox")
+        _publish(staging, spool, job_id)
     except BaseException:
         shutil.rmtree(staging, ignore_errors=True)
         raise
     return job_id, spec
+
+
+def _fresh_id(spool: SpoolLayout, name: str) -> str:
+    """An id never given in this spool and not waiting in its inbox."""
+    while True:
+        job_id = make_job_id(name)
+        if not ever_given(spool, job_id) and not os.path.lexists(spool.inbox / job_id):
+            return job_id
+
+
+def _staging(spool: SpoolLayout) -> Path:
+    """A new private folder in the inbox under a random dot name."""
+    staging = spool.inbox / f".submit-{secrets.token_hex(8)}"
+    staging.mkdir(mode=0o700, parents=False)
+    return staging
+
+
+def _publish(staging: Path, spool: SpoolLayout, job_id: str) -> None:
+    """Take others' rights from the copy's top entries, then rename it into the inbox."""
+    for entry in os.scandir(staging):
+        if not entry.is_symlink():
+            mode = stat.S_IMODE(entry.stat(follow_symlinks=False).st_mode)
+            os.chmod(entry.path, mode & ~0o007)
+    if not move_verified(staging, spool.inbox / job_id):
+        raise OSError(f"could not move {staging} into the inbox")
 
 
 def _skip_paths(spec: JobSpec, spool: SpoolLayout) -> set[str]:
@@ -138,9 +170,9 @@ def submit_retry(
     if not old.spec.exists():
         raise PrsdError(f"job {job_id} was refused when it was taken in: submit it anew")
     parsed = [parse_override(o) for o in overrides]
-    new_id = make_job_id(name or f"{JobSpec.from_json(old.spec.read_text('utf-8')).name}-retry")
-    staging = spool.inbox / f".{new_id}"
-    staging.mkdir(parents=True)
+    old_name = JobSpec.from_json(old.spec.read_text("utf-8")).name
+    new_id = _fresh_id(spool, name or f"{old_name}-retry")
+    staging = _staging(spool)
     try:
         yaml_text = find_job_file(old.root).read_text(encoding="utf-8")
         if parsed:
@@ -161,8 +193,7 @@ def submit_retry(
         )
         write_atomic(staging / KEPT_FILE, "".join(k.to_line() for k in draft.kept).encode())
         write_atomic(staging / RETRY_FILE, draft.plan.encode())
-        if not move_verified(staging, spool.inbox / new_id):
-            raise OSError(f"could not move {staging} into the inbox")
+        _publish(staging, spool, new_id)
     except BaseException:
         shutil.rmtree(staging, ignore_errors=True)
         raise

@@ -101,8 +101,8 @@ class WorkerSession:
     async def start(self, tg: TaskGroup) -> None:
         """Spawn the worker, watch its process in ``tg``, and send its configuration."""
         ctx = self.ctx
-        # Run as the job folder's owner; what the worker writes in the spool is theirs.
-        self.run_as = run_as = run_as_for_job(ctx.layout.root)
+        # Run as the recorded owner; what the worker writes in the spool is theirs.
+        self.run_as = run_as = run_as_for_job(ctx.layout)
         if run_as is not None:
             installation = str(Path(BOOT_PATH).parents[2])  # the folder that holds prsd/
             why = unreadable_for(run_as, BOOT_PATH, list_from=installation)

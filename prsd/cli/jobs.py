@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import json
 import os
+import stat
 from typing import TYPE_CHECKING, Any
 
 from prsd.errors import PrsdError
@@ -16,6 +17,8 @@ from prsd.leader.status import SCHEMA_VERSION
 from prsd.storage.layout import valid_job_id
 
 if TYPE_CHECKING:
+    from pathlib import Path
+
     from prsd.storage.layout import SpoolLayout
 
 ENDED = ("Completed", "Completed with failures", "Failed", "Canceled")
@@ -38,7 +41,7 @@ def read_status(spool: SpoolLayout, job_id: str) -> dict[str, Any]:
             return doc
     except (FileNotFoundError, ValueError):
         pass  # not written yet, or being replaced over SMB: queued or starting
-    if (spool.inbox / job_id).is_dir():
+    if _real_folder(spool.inbox / job_id):
         return queued_doc(job_id, "Queued")
     return queued_doc(job_id, "Starting")
 
@@ -48,11 +51,20 @@ def job_ids(spool: SpoolLayout) -> list[str]:
     ids: set[str] = set()
     for folder in (spool.jobs, spool.inbox):
         try:
-            names = os.listdir(folder)
+            with os.scandir(folder) as listing:
+                # a link or a file in the inbox is no job (the leader removes it)
+                names = [e.name for e in listing if e.is_dir(follow_symlinks=False)]
         except FileNotFoundError:
             continue
         ids.update(n for n in names if valid_job_id(n))
     return sorted(ids, key=_id_time)
+
+
+def _real_folder(path: Path) -> bool:
+    try:
+        return stat.S_ISDIR(os.lstat(path).st_mode)
+    except OSError:
+        return False
 
 
 def _id_time(job_id: str) -> tuple[str, str]:

@@ -1,11 +1,18 @@
-"""Taking job folders in from ``inbox/``: the move, the spec, and a bad job's failure.
+"""Taking job folders in from ``inbox/``: the id, the seal, the spec, and a bad job's failure.
 
 A folder in ``inbox/`` is complete when it holds ``job.yaml`` (or ``job.yml``):
 ``prsctl submit`` copies under a dot name and renames, and a folder written in place
-by hand writes the job file last. The move into ``jobs/<id>/`` is one rename, so
-of several leaders exactly one takes a job in. A job whose spec cannot be loaded
-ends at once as Failed with the loader's one-line error in ``job_result.txt``; it
-never stops the leader.
+by hand writes the job file last. Anything else in the inbox (a symlink, a file) is
+removed without being followed, and the leader's log says why.
+
+The leader gives the id (prsd/storage/jobid.py: a submitter's proposal is kept only
+when it is fresh), moves the folder in with one rename (of several leaders exactly
+one takes a job in), then seals it (prsd/storage/jobroot.py): the owner is recorded
+in ``owner.json``, ``jobs/<id>/`` becomes the daemons', and names the daemons reserve
+that the submitter left there are moved aside into ``.planted-<hex>/`` before
+anything is written, failing the job. A job whose spec cannot be loaded ends at once
+as Failed with the loader's one-line error in ``job_result.txt``; it never stops the
+leader.
 """
 
 from __future__ import annotations
@@ -13,6 +20,8 @@ from __future__ import annotations
 import dataclasses
 import json
 import os
+import secrets
+import stat
 from datetime import UTC, datetime
 from typing import TYPE_CHECKING
 
@@ -20,81 +29,195 @@ from prsd.errors import ExitCode, JobSpecError, PrsdError
 from prsd.jobspec.load import find_job_file, load_job_spec
 from prsd.leader.finish import FinalState
 from prsd.leader.readme import write_readme
+from prsd.logconfig import get_logger
 from prsd.storage.atomic import move_verified, write_atomic
-from prsd.storage.jobid import make_job_id
-from prsd.storage.layout import JobLayout, SpoolLayout, valid_job_id
+from prsd.storage.jobid import assign_job_id, base_name, release_job_id
+from prsd.storage.jobowner import write_job_owner
+from prsd.storage.jobroot import (
+    SPEC_MODE,
+    SealError,
+    make_job_folders,
+    make_private,
+    only_cancel_inside,
+    planted_names,
+    restrict_to_job,
+    seal_job_root,
+)
+from prsd.storage.readsafe import UntrustedFile, read_small
 
 if TYPE_CHECKING:
+    from pathlib import Path
+
     from prsd.jobspec import JobSpec
+    from prsd.storage.layout import JobLayout, SpoolLayout
+
+log = get_logger("prsd.leader")
+
+MAX_ORIGIN_BYTES = 64 * 1024
+_REPORTED: set[tuple[str, int]] = set()  # strays this leader could not remove, already logged
+
+
+class PlantedEntries(PrsdError):
+    """The submitted folder held names the daemons reserve for their own files."""
 
 
 def ready_in_inbox(spool: SpoolLayout) -> list[str]:
-    """Names of complete job folders waiting in the inbox."""
+    """Names of complete job folders waiting in the inbox; strays there are removed.
+
+    A symlink, file or other non-folder under a name without a leading dot is never
+    a job: it is unlinked (the link itself, never its target) and the leader's log
+    says why, so ``prsctl status`` never shows it as Queued.
+    """
     try:
         entries = list(os.scandir(spool.inbox))
     except FileNotFoundError:
         return []
     ready = []
     for e in entries:
-        if e.name.startswith(".") or not e.is_dir(follow_symlinks=False):
+        if e.name.startswith("."):
+            continue
+        if not e.is_dir(follow_symlinks=False):
+            _remove_stray(spool, e.name, "a symlink" if e.is_symlink() else "not a folder")
             continue
         if any(os.path.lexists(spool.inbox / e.name / n) for n in ("job.yaml", "job.yml")):
             ready.append(e.name)
     return sorted(ready)
 
 
+def _remove_stray(spool: SpoolLayout, name: str, what: str) -> None:
+    path = spool.inbox / name
+    try:
+        info = os.lstat(path)
+    except OSError:
+        return  # gone already
+    if stat.S_ISDIR(info.st_mode):
+        return  # replaced by a folder since the listing: a submission after all
+    try:
+        os.unlink(path)
+    except FileNotFoundError:
+        return
+    except OSError as exc:
+        if (name, info.st_ino) not in _REPORTED:  # once, not at every round
+            _REPORTED.add((name, info.st_ino))
+            log.warning("cannot remove a stray inbox entry", name=name, error=exc.strerror)
+        return
+    log.warning(
+        "refused an inbox entry that is not a job folder; it was removed (never followed)",
+        name=name,
+        kind=what,
+        uid=info.st_uid,
+    )
+
+
 def take_in(spool: SpoolLayout, name: str) -> JobLayout | None:
-    """Move ``inbox/<name>`` to ``jobs/<id>``; None if another leader took it first."""
-    job_id = name if valid_job_id(name) else make_job_id(name)
+    """Move ``inbox/<name>`` to ``jobs/<id>`` under an id the leader reserved.
+
+    Returns None if another leader took the folder first.
+
+    Raises:
+        OSError: the id registry cannot be written.
+    """
+    job_id = assign_job_id(spool, name, _origin_name(spool.inbox / name) or base_name(name))
     layout = spool.job(job_id)
     if not move_verified(spool.inbox / name, layout.root):
+        release_job_id(spool, job_id)  # another leader took it, or it cannot move: no job
         return None
+    if job_id != name:
+        log.info("inbox folder given a fresh job id", inbox_name=name, job_id=job_id)
     return layout
 
 
 def load_taken_job(layout: JobLayout) -> JobSpec:
-    """Load and record the spec of a job just taken in (writes ``spec.json``).
+    """Seal a job just taken in, record its owner, load and record its spec.
 
     Raises:
+        SealError: the folder could not be given to the daemons (nothing was written).
+        PlantedEntries: the submitted folder held reserved names (moved aside).
         JobSpecError: the spec cannot be run as written.
     """
+    sealed = seal_job_root(layout.root)
+    planted = planted_names(sealed.entries)
+    cancel = "state" in planted and only_cancel_inside(layout.state)
+    aside = _set_aside(layout, planted) if planted else ""
+    write_job_owner(layout, sealed.owner)
+    make_private(layout.root, sealed)
+    make_job_folders(layout.root, sealed.owner)
+    if cancel:  # `prsctl cancel` of a job still in the inbox
+        planted.remove("state")
+        write_atomic(layout.cancel, b"prsctl cancel (queued)\n")
+    if planted:
+        kinds = {e.name: e.kind for e in sealed.entries}
+        held = ", ".join(f"{name} ({kinds[name]})" for name in planted)
+        raise PlantedEntries(
+            f"the submitted folder holds {held}: names prsd reserves for its own files "
+            f"in a job; they were moved aside to {aside}/ and not used. Rename them in "
+            "your job folder and submit it again"
+        )
     spec = load_job_spec(layout.root, spool_job_dir=layout.root)
-    override = _name_override(layout)
+    override = _origin_name(layout.root)
     if override:
         spec = dataclasses.replace(spec, name=override)
     for d in layout.task_dirs():
         d.mkdir(parents=True, exist_ok=True)
-    write_atomic(layout.spec, spec.to_json().encode())
+    write_atomic(layout.spec, spec.to_json().encode(), mode=SPEC_MODE)
+    restrict_to_job(layout.spec, sealed.owner)
     write_readme(layout)
     return spec
 
 
+def _set_aside(layout: JobLayout, names: list[str]) -> str:
+    """Move planted names into a fresh ``.planted-<hex>/`` (the entries, never followed).
+
+    Raises:
+        SealError: one could not be moved; nothing more may be written in the job.
+    """
+    folder = layout.root / f".planted-{secrets.token_hex(4)}"
+    os.mkdir(folder, 0o700)
+    for name in names:
+        if not move_verified(layout.root / name, folder / name):
+            raise SealError(f"cannot move the planted {name} aside in {layout.root}")
+    return folder.name
+
+
 def fail_intake(layout: JobLayout, error: PrsdError) -> FinalState:
-    """End a job that could not be taken in, saying exactly what to fix."""
+    """End a job that could not be taken in, saying exactly what to fix.
+
+    A folder that could not be sealed is not written to at all (its owner could
+    still replace what the leader would write through): the reason goes to the
+    leader's log only.
+    """
     reason = error.one_line()
+    final = FinalState(
+        "Failed", reason, int(ExitCode.JOB_FAILED), "", "", datetime.now(UTC).isoformat()
+    )
+    if isinstance(error, SealError):
+        log.error(
+            "job folder not sealed; nothing written in it", job_id=layout.job_id, error=reason
+        )
+        return final
     if isinstance(error, JobSpecError) and not error.location:
         try:
             reason = f"{find_job_file(layout.root)}: {reason}"
         except JobSpecError:
             pass
+        final = dataclasses.replace(final, reason=reason)
     layout.logs.mkdir(parents=True, exist_ok=True)
     layout.state.mkdir(parents=True, exist_ok=True)
     write_readme(layout)
     text = f"Failed\nReason: {reason}\nThe job was not started: fix the job folder and submit it again.\n"
     write_atomic(layout.logs / "job_result.txt", text.encode())
-    final = FinalState(
-        "Failed", reason, int(ExitCode.JOB_FAILED), "", "", datetime.now(UTC).isoformat()
-    )
     write_atomic(layout.final, final.to_json())
     status = {"schema": 1, "job_id": layout.job_id, "state": "Failed", "reason": reason}
     write_atomic(layout.status, json.dumps(status, indent=1).encode(), durable=False)
     return final
 
 
-def _name_override(layout: JobLayout) -> str:
+def _origin_name(folder: Path) -> str:
+    """The ``name`` in ``origin.json`` (``prsctl submit --name``), read without following links."""
     try:
-        origin = json.loads(layout.origin.read_text(encoding="utf-8"))
-    except (FileNotFoundError, ValueError):
+        data = read_small(folder / "origin.json", MAX_ORIGIN_BYTES, daemon_owned=False)
+        origin = json.loads(data)
+    except (UntrustedFile, ValueError):
         return ""
     name = origin.get("name", "") if isinstance(origin, dict) else ""
     return name if isinstance(name, str) else ""

@@ -27,6 +27,7 @@ from prsd.leader.liveness import Observer
 from prsd.logconfig import get_logger
 from prsd.storage.atomic import write_atomic
 from prsd.storage.heartbeat import read_heartbeats
+from prsd.storage.readsafe import read_small
 from prsd.storage.spool import active_jobs
 from prsd.storage.watch import Doorbell
 
@@ -38,6 +39,7 @@ log = get_logger("prsd.leader")
 TICK_S = 0.25
 NODE_LEASE_S = 15.0  # an agent's heartbeat unchanged this long: the node is presumed dead
 NODES_CHECK_S = 1.0
+MAX_STATE_BYTES = 64 * 1024 * 1024  # spec.json / final.json a new leader resumes from
 ORPHANS_CHECK_S = 2.0  # active jobs nobody drives (a deposed leader's last intake) are resumed
 
 
@@ -94,13 +96,16 @@ class Leader:
 
     def _resume(self, job_id: str, now: float) -> None:
         layout = self.spool.job(job_id)
-        if layout.final.exists():
-            # The last leader ended the job but died before clearing the marker.
-            self.finished[job_id] = FinalState.from_json(layout.final.read_bytes())
-            _unlink(self.spool.active / job_id)
-            return
         try:
-            spec = JobSpec.from_json(layout.spec.read_text(encoding="utf-8"))
+            if layout.final.exists():
+                # The last leader ended the job but died before clearing the marker.
+                final = read_small(layout.final, MAX_STATE_BYTES, daemon_owned=True)
+                self.finished[job_id] = FinalState.from_json(final)
+                _unlink(self.spool.active / job_id)
+                return
+            # Trusted only if the daemons wrote it: O_NOFOLLOW, a regular file of ours.
+            spec_bytes = read_small(layout.spec, MAX_STATE_BYTES, daemon_owned=True)
+            spec = JobSpec.from_json(spec_bytes.decode("utf-8"))
             driver = JobDriver(
                 layout, spec, epoch=self.epoch, now=now, fence=self.election.check, resume=True
             )

@@ -47,15 +47,18 @@ def fsync_dir(path: Path) -> None:
         os.close(fd)
 
 
-def write_atomic(path: Path, data: bytes, *, durable: bool = True) -> None:
+def write_atomic(path: Path, data: bytes, *, durable: bool = True, mode: int = 0o644) -> None:
     """Write ``data`` to ``path`` so that readers see the old or the new file, never a mix.
+
+    ``mode`` (before the umask) is the new file's from its creation on: a private file
+    is never readable by others, not even for a moment.
 
     Raises:
         OSError: the directory is missing or not writable, or the disk is full; the
             temp file is removed and ``path`` is unchanged.
     """
     tmp = tmp_path_for(path)
-    fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o644)
+    fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_EXCL, mode)
     try:
         view = memoryview(data)
         while view:

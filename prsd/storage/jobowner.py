@@ -22,6 +22,7 @@ from typing import TYPE_CHECKING
 
 from prsd.errors import SpoolError
 from prsd.storage.atomic import write_atomic
+from prsd.storage.readsafe import UntrustedFile, read_small
 
 if TYPE_CHECKING:
     from pathlib import Path
@@ -105,20 +106,7 @@ def read_job_owner(layout: JobLayout) -> JobOwner:
         OwnerRecordError: missing, a link, planted by someone else, too big or malformed.
     """
     try:
-        fd = os.open(layout.owner_record, os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK)
-    except OSError as exc:
-        raise OwnerRecordError(f"cannot open {layout.owner_record}: {exc.strerror}") from exc
-    try:
-        info = os.fstat(fd)
-        if not stat.S_ISREG(info.st_mode):
-            raise OwnerRecordError(f"{layout.owner_record} is not a regular file")
-        if info.st_uid not in (0, os.geteuid()):
-            raise OwnerRecordError(
-                f"{layout.owner_record} belongs to uid {info.st_uid}, not to the daemons"
-            )
-        data = os.read(fd, MAX_RECORD_BYTES + 1)
-    finally:
-        os.close(fd)
-    if len(data) > MAX_RECORD_BYTES:
-        raise OwnerRecordError(f"{layout.owner_record} is larger than {MAX_RECORD_BYTES} bytes")
+        data = read_small(layout.owner_record, MAX_RECORD_BYTES, daemon_owned=True)
+    except UntrustedFile as exc:
+        raise OwnerRecordError(f"no valid owner record: {exc}") from exc
     return JobOwner.from_json(data)

@@ -15,6 +15,7 @@ import subprocess
 import sys
 from typing import TYPE_CHECKING
 
+from prsd.storage.jobid import make_job_id
 from tests.helpers import wait_until
 from tests.hostile.corpus import CASES, good_folder
 
@@ -24,10 +25,13 @@ if TYPE_CHECKING:
 PRSD = [sys.executable, "-m", "prsd.daemon"]
 
 
-def _drop(spool: Path, name: str, build: object) -> None:
-    staging = spool / "inbox" / f".{name}"
+def _drop(spool: Path, name: str, build: object) -> str:
+    """Drop a folder under a fresh id-shaped name (the leader keeps it as the id)."""
+    job_id = make_job_id(name)
+    staging = spool / "inbox" / f".{job_id}"
     build(staging)  # type: ignore[operator]  # a corpus builder
-    staging.rename(spool / "inbox" / name)
+    staging.rename(spool / "inbox" / job_id)
+    return job_id
 
 
 def _final(spool: Path, job_id: str) -> dict[str, object] | None:
@@ -51,12 +55,12 @@ def test_corpus_is_refused_while_a_good_job_runs(tmp_path: Path) -> None:
             for role in (["leader"], ["agent", "--node-id", "n1"]):
                 command = [*PRSD, *role, "--spool", str(spool)]
                 daemons.append(subprocess.Popen(command, env=env, stdout=log, stderr=log))
-        for case in CASES:
-            _drop(spool, case.name, case.build)
-        _drop(spool, "good", good_folder)
-        names = [c.name for c in CASES] + ["good"]
+        ids = {case.name: _drop(spool, case.name, case.build) for case in CASES}
+        ids["good"] = _drop(spool, "good", good_folder)
         wait_until(
-            lambda: all(_final(spool, n) is not None for n in names), 150, "every job to end"
+            lambda: all(_final(spool, n) is not None for n in ids.values()),
+            150,
+            "every job to end",
         )
         assert all(d.poll() is None for d in daemons), log_path.read_text()
     finally:
@@ -64,12 +68,12 @@ def test_corpus_is_refused_while_a_good_job_runs(tmp_path: Path) -> None:
             d.terminate()
         for d in daemons:
             d.wait(timeout=60)
-    good = spool / "jobs" / "good"
+    good = spool / "jobs" / ids["good"]
     assert (good / "logs" / "job_result.txt").read_text().startswith("Completed")
     assert len((good / "outputs" / "out.txt").read_text().splitlines()) == 4
     wrong = []
     for case in CASES:
-        job = spool / "jobs" / case.name
+        job = spool / "jobs" / ids[case.name]
         result = (job / "logs" / "job_result.txt").read_text(encoding="utf-8")
         if case.skipped:
             rows = (job / "outputs" / "out.txt").read_text().splitlines()

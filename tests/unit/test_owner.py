@@ -22,6 +22,8 @@ from prsd.owner import (
     run_as_for_job,
     unreadable_for,
 )
+from prsd.storage.jobowner import owner_of_folder, write_job_owner
+from prsd.storage.layout import JobLayout
 
 if TYPE_CHECKING:
     from collections.abc import Iterator
@@ -75,8 +77,12 @@ def test_symlinked_job_folder_is_refused(tmp_path: Path) -> None:
     link = tmp_path / "job"
     link.symlink_to(real)
     with pytest.raises(JobOwnerRefused, match="not a folder"):
-        run_as_for_job(link)
-    assert run_as_for_job(real, allow_others=False) is None  # our own folder: no switch
+        run_as_for_job(JobLayout(link, "job"))
+    layout = JobLayout(real, "real")
+    with pytest.raises(JobOwnerRefused, match="owner is unknown"):
+        run_as_for_job(layout, allow_others=False)  # no owner.json: never guessed
+    write_job_owner(layout, owner_of_folder(real))
+    assert run_as_for_job(layout, allow_others=False) is None  # our own job: no switch
 
 
 def test_hand_over_never_follows_a_symlink(tmp_path: Path) -> None:
