@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import json
-import os
 import shutil
 import subprocess
 import sys
@@ -14,6 +13,7 @@ import pytest
 
 from prsd.leader.retryplan import items_digest
 from prsd.storage.jobid import make_job_id
+from prsd.storage.jobowner import JobOwner
 from tests.helpers import wait_until
 from tests.jobkit import PRSD
 
@@ -186,7 +186,8 @@ def test_retry_of_another_owners_job_is_refused(spool: Path) -> None:
     job = _job(spool.parent, "theirs", values, 1)
     theirs = _submit(spool, job)
     assert _ended(spool, theirs)["state"] == "Completed with failures"
-    os.chown(spool / "jobs" / theirs, 54321, 54321)
+    # The owner the leader recorded at intake is what counts, never the folder's.
+    (spool / "jobs" / theirs / "owner.json").write_bytes(JobOwner(54321, 54321, "54321").to_json())
     r = ctl(spool, "retry", theirs)
     assert r.returncode == 2 and "belongs to 54321" in r.stderr, r.stderr
     bad_id = make_job_id("forged")
