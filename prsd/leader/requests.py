@@ -1,0 +1,198 @@
+"""The leader's request desk: read ``requests/``, check who asked, act, answer, tidy.
+
+Invariant: a request is acted on only by the leader that drives its job, and only
+when :func:`prsd.leader.askrule.decide` allows it: the request file's owner (the uid
+that asked, read by descriptor) is the job's owner, root, or in ``PRSD_ADMIN_GROUP``.
+The job's owner is its ``owner.json`` record when the job has one, else the owner of
+the job folder (the spool layout before owner records existed; the fallback goes once
+every job has a record). Each request is answered once (``<name>.reply``) and removed;
+a request for a job not driven yet (still in the inbox) waits for its intake. Replies
+and strays are removed ``REPLY_KEEP_S`` after this leader first saw them (its own
+clock: no file time from another machine is compared).
+
+Errors: a request that is not a plain small file with a matching body is answered
+with the reason and removed; nothing a user writes here can stop the leader.
+"""
+
+from __future__ import annotations
+
+import grp
+import os
+import pwd
+from typing import TYPE_CHECKING
+
+from prsd.leader.askrule import ADMIN_GROUP_ENV, Decision, JobPlace, Person, Verb, decide
+from prsd.leader.finish import FinalState
+from prsd.logconfig import get_logger
+from prsd.storage.jobowner import (
+    OwnerRecordError,
+    owner_of_folder,
+    read_job_owner,
+    user_name,
+)
+from prsd.storage.requests import (
+    Received,
+    Reply,
+    RequestError,
+    pending_names,
+    read_request,
+    remove,
+    write_reply,
+)
+
+if TYPE_CHECKING:
+    from prsd.leader.job import JobDriver
+    from prsd.storage.layout import SpoolLayout
+
+log = get_logger("prsd.leader")
+
+CHECK_S = 0.5  # how often requests/ is listed: a cancel acts within about this
+MAX_PER_STEP = 64  # a flood of requests cannot stall a round
+REPLY_KEEP_S = 600.0  # replies stay this long for prsctl to read
+
+
+def person(uid: int) -> Person:
+    return Person(uid, user_name(uid))
+
+
+def in_group(uid: int, group: str) -> bool:
+    """True when ``uid``'s primary group is ``group`` or it is listed as a member."""
+    if not group:
+        return False
+    try:
+        entry = grp.getgrnam(group)
+        account = pwd.getpwuid(uid)
+    except KeyError:
+        return False
+    return account.pw_gid == entry.gr_gid or account.pw_name in entry.gr_mem
+
+
+def admin_group_from_env() -> str:
+    return os.environ.get(ADMIN_GROUP_ENV, "").strip()
+
+
+def job_owner(spool: SpoolLayout, job_id: str) -> Person | None:
+    """The job's owner: its record, else its folder's owner (in jobs/ or the inbox).
+
+    None when the job has no folder; root when its record cannot be believed (so only
+    root and admins may act on it).
+    """
+    layout = spool.job(job_id)
+    try:
+        if os.path.lexists(layout.owner_record):
+            found = read_job_owner(layout)
+            return Person(found.uid, found.user or user_name(found.uid))
+        for folder in (layout.root, spool.inbox / job_id):
+            if os.path.lexists(folder):
+                found = owner_of_folder(folder)
+                return Person(found.uid, found.user)
+    except OwnerRecordError as exc:
+        log.warning("job owner unknown; only root and admins may act on it", error=str(exc))
+        return Person(0, "root")
+    except FileNotFoundError:
+        return None
+    return None
+
+
+class RequestDesk:
+    """Serves ``requests/`` for the jobs one leader drives (``only_job``: that job only)."""
+
+    def __init__(
+        self, spool: SpoolLayout, *, only_job: str | None = None, admin_group: str | None = None
+    ) -> None:
+        self.spool = spool
+        self.only_job = only_job
+        self.admin_group = admin_group_from_env() if admin_group is None else admin_group
+        self._last_check = -1e9
+        self._seen: dict[str, float] = {}  # reply or stray -> when this leader first saw it
+
+    def step(
+        self, now: float, drivers: dict[str, JobDriver], finished: dict[str, FinalState]
+    ) -> None:
+        """Answer the pending requests (at most MAX_PER_STEP) and tidy old replies."""
+        if now - self._last_check < CHECK_S:
+            return
+        self._last_check = now
+        names, others = pending_names(self.spool, MAX_PER_STEP)
+        for name in names:
+            try:
+                self._serve(name, now, drivers, finished)
+            except OSError as exc:
+                log.warning("cannot answer a request", request=name, error=str(exc))
+        self._tidy(others, now)
+
+    def _serve(
+        self, name: str, now: float, drivers: dict[str, JobDriver], finished: dict[str, FinalState]
+    ) -> None:
+        job_id = name.split(".", 1)[0]
+        if self.only_job is not None and job_id != self.only_job:
+            return  # another leader's job (``prsd run`` serves one job)
+        try:
+            got = read_request(self.spool, name)
+        except FileNotFoundError:
+            return
+        except RequestError as exc:
+            log.warning("refused a malformed request", error=exc.one_line())
+            self._answer(name, False, exc.one_line())
+            return
+        place, ended = self._place(job_id, drivers, finished)
+        decision = decide(
+            job_id,
+            got.request.action,
+            place,
+            asker=person(got.uid),
+            owner=job_owner(self.spool, job_id),
+            asker_is_admin=in_group(got.uid, self.admin_group),
+            ended_state=ended,
+            admin_group=self.admin_group,
+        )
+        if decision.verb is Verb.KEEP:
+            return
+        driver = drivers.get(job_id)
+        if decision.verb is Verb.ACT and driver is not None:
+            self._act(driver, got, decision, now)
+        elif driver is not None and not decision.ok:
+            driver.logs.master(f"refused: {got.request.action} asked by {person(got.uid)}")
+        message = decision.message
+        if decision.verb is Verb.ACT:
+            message = f"job {job_id}: {message}"
+        self._answer(name, decision.ok, message)
+
+    def _act(self, driver: JobDriver, got: Received, decision: Decision, now: float) -> None:
+        asker = person(got.uid)
+        driver.logs.master(f"{got.request.action} requested by {asker}")
+        log.info("request accepted", job_id=driver.job_id, action=got.request.action, by=str(asker))
+        driver.finish("Canceled", f"{decision.message}.", now)
+
+    def _answer(self, name: str, ok: bool, message: str) -> None:
+        write_reply(self.spool, name, Reply(ok, message))
+        remove(self.spool, name)
+
+    def _place(
+        self, job_id: str, drivers: dict[str, JobDriver], finished: dict[str, FinalState]
+    ) -> tuple[JobPlace, str]:
+        if job_id in drivers:
+            return JobPlace.DRIVEN, ""
+        if job_id in finished:
+            return JobPlace.ENDED, finished[job_id].state
+        layout = self.spool.job(job_id)
+        try:
+            return JobPlace.ENDED, FinalState.from_json(layout.final.read_bytes()).state
+        except FileNotFoundError:
+            pass
+        except (OSError, ValueError, TypeError):
+            return JobPlace.ENDED, "ended (its final state cannot be read)"
+        if layout.root.is_dir() or (self.spool.inbox / job_id).is_dir():
+            return JobPlace.WAITING, ""
+        return JobPlace.UNKNOWN, ""
+
+    def _tidy(self, others: list[str], now: float) -> None:
+        present = set(others)
+        for name in list(self._seen):
+            if name not in present:
+                del self._seen[name]
+        for name in others:
+            first = self._seen.setdefault(name, now)
+            if now - first >= REPLY_KEEP_S:
+                remove(self.spool, name)
+                del self._seen[name]
