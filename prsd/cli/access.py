@@ -16,7 +16,7 @@ from typing import TYPE_CHECKING
 
 from prsd.cli.settings import setting
 from prsd.errors import PrsdError
-from prsd.leader.askrule import ADMIN_GROUP_ENV, may_act
+from prsd.leader.askrule import ADMIN_GROUP_ENV, may_act, who_may
 from prsd.leader.requests import in_group, job_owner, person
 from prsd.storage.atomic import TMP_PREFIX
 
@@ -46,9 +46,8 @@ def require_owner(spool: SpoolLayout, job_id: str, what: str) -> None:
     group = admin_group()
     if owner is None or may_act(me, owner, asker_is_admin=in_group(me.uid, group)):
         return
-    admins = f"root or members of {group}" if group else "root"
     raise NotYourJob(
-        f"job {job_id} belongs to {owner}: {me} may not {what} (only its owner or {admins}); "
+        f"job {job_id} belongs to {owner}: {me} may not {what} ({who_may(group)}); "
         f"`prsctl status` lists every job"
     )
 

@@ -70,18 +70,24 @@ def decide(
     if owner is None:
         return Decision(Verb.KEEP)
     if not may_act(asker, owner, asker_is_admin=asker_is_admin):
-        who = f"root or members of group {admin_group}" if admin_group else "root"
         return Decision(
             Verb.ANSWER,
             False,
             f"job {job_id} belongs to {owner}: {asker} may not {action} it "
-            f"(only its owner, {who}); ask {owner.name}",
+            f"({who_may(admin_group)}); ask {owner.name}",
         )
     if place is JobPlace.ENDED:
         return Decision(Verb.ANSWER, True, f"job {job_id} already ended: {ended_state}")
     if place is JobPlace.WAITING:
         return Decision(Verb.KEEP)
     return Decision(Verb.ACT, True, f"{_past(action)} by {asker}")
+
+
+def who_may(admin_group: str) -> str:
+    """Who may act on a job, for messages."""
+    if admin_group:
+        return f"only its owner, root or members of group {admin_group}"
+    return "only its owner or root"
 
 
 def _past(action: str) -> str:

@@ -71,6 +71,7 @@ class Fleet:
     env_file: Path
     bin: Path
     users: tuple[pwd.struct_passwd, pwd.struct_passwd]
+    admin: pwd.struct_passwd  # a member of PRSD_ADMIN_GROUP
     python: str
 
 
@@ -100,9 +101,10 @@ def _open_the_way(changed: list[tuple[Path, int]]) -> None:
                 folder.chmod(stat.S_IMODE(mode) | need)
 
 
-def _make_user(suffix: str) -> pwd.struct_passwd:
+def _make_user(suffix: str, *groups: str) -> pwd.struct_passwd:
     name = f"prsdc{suffix}"
-    subprocess.run(["useradd", "-m", "-s", "/bin/bash", name], check=True)
+    extra = ["-G", ",".join(groups)] if groups else []
+    subprocess.run(["useradd", "-m", "-s", "/bin/bash", *extra, name], check=True)
     return pwd.getpwnam(name)
 
 
@@ -124,15 +126,24 @@ def fleet() -> Iterator[Fleet]:
     changed: list[tuple[Path, int]] = []
     users: list[pwd.struct_passwd] = []
     daemons: list[subprocess.Popen[bytes]] = []
+    admins = f"prsdadm{suffix}"
+    subprocess.run(["groupadd", admins], check=True)
     try:
         _open_the_way(changed)
-        users = [_make_user(f"{suffix}a"), _make_user(f"{suffix}b")]
+        users = [
+            _make_user(f"{suffix}a"),
+            _make_user(f"{suffix}b"),
+            _make_user(f"{suffix}c", admins),
+        ]
         spool = base / "spool"
         open_spool(spool)
         (spool / "inbox").chmod(0o1777)
         example = (ROOT / "systemd" / "prsd.env.example").read_text(encoding="utf-8")
         env_file = base / "prsd.env"
-        env_file.write_text(example.replace("/mnt/prsd/spool", str(spool)), encoding="utf-8")
+        settings = example.replace("/mnt/prsd/spool", str(spool))
+        settings = settings.replace("\nPRSD_ADMIN_GROUP=\n", f"\nPRSD_ADMIN_GROUP={admins}\n")
+        assert admins in settings
+        env_file.write_text(settings, encoding="utf-8")
         python = _python_for(users[0].pw_name)
         bindir = base / "bin"
         bindir.mkdir(mode=0o755)
@@ -147,7 +158,7 @@ def fleet() -> Iterator[Fleet]:
             for role in (["leader"], ["agent", "--node-id", "n1", "--slots", "4"]):
                 command = [*PRSD, *role, "--spool", str(spool)]
                 daemons.append(subprocess.Popen(command, env=env, stdout=log, stderr=log))
-        yield Fleet(base, spool, env_file, bindir, (users[0], users[1]), python)
+        yield Fleet(base, spool, env_file, bindir, (users[0], users[1]), users[2], python)
     finally:
         for proc in daemons:
             proc.terminate()
@@ -159,6 +170,7 @@ def fleet() -> Iterator[Fleet]:
                 proc.wait()
         for user in users:
             subprocess.run(["userdel", "-r", user.pw_name], check=False, capture_output=True)
+        subprocess.run(["groupdel", admins], check=False, capture_output=True)
         for folder, mode in reversed(changed):
             folder.chmod(stat.S_IMODE(mode))
         shutil.rmtree(base, ignore_errors=True)
@@ -317,7 +329,8 @@ def test_forged_requests_are_answered_and_the_daemons_serve_on(fleet: Fleet) -> 
 
 
 def test_permission_problems_are_one_line(fleet: Fleet) -> None:
-    """A closed requests/ folder, an unwritable report path, a folder outside the allowed roots."""
+    """A closed requests/ folder, an unwritable report path, a folder outside the allowed
+    roots: one line each; an admin-group member cancels another user's job."""
     alice, _ = fleet.users
     make_home_job(fleet, alice, "slow-c", SLOW)
     slow_c = submit(fleet, alice, "slow-c")
@@ -330,8 +343,10 @@ def test_permission_problems_are_one_line(fleet: Fleet) -> None:
     one_line_refusal(
         r, f"{requests}", "permission denied for", alice.pw_name, f"chmod 1777 {requests}"
     )
-    r = as_user(fleet, alice, f"prsctl cancel {slow_c}")
+    carol = fleet.admin  # in PRSD_ADMIN_GROUP: may look into and cancel alice's job
+    r = as_user(fleet, carol, f"prsctl logs {slow_c} && prsctl cancel {slow_c}")
     assert r.returncode == 0, r.stderr
+    assert f"Canceled by {carol.pw_name} (uid {carol.pw_uid})" in r.stdout, r.stdout
     r = as_user(fleet, alice, f"prsctl report {slow_c} -o /root/report.html")
     one_line_refusal(r, "/root: permission denied for", alice.pw_name, "use a path")
     outside = fleet.base / "outside-job"
