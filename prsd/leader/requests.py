@@ -94,6 +94,18 @@ def job_owner(spool: SpoolLayout, job_id: str) -> Person | None:
     return None
 
 
+def take_turn(names: list[str], cursor: int, limit: int) -> tuple[list[str], int]:
+    """At most ``limit`` names from ``cursor`` on (wrapping), and the next cursor.
+
+    Requests left waiting (a queued job's, however many) can never keep later ones
+    from being read: every name is read within ``len(names) / limit`` steps.
+    """
+    if len(names) <= limit:
+        return names, 0
+    start = cursor % len(names)
+    return (names[start:] + names[:start])[:limit], start + limit
+
+
 class RequestDesk:
     """Serves ``requests/`` for the jobs one leader drives (``only_job``: that job only)."""
 
@@ -105,6 +117,7 @@ class RequestDesk:
         self.admin_group = admin_group_from_env() if admin_group is None else admin_group
         self._last_check = -1e9
         self._seen: dict[str, float] = {}  # reply or stray -> when this leader first saw it
+        self._cursor = 0
 
     def step(
         self, now: float, drivers: dict[str, JobDriver], finished: dict[str, FinalState]
@@ -113,13 +126,17 @@ class RequestDesk:
         if now - self._last_check < CHECK_S:
             return
         self._last_check = now
-        names, others = pending_names(self.spool, MAX_PER_STEP)
-        for name in names:
+        names, others = pending_names(self.spool)
+        for name in self._turn(names):
             try:
                 self._serve(name, now, drivers, finished)
             except OSError as exc:
                 log.warning("cannot answer a request", request=name, error=str(exc))
         self._tidy(others, now)
+
+    def _turn(self, names: list[str]) -> list[str]:
+        batch, self._cursor = take_turn(names, self._cursor, MAX_PER_STEP)
+        return batch
 
     def _serve(
         self, name: str, now: float, drivers: dict[str, JobDriver], finished: dict[str, FinalState]

@@ -114,8 +114,8 @@ def send_request(spool: SpoolLayout, job_id: str, action: str) -> Request:
     return request
 
 
-def pending_names(spool: SpoolLayout, limit: int) -> tuple[list[str], list[str]]:
-    """(request names, other names) in ``requests/``, at most ``limit`` requests, oldest name first.
+def pending_names(spool: SpoolLayout) -> tuple[list[str], list[str]]:
+    """(request names, other names) in ``requests/``, each sorted.
 
     "Other" are every other name (replies, temp files of a writer, strays), for the
     caller to tidy once they are old.
@@ -126,7 +126,7 @@ def pending_names(spool: SpoolLayout, limit: int) -> tuple[list[str], list[str]]
         return [], []
     requests = [n for n in names if Request.parse_name(n) is not None]
     others = [n for n in names if Request.parse_name(n) is None]
-    return requests[:limit], others
+    return requests, others
 
 
 def read_request(spool: SpoolLayout, name: str) -> Received:

@@ -300,6 +300,13 @@ def test_cancel_own_job_only_recorded_by_name(fleet: Fleet) -> None:
     assert doc["reason"] == f"Canceled by {who}."
     r = as_user(fleet, alice, f"prsctl status {slow_a}")
     assert r.returncode == 0 and f"Canceled by {who}" in r.stdout, r.stdout + r.stderr
+    r = as_user(fleet, alice, f"prsctl retry {slow_a}")  # the owner re-runs the canceled job
+    assert r.returncode == 0, r.stderr
+    again = r.stdout.strip()
+    r = as_user(fleet, bob, f"prsctl cancel {again}")
+    one_line_refusal(r, f"job {again} belongs to {alice.pw_name} (uid {alice.pw_uid})")
+    r = as_user(fleet, alice, f"prsctl cancel {again}")
+    assert r.returncode == 0 and f"Canceled by {who}" in r.stdout, r.stdout + r.stderr
 
 
 def test_forged_requests_are_answered_and_the_daemons_serve_on(fleet: Fleet) -> None:

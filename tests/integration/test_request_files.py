@@ -57,7 +57,7 @@ def test_the_asker_is_the_files_owner(spool: SpoolLayout) -> None:
     os.chown(spool.requests / request.name, 4242, 4242)
     got = read_request(spool, request.name)
     assert (got.request, got.uid) == (request, 4242)
-    assert pending_names(spool, 10) == ([request.name], [])
+    assert pending_names(spool) == ([request.name], [])
 
 
 def test_links_and_forgeries_are_refused(spool: SpoolLayout, tmp_path: Path) -> None:

@@ -5,6 +5,7 @@ from __future__ import annotations
 import pytest
 
 from prsd.leader.askrule import Decision, JobPlace, Person, Verb, decide, may_act
+from prsd.leader.requests import take_turn
 
 ALICE = Person(1001, "alice")
 BOB = Person(1002, "bob")
@@ -63,3 +64,16 @@ def test_the_owner_is_served_where_the_job_is(
 def test_a_job_without_a_folder_yet_waits() -> None:
     """No owner known yet (the folder is being moved in): keep the request."""
     assert _decide(JobPlace.WAITING, BOB, owner=None).verb is Verb.KEEP
+
+
+def test_every_request_gets_its_turn() -> None:
+    """A pile of waiting requests cannot starve the ones after it: the window wraps around."""
+    names = [f"r{i}" for i in range(5)]
+    seen: list[str] = []
+    cursor = 0
+    for _ in range(3):
+        batch, cursor = take_turn(names, cursor, 2)
+        assert len(batch) == 2
+        seen += batch
+    assert set(seen) == set(names)
+    assert take_turn(names[:2], 7, 2) == (names[:2], 0)
