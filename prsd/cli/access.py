@@ -80,3 +80,13 @@ def _hint(path: Path | None, spool: SpoolLayout | None) -> str:
         return f"only the daemons write there; ask the spool's administrator ({GUIDE})"
     me = person(os.geteuid()).name
     return f"use a path {me} may use, or ask its owner (`ls -ld` shows who) to change its mode"
+
+
+def unreadable_line(paths: list[Path]) -> str:
+    """One line for log files skipped because this user may not read them."""
+    me = person(os.geteuid())
+    more = f" and {len(paths) - 1} more" if len(paths) > 1 else ""
+    return (
+        f"{paths[0]}{more}: not readable by {me}, left out; the job's owner, root or an "
+        f"admin group member may read them ({GUIDE})"
+    )

@@ -22,7 +22,7 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from prsd.cli.access import permission_line, require_owner
+from prsd.cli.access import permission_line, require_owner, unreadable_line
 from prsd.cli.jobs import all_statuses, is_ended, read_status, resolve_job
 from prsd.cli.settings import spool_folder
 from prsd.errors import ExitCode, PrsdError
@@ -214,12 +214,15 @@ def cmd_logs(spool: SpoolLayout, args: argparse.Namespace) -> int:
     q = LogQuery(errors=args.errors, node=args.node, process=args.process)
     files = select_files(spool.job(job_id).logs, q)
     result = [f for f in files if f[0] == "[result]"]
-    sources = read_sources([f for f in files if f[0] != "[result]"])
-    lines = merge_by_time(sources) + merge_by_time(read_sources(result))
+    unreadable: list[Path] = []
+    sources = read_sources([f for f in files if f[0] != "[result]"], unreadable)
+    lines = merge_by_time(sources) + merge_by_time(read_sources(result, unreadable))
     if not lines:
         console.say(f"no log lines for that in {spool.job(job_id).logs}")
     for line in lines:
         console.say(line)
+    if unreadable:
+        console.warn(unreadable_line(unreadable))
     return ExitCode.OK
 
 

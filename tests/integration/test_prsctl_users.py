@@ -270,6 +270,17 @@ def test_deploy_guide_first_job_and_own_jobs_only(fleet: Fleet) -> None:
                              f"{reader.pw_name} (uid {reader.pw_uid}) may not")  # fmt: skip
     r = as_user(fleet, alice, f"prsctl logs {ids[alice.pw_name]} 2>~/err.txt | true; cat ~/err.txt")
     assert r.stdout == "", r.stdout  # a closed pipe: no BrokenPipeError traceback
+    job = fleet.spool / "jobs" / ids[alice.pw_name]
+    (job / "logs" / "sys" / "master_role.txt").chmod(0o600)  # the daemons' own: root only
+    (job / "state" / "status.json").chmod(0o600)
+    r = as_user(fleet, alice, f"prsctl logs {ids[alice.pw_name]}")
+    assert r.returncode == 0 and "[result] Completed" in r.stdout, r.stdout + r.stderr
+    (line,) = r.stderr.splitlines()
+    assert f"master_role.txt: not readable by {alice.pw_name} (uid {alice.pw_uid})" in line
+    r = as_user(fleet, bob, "prsctl status --json")
+    assert r.returncode == 0, r.stderr
+    (doc,) = [d for d in json.loads(r.stdout)["jobs"] if d["job_id"] == ids[alice.pw_name]]
+    assert doc["state"] == "Unknown" and "status.json is not readable" in doc["reason"]
 
 
 def test_cancel_own_job_only_recorded_by_name(fleet: Fleet) -> None:
