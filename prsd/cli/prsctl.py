@@ -105,11 +105,14 @@ def main(argv: list[str] | None = None) -> int:
 
 
 def cmd_submit(spool: SpoolLayout, args: argparse.Namespace) -> int:
-    from prsd.cli.roots import check_job_folder
+    from prsd.cli.roots import check_job_folder, explain
     from prsd.submit import submit
 
     check_job_folder(args.job_dir)
-    job_id, _ = submit(args.job_dir, spool, name=args.name)
+    try:
+        job_id, _ = submit(args.job_dir, spool, name=args.name)
+    except PrsdError as exc:
+        raise explain(exc) from exc
     sys.stdout.write(job_id + "\n")
     _warn_if_unserved(spool, "queued")
     return ExitCode.OK

@@ -375,3 +375,9 @@ def test_permission_problems_are_one_line(fleet: Fleet) -> None:
     r = as_user(fleet, alice, f"cd {outside} && prsctl submit .")
     one_line_refusal(r, f"{outside} is outside the spool's allowed roots",
                      f"PRSD_ALLOWED_ROOTS in {fleet.env_file}")  # fmt: skip
+    far = make_home_job(fleet, alice, "far-data", QUICK)  # the folder is fine, its input is not
+    spec = (far / "job.yaml").read_text(encoding="utf-8")
+    (far / "job.yaml").write_text(spec.replace("./data", str(outside / "data")), encoding="utf-8")
+    r = as_user(fleet, alice, "cd ~/far-data && prsctl submit .")
+    one_line_refusal(r, f"{outside / 'data'} is outside the allowed roots", "input_data",
+                     f"PRSD_ALLOWED_ROOTS in {fleet.env_file}")  # fmt: skip
