@@ -84,7 +84,9 @@ def main(argv: list[str] | None = None) -> int:
     try:
         submitting = args.command == "submit"
         spool = open_spool(spool_folder(args.spool, for_submit=submitting), create=submitting)
-        return int(COMMANDS[args.command](spool, args))
+        code = int(COMMANDS[args.command](spool, args))
+        sys.stdout.flush()  # here, not at exit, so a closed pipe is caught below
+        return code
     except PrsdError as exc:
         console.error(exc.one_line())
         return ExitCode.CONFIG

@@ -268,8 +268,9 @@ def test_deploy_guide_first_job_and_own_jobs_only(fleet: Fleet) -> None:
             r = as_user(fleet, reader, f"prsctl {command}")
             one_line_refusal(r, f"job {job_id} belongs to {owner.pw_name} (uid {owner.pw_uid})",
                              f"{reader.pw_name} (uid {reader.pw_uid}) may not")  # fmt: skip
-    r = as_user(fleet, alice, f"prsctl logs {ids[alice.pw_name]} 2>~/err.txt | true; cat ~/err.txt")
-    assert r.stdout == "", r.stdout  # a closed pipe: no BrokenPipeError traceback
+    for command in (f"logs {ids[alice.pw_name]}", "status --json", "status"):
+        r = as_user(fleet, alice, f"prsctl {command} 2>~/err.txt | true; cat ~/err.txt")
+        assert r.stdout == "", r.stdout  # a closed pipe: no BrokenPipeError, not even at exit
     job = fleet.spool / "jobs" / ids[alice.pw_name]
     (job / "logs" / "sys" / "master_role.txt").chmod(0o600)  # the daemons' own: root only
     (job / "state" / "status.json").chmod(0o600)
