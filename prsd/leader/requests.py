@@ -3,9 +3,7 @@
 Invariant: a request is acted on only by the leader that drives its job, and only
 when :func:`prsd.leader.askrule.decide` allows it: the request file's owner (the uid
 that asked, read by descriptor) is the job's owner, root, or in ``PRSD_ADMIN_GROUP``.
-The job's owner is its ``owner.json`` record when the job has one, else the owner of
-the job folder (the spool layout before owner records existed; the fallback goes once
-every job has a record). Each request is answered once (``<name>.reply``) and removed;
+The job's owner comes from :func:`prsd.leader.owners.job_owner`. Each request is answered once (``<name>.reply``) and removed;
 a request for a job not driven yet (still in the inbox) waits for its intake. Replies
 and strays are removed ``REPLY_KEEP_S`` after this leader first saw them (its own
 clock: no file time from another machine is compared).
@@ -16,20 +14,12 @@ with the reason and removed; nothing a user writes here can stop the leader.
 
 from __future__ import annotations
 
-import grp
-import os
-import pwd
 from typing import TYPE_CHECKING
 
-from prsd.leader.askrule import ADMIN_GROUP_ENV, Decision, JobPlace, Person, Verb, decide
+from prsd.leader.askrule import Decision, JobPlace, Verb, decide
 from prsd.leader.finish import FinalState
+from prsd.leader.owners import admin_group_from_env, in_group, job_owner, person
 from prsd.logconfig import get_logger
-from prsd.storage.jobowner import (
-    OwnerRecordError,
-    owner_of_folder,
-    read_job_owner,
-    user_name,
-)
 from prsd.storage.requests import (
     Received,
     Reply,
@@ -49,49 +39,6 @@ log = get_logger("prsd.leader")
 CHECK_S = 0.5  # how often requests/ is listed: a cancel acts within about this
 MAX_PER_STEP = 64  # a flood of requests cannot stall a round
 REPLY_KEEP_S = 600.0  # replies stay this long for prsctl to read
-
-
-def person(uid: int) -> Person:
-    return Person(uid, user_name(uid))
-
-
-def in_group(uid: int, group: str) -> bool:
-    """True when ``uid``'s primary group is ``group`` or it is listed as a member."""
-    if not group:
-        return False
-    try:
-        entry = grp.getgrnam(group)
-        account = pwd.getpwuid(uid)
-    except KeyError:
-        return False
-    return account.pw_gid == entry.gr_gid or account.pw_name in entry.gr_mem
-
-
-def admin_group_from_env() -> str:
-    return os.environ.get(ADMIN_GROUP_ENV, "").strip()
-
-
-def job_owner(spool: SpoolLayout, job_id: str) -> Person | None:
-    """The job's owner: its record, else its folder's owner (in jobs/ or the inbox).
-
-    None when the job has no folder; root when its record cannot be believed (so only
-    root and admins may act on it).
-    """
-    layout = spool.job(job_id)
-    try:
-        if os.path.lexists(layout.owner_record):
-            found = read_job_owner(layout)
-            return Person(found.uid, found.user or user_name(found.uid))
-        for folder in (layout.root, spool.inbox / job_id):
-            if os.path.lexists(folder):
-                found = owner_of_folder(folder)
-                return Person(found.uid, found.user)
-    except OwnerRecordError as exc:
-        log.warning("job owner unknown; only root and admins may act on it", error=str(exc))
-        return Person(0, "root")
-    except FileNotFoundError:
-        return None
-    return None
 
 
 def take_turn(names: list[str], cursor: int, limit: int) -> tuple[list[str], int]:
