@@ -65,6 +65,7 @@ class RequestDesk:
         self._last_check = -1e9
         self._seen: dict[str, float] = {}  # reply or stray -> when this leader first saw it
         self._cursor = 0
+        self._stuck: set[str] = set()  # requests this leader could neither answer nor remove
 
     def step(
         self, now: float, drivers: dict[str, JobDriver], finished: dict[str, FinalState]
@@ -74,11 +75,13 @@ class RequestDesk:
             return
         self._last_check = now
         names, others = pending_names(self.spool)
-        for name in self._turn(names):
+        self._stuck &= set(names)
+        for name in self._turn([n for n in names if n not in self._stuck]):
             try:
                 self._serve(name, now, drivers, finished)
             except OSError as exc:
                 log.warning("cannot answer a request", request=name, error=str(exc))
+                self._stuck.add(name)  # logged once, not at every step
         self._tidy(others, now)
 
     def _turn(self, names: list[str]) -> list[str]:
@@ -129,7 +132,16 @@ class RequestDesk:
         driver.finish("Canceled", f"{decision.message}.", now)
 
     def _answer(self, name: str, ok: bool, message: str) -> None:
-        write_reply(self.spool, name, Reply(ok, message))
+        """Reply, then remove the request (even when the reply could not be written:
+        the work is done, and the user sees the outcome in ``prsctl status``).
+
+        Raises:
+            OSError: the request could not be removed.
+        """
+        try:
+            write_reply(self.spool, name, Reply(ok, message))
+        except OSError as exc:
+            log.warning("cannot write a reply", request=name, error=str(exc))
         remove(self.spool, name)
 
     def _place(

@@ -1,4 +1,4 @@
-"""Request files in ``requests/``: who asked is the file's owner; links and forgeries refused."""
+"""Request files in ``requests/`` and the leader's desk: the asker is the file's owner; links, forgeries refused."""
 
 from __future__ import annotations
 
@@ -9,6 +9,7 @@ from typing import TYPE_CHECKING
 import pytest
 
 from prsd.doctor.probes import shared_folder_problems
+from prsd.leader.requests import RequestDesk
 from prsd.storage.requests import (
     Reply,
     Request,
@@ -89,3 +90,27 @@ def test_only_the_daemons_reply_is_believed(spool: SpoolLayout) -> None:
     assert read_reply(spool, request) is None
     write_reply(spool, request.name, Reply(False, "job job-1 belongs to\nalice"))
     assert read_reply(spool, request) == Reply(False, "job job-1 belongs to alice")
+
+
+def test_the_desk_answers_in_the_spool(spool: SpoolLayout) -> None:
+    """A queued job's owner waits for intake; a stranger is refused at once; an unknown job
+    is answered; a reply the desk cannot write (a folder planted there) still clears it."""
+    queued = spool.inbox / "job-q"
+    queued.mkdir()
+    os.chown(queued, 4242, 4242)
+    mine = send_request(spool, "job-q", "cancel")
+    os.chown(spool.requests / mine.name, 4242, 4242)
+    stranger = send_request(spool, "job-q", "cancel")
+    os.chown(spool.requests / stranger.name, 4343, 4343)
+    nowhere = send_request(spool, "job-none", "cancel")
+    blocked = send_request(spool, "job-gone", "cancel")
+    (spool.requests / (blocked.name + ".reply")).mkdir()
+    desk = RequestDesk(spool, admin_group="")
+    desk.step(0.0, {}, {})
+    assert read_reply(spool, mine) is None and (spool.requests / mine.name).exists()
+    refused = read_reply(spool, stranger)
+    assert refused is not None and not refused.ok
+    assert refused.message.startswith("job job-q belongs to 4242 (uid 4242): 4343 (uid 4343)")
+    assert read_reply(spool, nowhere) == Reply(False, "no job job-none in the spool")
+    assert not (spool.requests / blocked.name).exists()
+    assert not (spool.requests / stranger.name).exists()
