@@ -34,6 +34,12 @@ def say(text: str) -> None:
     sys.stdout.flush()
 
 
+def warn(text: str) -> None:
+    """A one-line warning on stderr: ``prog: warning: text``."""
+    sys.stderr.write(f"{_prog()}: warning: {text}\n")
+    sys.stderr.flush()
+
+
 def error(text: str) -> None:
     """A one-line error on stderr: ``prog: error: text``."""
     sys.stderr.write(f"{_prog()}: error: {text}\n")

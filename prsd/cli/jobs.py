@@ -2,7 +2,9 @@
 
 A job's state comes from ``state/status.json`` (kept by the leader), so the cost of
 a status query does not grow with the job's size. A job still in ``inbox/`` is
-Queued; a job folder the leader has not written a summary for yet is Starting.
+Queued; a job folder the leader has not written a summary for yet is Starting; a
+summary this user may not read is Unknown, with that as the reason (the table still
+lists every job).
 """
 
 from __future__ import annotations
@@ -39,6 +41,10 @@ def read_status(spool: SpoolLayout, job_id: str) -> dict[str, Any]:
         doc = json.loads(layout.status.read_bytes())
         if isinstance(doc, dict):
             return doc
+    except PermissionError:
+        doc = queued_doc(job_id, "Unknown")
+        doc["reason"] = f"{layout.status} is not readable by this user"
+        return doc
     except (FileNotFoundError, ValueError):
         pass  # not written yet, or being replaced over SMB: queued or starting
     if _real_folder(spool.inbox / job_id):

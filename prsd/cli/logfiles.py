@@ -70,8 +70,13 @@ def _stem(name: str) -> str:
     return name.split(".", 1)[0]
 
 
-def read_sources(files: list[tuple[str, Path]]) -> list[Source]:
-    """The files' lines (the tail of a huge file; undecodable bytes replaced)."""
+def read_sources(
+    files: list[tuple[str, Path]], unreadable: list[Path] | None = None
+) -> list[Source]:
+    """The files' lines (the tail of a huge file; undecodable bytes replaced).
+
+    Files this user may not read are skipped and, when ``unreadable`` is given, added to it.
+    """
     out = []
     for label, path in files:
         try:
@@ -79,6 +84,10 @@ def read_sources(files: list[tuple[str, Path]]) -> list[Source]:
                 size = f.seek(0, 2)
                 f.seek(max(size - MAX_BYTES, 0))
                 text = f.read().decode("utf-8", errors="replace")
+        except PermissionError:
+            if unreadable is not None:
+                unreadable.append(path)
+            continue
         except OSError:
             continue
         out.append(Source(label, text.splitlines()))

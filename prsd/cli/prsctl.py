@@ -2,8 +2,12 @@
 
 Every command reads or writes the spool and nothing else: ``status`` reads the
 leader's summaries, ``nodes`` the heartbeats, ``logs`` the log tree, ``cancel``
-drops a marker the leader acts on, ``submit`` and ``retry`` put a job folder in
-the inbox. No command talks to a daemon.
+drops a request the leader checks against the job's owner and answers, ``submit``
+and ``retry`` put a job folder in the inbox. No command talks to a daemon.
+
+Errors reach the user as one line on stderr (``prsctl: error: ...``), never as a
+traceback: refusals, permission problems (the file, the user, what to change) and a
+reader that closed the pipe (``prsctl logs JOB | head``).
 """
 
 from __future__ import annotations
@@ -11,13 +15,16 @@ from __future__ import annotations
 import argparse
 import json
 import os
+import signal
 import sys
 import time
 from datetime import UTC, datetime
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from prsd.cli.access import permission_line, require_owner, unreadable_line
 from prsd.cli.jobs import all_statuses, is_ended, read_status, resolve_job
+from prsd.cli.settings import spool_folder
 from prsd.errors import ExitCode, PrsdError
 from prsd.leader.status import SCHEMA_VERSION
 from prsd.storage.spool import open_spool
@@ -33,11 +40,6 @@ if TYPE_CHECKING:
 WATCH_INTERVAL_S = 1.0
 
 
-def default_spool() -> Path:
-    """``--spool`` beats ``PRSD_SPOOL`` beats ``./spool``."""
-    return Path(os.environ.get("PRSD_SPOOL") or "spool")
-
-
 def parser() -> argparse.ArgumentParser:
     p = argparse.ArgumentParser(prog="prsctl", description="prsd's command line")
     sub = p.add_subparsers(dest="command", required=True)
@@ -51,6 +53,9 @@ def parser() -> argparse.ArgumentParser:
     st.add_argument("--interval", type=float, default=WATCH_INTERVAL_S, help=argparse.SUPPRESS)
     c = sub.add_parser("cancel", help="cancel a job")
     c.add_argument("job")
+    c.add_argument(
+        "--wait", type=float, default=30.0, help="seconds to wait for the leader's answer"
+    )
     lg = sub.add_parser("logs", help="a job's log files merged by time")
     lg.add_argument("job")
     lg.add_argument("--errors", action="store_true", help="error summary and tracebacks")
@@ -75,30 +80,64 @@ def parser() -> argparse.ArgumentParser:
     rep.add_argument("job")
     rep.add_argument("-o", "--output", type=Path, default=None, help="default: <job>.html")
     for sp in (s, st, c, lg, n, r, rep):
-        sp.add_argument("--spool", type=Path, default=None, help="spool folder (default ./spool)")
+        sp.add_argument(
+            "--spool", type=Path, default=None, help="spool folder (default: $PRSD_SPOOL)"
+        )
     return p
 
 
 def main(argv: list[str] | None = None) -> int:
-    args = parser().parse_args(argv)
-    try:
-        spool = open_spool(args.spool or default_spool(), create=args.command == "submit")
-        return int(COMMANDS[args.command](spool, args))
-    except PrsdError as exc:
-        from prsd.cli import console
+    from prsd.cli import console
 
+    args = parser().parse_args(argv)
+    spool: SpoolLayout | None = None
+    try:
+        submitting = args.command == "submit"
+        spool = open_spool(spool_folder(args.spool, for_submit=submitting), create=submitting)
+        code = int(COMMANDS[args.command](spool, args))
+        sys.stdout.flush()  # here, not at exit, so a closed pipe is caught below
+        return code
+    except PrsdError as exc:
         console.error(exc.one_line())
         return ExitCode.CONFIG
+    except BrokenPipeError:
+        # The reader left (`prsctl logs JOB | head`): stop quietly, as a shell tool does.
+        devnull = os.open(os.devnull, os.O_WRONLY)
+        os.dup2(devnull, sys.stdout.fileno())
+        return 128 + signal.SIGPIPE
+    except PermissionError as exc:
+        console.error(permission_line(exc, spool))
+        return ExitCode.CONFIG
+    except OSError as exc:
+        where = f"{exc.filename}: " if exc.filename else ""
+        console.error(f"{where}{exc.strerror or exc}")
+        return ExitCode.FAILURE
     except KeyboardInterrupt:
         return 130
 
 
 def cmd_submit(spool: SpoolLayout, args: argparse.Namespace) -> int:
+    from prsd.cli.roots import check_job_folder, explain
     from prsd.submit import submit
 
-    job_id, _ = submit(args.job_dir, spool, name=args.name)
+    check_job_folder(args.job_dir)
+    try:
+        job_id, _ = submit(args.job_dir, spool, name=args.name)
+    except PrsdError as exc:
+        raise explain(exc) from exc
     sys.stdout.write(job_id + "\n")
+    _warn_if_unserved(spool, "queued")
     return ExitCode.OK
+
+
+def _warn_if_unserved(spool: SpoolLayout, what: str) -> None:
+    """A line on stderr when no leader or no agent serves the spool (nothing would run)."""
+    from prsd.cli import console
+    from prsd.cli.liveness import fleet_warning, read_fleet
+
+    warning = fleet_warning(read_fleet(spool, datetime.now(UTC)), what)
+    if warning is not None:
+        console.warn(warning)
 
 
 def cmd_status(spool: SpoolLayout, args: argparse.Namespace) -> int:
@@ -114,8 +153,11 @@ def cmd_status(spool: SpoolLayout, args: argparse.Namespace) -> int:
             console.out.print(jobs_table(docs))
         else:
             console.say(f"no jobs in {spool.root}")
+        if any(not is_ended(d) for d in docs):
+            _warn_if_unserved(spool, "waiting jobs")
         return ExitCode.OK
     job_id = resolve_job(spool, args.job)
+    require_owner(spool, job_id, "look into it")
     if args.json:
         _print_json(read_status(spool, job_id))
         return ExitCode.OK
@@ -123,7 +165,10 @@ def cmd_status(spool: SpoolLayout, args: argparse.Namespace) -> int:
         return watch(spool, job_id, args.interval)
     from prsd.cli import console
 
-    console.out.print(_job_renderable(spool, job_id)[0])
+    view, doc = _job_renderable(spool, job_id)
+    console.out.print(view)
+    if not is_ended(doc):
+        _warn_if_unserved(spool, f"job {job_id} ({str(doc.get('state', '')).lower()})")
     return ExitCode.OK
 
 
@@ -154,23 +199,19 @@ def watch(spool: SpoolLayout, job_id: str, interval_s: float) -> int:
 
 def cmd_cancel(spool: SpoolLayout, args: argparse.Namespace) -> int:
     from prsd.cli import console
-    from prsd.storage.atomic import write_atomic
+    from prsd.cli.asking import ask
 
     job_id = resolve_job(spool, args.job)
     doc = read_status(spool, job_id)
     if is_ended(doc):
         console.say(f"job {job_id} already ended: {doc.get('state')}")
         return ExitCode.OK
-    for root in (spool.job(job_id).root, spool.inbox / job_id):
-        # a job still in the inbox carries its cancel marker into jobs/<id>/state/
-        try:
-            (root / "state").mkdir(exist_ok=True)
-            write_atomic(root / "state" / "cancel", b"prsctl cancel\n")
-        except FileNotFoundError:
-            continue
-        console.say(f"cancel requested for {job_id}")
-        return ExitCode.OK
-    raise PrsdError(f"job {job_id} could not be marked for cancel (moved while marking?)")
+    answer = ask(spool, job_id, "cancel", wait_s=args.wait)
+    if not answer.ok:
+        console.error(answer.message)
+        return ExitCode.CONFIG
+    console.say(answer.message)
+    return ExitCode.OK
 
 
 def cmd_logs(spool: SpoolLayout, args: argparse.Namespace) -> int:
@@ -180,6 +221,7 @@ def cmd_logs(spool: SpoolLayout, args: argparse.Namespace) -> int:
     from prsd.storage.layout import valid_node_id, valid_process_name
 
     job_id = resolve_job(spool, args.job)
+    require_owner(spool, job_id, "read its logs")
     if args.node is not None and not valid_node_id(args.node):
         raise PrsdError(f"--node {args.node!r} is not a node id")
     if args.process is not None and not valid_process_name(args.process):
@@ -187,12 +229,15 @@ def cmd_logs(spool: SpoolLayout, args: argparse.Namespace) -> int:
     q = LogQuery(errors=args.errors, node=args.node, process=args.process)
     files = select_files(spool.job(job_id).logs, q)
     result = [f for f in files if f[0] == "[result]"]
-    sources = read_sources([f for f in files if f[0] != "[result]"])
-    lines = merge_by_time(sources) + merge_by_time(read_sources(result))
+    unreadable: list[Path] = []
+    sources = read_sources([f for f in files if f[0] != "[result]"], unreadable)
+    lines = merge_by_time(sources) + merge_by_time(read_sources(result, unreadable))
     if not lines:
         console.say(f"no log lines for that in {spool.job(job_id).logs}")
     for line in lines:
         console.say(line)
+    if unreadable:
+        console.warn(unreadable_line(unreadable))
     return ExitCode.OK
 
 
@@ -216,6 +261,7 @@ def cmd_retry(spool: SpoolLayout, args: argparse.Namespace) -> int:
     from prsd.submit import submit_retry
 
     job_id = resolve_job(spool, args.job)
+    require_owner(spool, job_id, "retry it")
     new_id, count, summary = submit_retry(
         spool, job_id, name=args.name, code_dir=args.code, overrides=args.overrides
     )
@@ -229,6 +275,7 @@ def cmd_report(spool: SpoolLayout, args: argparse.Namespace) -> int:
     from prsd.report.build import write_report
 
     job_id = resolve_job(spool, args.job)
+    require_owner(spool, job_id, "read its report")
     out = args.output or Path(f"{job_id}.html")
     paths = write_report(spool.job(job_id), out)
     for p in paths:

@@ -80,16 +80,34 @@ def check_permissions(report: Report, spool: Path) -> None:
             return
         if mode & stat.S_IWOTH:
             problems.append(f"{name}/ is writable by everyone (chmod o-w)")
-    try:
-        inbox = os.lstat(spool / "inbox").st_mode
-        if inbox & stat.S_IWOTH and not inbox & stat.S_ISVTX:
-            problems.append("inbox/ is writable by everyone without the sticky bit (chmod +t)")
-    except FileNotFoundError:
-        pass
+    problems.extend(shared_folder_problems(spool))
     if problems:
         report.add("permissions", Level.WARN, "; ".join(problems))
     else:
         report.add("permissions", Level.OK, f"writable by uid {os.getuid()}")
+
+
+SHARED_FOLDERS = ("inbox", "requests")  # every user writes these: 1777, sticky
+
+
+def shared_folder_problems(spool: Path) -> list[str]:
+    """``inbox/`` and ``requests/`` must be sticky where everyone may write them.
+
+    ``requests/`` must also be writable by everyone, or users cannot cancel their jobs.
+    """
+    problems = []
+    for name in SHARED_FOLDERS:
+        try:
+            mode = os.lstat(spool / name).st_mode
+        except FileNotFoundError:
+            continue
+        if mode & stat.S_IWOTH and not mode & stat.S_ISVTX:
+            problems.append(f"{name}/ is writable by everyone without the sticky bit (chmod +t)")
+        elif name == "requests" and not mode & stat.S_IWOTH:
+            problems.append(
+                "requests/ is not writable by everyone: users cannot cancel their jobs (chmod 1777)"
+            )
+    return problems
 
 
 def check_free_space(report: Report, spool: Path, *, min_free_bytes: int = MIN_FREE_BYTES) -> None:

@@ -24,6 +24,7 @@ from prsd.leader.finish import FinalState
 from prsd.leader.intake import fail_intake, load_taken_job, ready_in_inbox, take_in
 from prsd.leader.job import Hint, JobDriver
 from prsd.leader.liveness import Observer
+from prsd.leader.requests import RequestDesk
 from prsd.logconfig import get_logger
 from prsd.storage.atomic import write_atomic
 from prsd.storage.heartbeat import read_heartbeats
@@ -79,6 +80,7 @@ class Leader:
         self.lost: dict[str, float] = {}  # node -> when it was presumed dead (our clock)
         self._last_nodes_check = -1e9
         self._last_orphans_check = -1e9
+        self.desk = RequestDesk(spool, only_job=only_job)
 
     @property
     def epoch(self) -> int:
@@ -124,6 +126,7 @@ class Leader:
         moved = self._intake(now)
         self._adopt_orphans(now)
         self._check_nodes(now)
+        self.desk.step(now, self.drivers, self.finished)
         by_job: dict[str, list[Hint]] = {}
         for h in hints:
             by_job.setdefault(h.job_id, []).append(h)

@@ -24,6 +24,7 @@ def open_spool(root: Path, *, create: bool = True) -> SpoolLayout:
     try:
         for d in layout.top_dirs():
             d.mkdir(parents=True, exist_ok=True)
+        _make_requests_folder(layout)
     except OSError as exc:
         raise SpoolError(f"cannot create the spool folders in {root}: {exc.strerror}") from exc
     # The inbox is the one folder every user writes (submissions); on a shared spool
@@ -31,6 +32,17 @@ def open_spool(root: Path, *, create: bool = True) -> SpoolLayout:
     if not os.access(layout.inbox, os.W_OK):
         raise SpoolError(f"the spool {root} is not writable by this user")
     return layout
+
+
+def _make_requests_folder(layout: SpoolLayout) -> None:
+    """``requests/``: 1777 like a sticky inbox, so every user may ask about their own jobs."""
+    try:
+        layout.requests.mkdir()
+    except FileExistsError:
+        return  # kept as it is: ``prsd doctor`` checks its mode
+    except PermissionError:
+        return  # a user's prsctl on a spool made before requests/: the daemons make it
+    os.chmod(layout.requests, 0o1777)
 
 
 def active_jobs(spool: SpoolLayout) -> list[str]:

@@ -1,0 +1,69 @@
+"""Is anything serving this spool? The leader's and the agents' heartbeats, for people.
+
+A job can sit ``Queued`` forever in a spool no leader serves, or never start where no
+agent runs; ``prsctl`` says so instead of letting the user wait. Ages compare the
+heartbeat's wall-clock time with this machine's clock: good enough for a person (the
+daemons themselves never compare clocks). :func:`fleet_warning` is the pure decision.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import TYPE_CHECKING
+
+from prsd.cli.nodes import age_s, node_rows
+from prsd.storage.lease import LEADER_LEASE_S, read_beat
+
+if TYPE_CHECKING:
+    from datetime import datetime
+
+    from prsd.storage.layout import SpoolLayout
+
+LEADER_STALE_AFTER_S = 3 * LEADER_LEASE_S
+
+
+@dataclass(frozen=True)
+class Fleet:
+    """The newest sign of life of a leader and of the agents (ages in seconds, None: never)."""
+
+    leader_age_s: float | None
+    leader_at: str
+    agents_alive: int
+    agent_age_s: float | None  # the freshest agent heartbeat
+    agent_at: str
+    agents_draining: int = 0
+
+
+def read_fleet(spool: SpoolLayout, now: datetime) -> Fleet:
+    beat = read_beat(spool)
+    leader_at = beat.updated_at if beat is not None else ""
+    leader_age = age_s(leader_at, now) if beat is not None else None
+    rows = node_rows(spool, now)
+    alive = sum(1 for r in rows if not r["stale"] and not r["draining"])
+    draining = sum(1 for r in rows if not r["stale"] and r["draining"])
+    ages = [(r["heartbeat_age_s"], r["heartbeat_at"]) for r in rows]
+    known = [a for a in ages if a[0] is not None]
+    agent_age, agent_at = min(known) if known else (None, "")
+    return Fleet(leader_age, leader_at, alive, agent_age, agent_at, draining)
+
+
+def _since(at: str, age: float) -> str:
+    return f"since {at} ({age:.0f} s ago)"
+
+
+def fleet_warning(fleet: Fleet, what: str = "jobs") -> str | None:
+    """One line when no leader or no agent serves the spool, else None.
+
+    ``what`` names the waiting work in the message ("queued", "job <id>").
+    """
+    if fleet.leader_age_s is None:
+        return f"{what}: no leader has ever run on this spool; start `prsd leader` (or `prsd run`)"
+    if fleet.leader_age_s > LEADER_STALE_AFTER_S:
+        return f"{what}: no leader alive {_since(fleet.leader_at, fleet.leader_age_s)}"
+    if fleet.agents_alive:
+        return None
+    if fleet.agents_draining:
+        return f"{what}: every agent alive is draining (stopping); start `prsd agent`"
+    if fleet.agent_age_s is None:
+        return f"{what}: no agent has ever served this spool; start `prsd agent`"
+    return f"{what}: no agent alive {_since(fleet.agent_at, fleet.agent_age_s)}"

@@ -1,0 +1,94 @@
+"""Who may act on a job, and what the leader does with one request: pure decisions.
+
+Invariant: a request acts on a job only when the uid that asked is the job's recorded
+owner, root, or a member of the configured admin group (``PRSD_ADMIN_GROUP``). Every
+other request is answered with a refusal that names the job's owner, so the asker
+knows whom to ask. Nothing here reads a file or a clock; the shell is
+:mod:`prsd.leader.requests`.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from enum import Enum
+
+ADMIN_GROUP_ENV = "PRSD_ADMIN_GROUP"
+
+
+@dataclass(frozen=True)
+class Person:
+    """A uid with its login name (the number when it has none)."""
+
+    uid: int
+    name: str
+
+    def __str__(self) -> str:
+        return f"{self.name} (uid {self.uid})"
+
+
+def may_act(asker: Person, owner: Person, *, asker_is_admin: bool) -> bool:
+    """True when ``asker`` may act on a job that ``owner`` owns."""
+    return asker.uid in (owner.uid, 0) or asker_is_admin
+
+
+class JobPlace(Enum):
+    """Where the job of a request stands, as the leader sees it."""
+
+    DRIVEN = "driven"  # this leader drives it now
+    ENDED = "ended"  # it has a final state
+    WAITING = "waiting"  # in the inbox, or taken in but not (yet) driven here
+    UNKNOWN = "unknown"  # nowhere in the spool
+
+
+class Verb(Enum):
+    ACT = "act"
+    ANSWER = "answer"  # answer and remove the request, doing nothing
+    KEEP = "keep"  # leave the request for later (the job is not driven yet)
+
+
+@dataclass(frozen=True)
+class Decision:
+    verb: Verb
+    ok: bool = False
+    message: str = ""
+
+
+def decide(
+    job_id: str,
+    action: str,
+    place: JobPlace,
+    *,
+    asker: Person,
+    owner: Person | None,
+    asker_is_admin: bool,
+    ended_state: str = "",
+    admin_group: str = "",
+) -> Decision:
+    """What to do with one request (``owner`` is None while the job has no folder yet)."""
+    if place is JobPlace.UNKNOWN:
+        return Decision(Verb.ANSWER, False, f"no job {job_id} in the spool")
+    if owner is None:
+        return Decision(Verb.KEEP)
+    if not may_act(asker, owner, asker_is_admin=asker_is_admin):
+        return Decision(
+            Verb.ANSWER,
+            False,
+            f"job {job_id} belongs to {owner}: {asker} may not {action} it "
+            f"({who_may(admin_group)}); ask {owner.name}",
+        )
+    if place is JobPlace.ENDED:
+        return Decision(Verb.ANSWER, True, f"job {job_id} already ended: {ended_state}")
+    if place is JobPlace.WAITING:
+        return Decision(Verb.KEEP)
+    return Decision(Verb.ACT, True, f"{_past(action)} by {asker}")
+
+
+def who_may(admin_group: str) -> str:
+    """Who may act on a job, for messages."""
+    if admin_group:
+        return f"only its owner, root or members of group {admin_group}"
+    return "only its owner or root"
+
+
+def _past(action: str) -> str:
+    return {"cancel": "Canceled"}.get(action, f"{action} done")
