@@ -1,0 +1,84 @@
+"""Output paths checked at load: never a file the daemons keep, with the key and the value named."""
+
+from __future__ import annotations
+
+import os
+from typing import TYPE_CHECKING
+
+import pytest
+
+from prsd.errors import JobSpecError
+from prsd.jobspec.load import load_job_spec
+
+if TYPE_CHECKING:
+    from pathlib import Path
+
+YAML = """\
+type: parallel
+input_data: ./data
+mini_batch_size: "1"
+task:
+  code: ./code
+  entry_script: score.py
+  append_row_to: {target}
+"""
+
+
+def _job(spool: Path, target: str) -> Path:
+    job = spool / "jobs" / "j1"
+    (job / "code").mkdir(parents=True)
+    (job / "code" / "score.py").write_text("def run(b):\n    return b\n")
+    (job / "data").mkdir()
+    (job / "data" / "a.txt").write_text("a\n")
+    (job / "job.yaml").write_text(YAML.format(target=target))
+    for d in ("state", "leader", "jobs/j2/outputs"):
+        (spool / ("jobs/j1/" + d if d == "state" else d)).mkdir(parents=True, exist_ok=True)
+    return job
+
+
+@pytest.mark.parametrize(
+    "target",
+    [
+        "./spec.json",
+        "./state/final.json",
+        "./tasks/pending/000000/000000000.a1.e1",
+        "./logs/x.txt",
+        "../j2/outputs/out.txt",
+        "../../leader/epoch-99",
+        "{spool}/jobs/j2/outputs/out.txt",
+        "{spool}/leader/x",
+        "{spool}/jobs/j1/owner.json",
+    ],
+)
+def test_append_row_to_into_the_daemons_files_is_refused(tmp_path: Path, target: str) -> None:
+    """Relative or absolute, inside allowed roots or not: the key and the value are named."""
+    spool = tmp_path / "spool"
+    text = target.format(spool=spool)
+    job = _job(spool, text)
+    with pytest.raises(JobSpecError) as info:
+        load_job_spec(job, spool_job_dir=job, allowed_roots=(tmp_path,), owner_uid=os.geteuid())
+    line = info.value.one_line()
+    assert "append_row_to" in line, line
+    assert "\n" not in line
+
+
+def test_append_row_to_under_outputs_passes(tmp_path: Path) -> None:
+    """./outputs/... under the job is the job's own."""
+    job = _job(tmp_path / "spool", "./outputs/out.txt")
+    spec = load_job_spec(job, spool_job_dir=job, allowed_roots=(tmp_path,), owner_uid=os.geteuid())
+    assert spec.append_row_to == str(job / "outputs" / "out.txt")
+
+
+def test_confined_job_without_roots_stays_in_its_folder(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """No roots configured, owner other than the daemons: an absolute path outside the job is refused."""
+    monkeypatch.setenv("PRSD_ALLOWED_ROOTS", "")
+    outside = tmp_path / "elsewhere"
+    outside.mkdir()
+    job = _job(tmp_path / "spool", f"{outside}/out.txt")
+    with pytest.raises(JobSpecError, match="PRSD_ALLOWED_ROOTS .*/etc/prsd/prsd.env"):
+        load_job_spec(job, spool_job_dir=job, owner_uid=os.geteuid() + 4242)
+    # The same job run by its own user goes on as before.
+    spec = load_job_spec(job, spool_job_dir=job, owner_uid=os.geteuid())
+    assert spec.append_row_to == f"{outside}/out.txt"
