@@ -53,10 +53,12 @@ def open_under(
 
     Raises:
         UnsafeFolder: a component is a link, not a folder, missing (and not created),
-            or a name such as ``..``.
-        OSError: the anchor itself cannot be opened.
+            or a name such as ``..``; or the anchor cannot be opened.
     """
-    fd = os.open(anchor, _DIR_FLAGS)
+    try:
+        fd = os.open(anchor, _DIR_FLAGS)
+    except OSError as exc:
+        raise UnsafeFolder(f"cannot open {anchor}: {exc.strerror}") from None
     for i, part in enumerate(parts):
         where = "/".join([str(anchor).rstrip("/"), *parts[: i + 1]])
         try:
@@ -80,7 +82,7 @@ def _open_child(
         if create_mode is None:
             raise UnsafeFolder(f"{where} does not exist") from None
     except OSError as exc:
-        raise _refusal(exc, where) from None
+        raise _refusal(exc, fd, name, where) from None
     try:
         os.mkdir(name, create_mode, dir_fd=fd)
         if owner is not None:
@@ -92,13 +94,18 @@ def _open_child(
     try:
         return os.open(name, _DIR_FLAGS | os.O_NOFOLLOW, dir_fd=fd)
     except OSError as exc:
-        raise _refusal(exc, where) from None
+        raise _refusal(exc, fd, name, where) from None
 
 
-def _refusal(exc: OSError, where: str) -> UnsafeFolder:
-    if exc.errno == errno.ELOOP:
-        return UnsafeFolder(f"{where} is a symbolic link; prsd does not follow it")
-    if exc.errno == errno.ENOTDIR:
+def _refusal(exc: OSError, fd: int, name: str, where: str) -> UnsafeFolder:
+    if exc.errno in (errno.ELOOP, errno.ENOTDIR):
+        # Linux answers ENOTDIR for a link under O_DIRECTORY: say which it was.
+        try:
+            link = stat.S_ISLNK(os.stat(name, dir_fd=fd, follow_symlinks=False).st_mode)
+        except OSError:
+            link = exc.errno == errno.ELOOP
+        if link:
+            return UnsafeFolder(f"{where} is a symbolic link; prsd does not follow it")
         return UnsafeFolder(f"{where} is not a folder")
     return UnsafeFolder(f"cannot open {where}: {exc.strerror}")
 
