@@ -16,6 +16,7 @@ from typing import TYPE_CHECKING
 from prsd.errors import ExitCode
 from prsd.leader.joblogs import format_duration
 from prsd.leader.rerun import combine_outputs
+from prsd.logline import one_line
 from prsd.storage.atomic import write_atomic
 
 if TYPE_CHECKING:
@@ -94,11 +95,11 @@ def result_text(
     )
     lines = [state]
     if state == "Failed":
-        lines.append(f"Reason: {reason}")
+        lines.append(f"Reason: {one_line(reason)}")
         if root_cause:
-            lines.append(root_cause)
+            lines.append(one_line(root_cause))  # the job's own error text: one line
     elif reason:
-        lines.append(reason)
+        lines.append(one_line(reason))
     lines.append(
         f"Processed {c.finished_mbs} of {total} mini-batches in "
         f"{format_duration(now - driver.started)}: {c.succeeded_mbs} succeeded, "
