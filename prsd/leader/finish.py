@@ -64,6 +64,7 @@ def finish_job(driver: JobDriver, state: str, reason: str, now: float) -> FinalS
         root = driver.errors.root_cause() or driver.init_detail
     text = result_text(driver, state, reason, output, root, now)
     summary = driver.errors.summary(poison_items(driver))
+    summary = "".join(one_line(line) + "\n" for line in summary.splitlines())
     write_atomic(layout.logs / "job_error.txt", summary.encode())
     (layout.logs / "user").mkdir(parents=True, exist_ok=True)
     write_atomic(layout.logs / "user" / "error.txt", summary.encode())

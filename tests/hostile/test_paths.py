@@ -1,0 +1,116 @@
+"""Nothing a job names leads the root daemons outside it (issues 19 and 23).
+
+Real root daemons, a real unprivileged owner created for the test, job folders
+dropped into the inbox as that owner's. Each hostile job ends Failed with a one-line
+reason naming the key and the value, nothing outside it changes, and a healthy job
+on the same spool completes meanwhile.
+"""
+
+from __future__ import annotations
+
+import stat
+import textwrap
+
+from tests.hostile.fleet import Fleet, fleet, job_yaml, snapshot
+
+FORGED = "root:x:0:0:FORGED:/root:/bin/sh"
+
+FAILING_SCRIPT = f"""
+def init():
+    pass
+def run(mini_batch):
+    raise ValueError("boom\\n{FORGED}\\n\\x1b[2J")
+"""
+
+
+def _good_rows(f: Fleet, name: str) -> None:
+    state, reason = f.final(name)
+    assert state == "Completed", (reason, f.log.read_text(errors="replace"))
+    rows = (f.job(name) / "outputs" / "out.txt").read_text(encoding="utf-8").splitlines()
+    assert rows == [f"ok f{i}.txt" for i in range(4)]
+
+
+def _refused(f: Fleet, name: str, *words: str) -> None:
+    state, reason = f.final(name)
+    assert state == "Failed", (name, reason)
+    for word in words:
+        assert word in reason, (name, word, reason)
+    assert "\n" not in reason
+    assert reason in f.result(name)
+    assert reason[:60] in f.status_line(name), f.status_line(name)
+
+
+def test_outputs_never_reach_the_daemons_files() -> None:
+    """append_row_to into spec.json, state/, a task file, leader/ or another job: refused at intake.
+
+    The allowed roots contain the whole spool: they do not open its control folders.
+    """
+    with fleet("{base}") as f:
+        f.drop("good", job_yaml(f.python, name="good"))
+        good = f.job("good")
+        leader_before = {p.name for p in (f.spool / "leader").iterdir()}
+        cases = {
+            "tospec": "./spec.json",
+            "tofinal": "./state/final.json",
+            "totask": "./tasks/pending/000000/000000000.a1.e1",
+            "toleader": f"{f.spool}/leader/epoch-999999",
+            "toother": f"{good}/outputs/out.txt",
+            "tojobs": "../other/outputs/out.txt",
+        }
+        for name, target in cases.items():
+            f.drop(name, job_yaml(f.python, name=name, append_row_to=target))
+        for name, target in cases.items():
+            _refused(f, name, "append_row_to", target.rsplit("/", 1)[-1])
+        _good_rows(f, "good")
+        for name in cases:
+            job = f.job(name)
+            assert not (job / "spec.json").exists() or (job / "spec.json").read_bytes()[:1] == b"{"
+            assert not list((job / "outputs").glob("*")) if (job / "outputs").exists() else True
+        assert not (f.spool / "leader" / "epoch-999999").exists()
+        assert {p.name for p in (f.spool / "leader").iterdir()} >= leader_before - {"lease.json"}
+        assert not (f.spool / "jobs" / "other").exists()
+        assert f.alive(), f.log.read_text(errors="replace")
+
+
+def test_no_allowed_roots_keeps_a_users_job_in_its_folder() -> None:
+    """Secure without configuration: /root, /etc and any folder outside the job are refused,
+    with the setting that allows more; a newline in an error never forges a line."""
+    with fleet("") as f:
+        shared = f.base / "shared"
+        shared.mkdir()
+        (shared / "x.txt").write_text("x\n")
+        before = snapshot(shared, f.base / "spool" / "leader")
+        f.drop("good", job_yaml(f.python, name="good"))
+        f.drop("rootin", job_yaml(f.python, name="rootin", input_data="/root"))
+        f.drop("etcin", job_yaml(f.python, name="etcin", input_data="/etc"))
+        f.drop("outside", job_yaml(f.python, name="outside", input_data=str(shared)))
+        f.drop("abs_out", job_yaml(f.python, name="abs_out", append_row_to=f"{shared}/out.txt"))
+        extra = "mini_batch_error_threshold: 0\nretry_settings: {max_retries: 0}\n"
+        f.drop("newline", job_yaml(f.python, name="newline", extra=extra), FAILING_SCRIPT)
+        _refused(f, "rootin", "input_data", "/root", "PRSD_ALLOWED_ROOTS")
+        _refused(f, "etcin", "input_data", "/etc", "PRSD_ALLOWED_ROOTS")
+        _refused(
+            f, "outside", "input_data", str(shared), "PRSD_ALLOWED_ROOTS", "/etc/prsd/prsd.env"
+        )
+        _refused(f, "abs_out", "append_row_to", f"{shared}/out.txt", "PRSD_ALLOWED_ROOTS")
+        state, _ = f.final("newline")
+        assert state == "Failed"
+        _good_rows(f, "good")
+        assert snapshot(shared) == {k: v for k, v in before.items() if k.startswith(str(shared))}
+        _no_forged_line(f, "newline")
+        assert f.alive(), f.log.read_text(errors="replace")
+
+
+def _no_forged_line(f: Fleet, name: str) -> None:
+    """No file the daemons (root) wrote for the job holds a line the job's error forged."""
+    job = f.job(name)
+    checked = 0
+    for path in job.rglob("*"):
+        info = path.lstat()
+        if not stat.S_ISREG(info.st_mode) or info.st_uid != 0:
+            continue
+        text = path.read_text(encoding="utf-8", errors="replace")
+        checked += FORGED in text
+        forged = [line for line in text.splitlines() if line.startswith(FORGED) or "\x1b" in line]
+        assert not forged, (path, textwrap.shorten(text, 400))
+    assert checked, "the error text reached no file the daemons wrote"
