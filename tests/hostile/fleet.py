@@ -31,6 +31,7 @@ if TYPE_CHECKING:
     from collections.abc import Iterator
 
 PRSD = [sys.executable, "-m", "prsd.daemon"]
+CHECKOUT = Path(__file__).resolve().parents[2]
 
 SCRIPT = """
 def init():
@@ -149,6 +150,39 @@ class Fleet:
             chown_tree(staging, self.user.pw_uid, self.user.pw_gid)
         staging.rename(self.spool / "inbox" / name)
 
+    def submit_as_owner(self, folder: Path) -> subprocess.CompletedProcess[str]:
+        """``prsctl submit`` run as the owner (no allowed roots in its environment)."""
+        command = [self.python, "-m", "prsd.cli.prsctl", "submit", "--spool", str(self.spool)]
+        env = {"PATH": "/usr/bin:/bin", "PYTHONPATH": str(CHECKOUT), "PRSD_ALLOWED_ROOTS": ""}
+        return subprocess.run(
+            [
+                "runuser",
+                "-u",
+                self.user.pw_name,
+                "--",
+                "env",
+                *(f"{k}={v}" for k, v in env.items()),
+                *command,
+                str(folder),
+            ],
+            capture_output=True,
+            text=True,
+            check=False,
+            cwd="/",
+        )
+
+    def owned_folder(self, name: str, yaml_text: str) -> Path:
+        """A job folder of the owner's own, outside the spool (for prsctl submit)."""
+        folder = self.base / name
+        (folder / "code").mkdir(parents=True)
+        (folder / "code" / "score.py").write_text(textwrap.dedent(SCRIPT), encoding="utf-8")
+        (folder / "data").mkdir()
+        for i in range(4):
+            (folder / "data" / f"f{i}.txt").write_text(f"{i}\n", encoding="utf-8")
+        (folder / "job.yaml").write_text(yaml_text, encoding="utf-8")
+        chown_tree(folder, self.user.pw_uid, self.user.pw_gid)
+        return folder
+
     def job(self, name: str) -> Path:
         """The job folder of the job named ``name`` (found by its job.yaml)."""
         found: list[Path] = []
@@ -201,6 +235,7 @@ def fleet(roots: str) -> Iterator[Fleet]:
         base.chmod(0o755)
         spool = base / "spool"
         open_spool(spool)
+        (spool / "inbox").chmod(0o1777)  # anyone submits (docs/deploy.md)
         env = dict(os.environ, PRSD_GPU_COUNT="0", PRSD_ALLOWED_ROOTS=roots.format(base=base))
         f = Fleet(base, spool, user, python_for(user))
         try:

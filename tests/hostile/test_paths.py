@@ -96,6 +96,7 @@ def test_no_allowed_roots_keeps_a_users_job_in_its_folder() -> None:
         state, _ = f.final("newline")
         assert state == "Failed"
         _good_rows(f, "good")
+        _submit_applies_the_leaders_rule(f)
         assert snapshot(shared) == {k: v for k, v in before.items() if k.startswith(str(shared))}
         _no_forged_line(f, "newline")
         assert f.alive(), f.log.read_text(errors="replace")
@@ -114,3 +115,16 @@ def _no_forged_line(f: Fleet, name: str) -> None:
         forged = [line for line in text.splitlines() if line.startswith(FORGED) or "\x1b" in line]
         assert not forged, (path, textwrap.shorten(text, 400))
     assert checked, "the error text reached no file the daemons wrote"
+
+
+def _submit_applies_the_leaders_rule(f: Fleet) -> None:
+    """prsctl submit, run by the owner, refuses /etc as the leader does, and submits a job
+    whose inputs lie in the owner's own folder (which the leader then runs)."""
+    bad = f.owned_folder("subetc", job_yaml(f.python, name="subetc", input_data="/etc"))
+    refused = f.submit_as_owner(bad)
+    assert refused.returncode != 0, refused
+    assert "/etc" in refused.stderr and "PRSD_ALLOWED_ROOTS" in refused.stderr, refused.stderr
+    mine = f.owned_folder("submine", job_yaml(f.python, name="submine"))
+    accepted = f.submit_as_owner(mine)
+    assert accepted.returncode == 0, accepted.stderr
+    _good_rows(f, "submine")
