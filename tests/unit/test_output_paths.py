@@ -2,16 +2,14 @@
 
 from __future__ import annotations
 
+import json
 import os
-from typing import TYPE_CHECKING
+from pathlib import Path
 
 import pytest
 
 from prsd.errors import JobSpecError
 from prsd.jobspec.load import load_job_spec
-
-if TYPE_CHECKING:
-    from pathlib import Path
 
 YAML = """\
 type: parallel
@@ -82,3 +80,32 @@ def test_confined_job_without_roots_stays_in_its_folder(
     # The same job run by its own user goes on as before.
     spec = load_job_spec(job, spool_job_dir=job, owner_uid=os.geteuid())
     assert spec.append_row_to == f"{outside}/out.txt"
+
+
+@pytest.mark.parametrize(
+    ("target", "root"), [("/etc", "/"), ("/root", "/"), ("/proc/self", "/"), ("/", "/srv")]
+)
+def test_confined_input_in_a_guarded_folder_needs_a_root_naming_it(
+    tmp_path: Path, target: str, root: str
+) -> None:
+    """PRSD_ALLOWED_ROOTS=/ does not open /etc, /root or /proc to a user's job; / needs / itself."""
+    job = _job(tmp_path / "spool", "./outputs/out.txt")
+    text = (job / "job.yaml").read_text().replace("input_data: ./data", f"input_data: {target}")
+    (job / "job.yaml").write_text(text)
+    other = os.geteuid() + 4242
+    with pytest.raises(JobSpecError, match="system folder or another user's home") as info:
+        load_job_spec(job, spool_job_dir=job, allowed_roots=(Path(root),), owner_uid=other)
+    assert "input_data" in info.value.one_line()
+    if target == "/etc":
+        spec = load_job_spec(job, spool_job_dir=job, allowed_roots=(Path("/etc"),), owner_uid=other)
+        assert spec.input.paths == ("/etc",)
+
+
+def test_confined_origin_must_be_the_owners(tmp_path: Path) -> None:
+    """origin.json naming a folder of someone else is refused for a confined job."""
+    job = _job(tmp_path / "spool", "./outputs/out.txt")
+    origin = tmp_path / "theirs"
+    origin.mkdir()
+    (job / "origin.json").write_text(json.dumps({"job_dir": str(origin)}))
+    with pytest.raises(JobSpecError, match="not to the job's owner"):
+        load_job_spec(job, spool_job_dir=job, owner_uid=os.geteuid() + 4242)
