@@ -31,6 +31,8 @@ from prsd.jobspec.ports import Port, parse_ports, place_outputs, resolve_inputs
 from prsd.jobspec.refs import bind_literals
 from prsd.jobspec.schema import flatten
 from prsd.jobspec.yamlsafe import Setting, read_limited, read_yaml
+from prsd.storage.jobowner import OwnerRecordError, read_job_owner
+from prsd.storage.layout import JobLayout
 
 if TYPE_CHECKING:
     from collections.abc import Mapping, Sequence
@@ -141,7 +143,8 @@ def load_job_spec(
         job_dir: the folder holding ``job.yaml`` (and maybe ``origin.json``, ``code/``).
         spool_job_dir: the job's folder in the spool, where outputs go (default: job_dir).
         allowed_roots: folders absolute paths must lie under; empty: the configured ones.
-        owner_uid: the job's owner (default: the owner of ``spool_job_dir``).
+        owner_uid: the job's owner (default: the one recorded in ``owner.json`` by the
+            leader, else the owner of ``spool_job_dir``).
         daemon_uid: the user the daemons run as (default: this process's).
         spool_root: the spool (default: the folder above ``jobs/`` when
             ``spool_job_dir`` is ``<spool>/jobs/<id>``).
@@ -155,7 +158,7 @@ def load_job_spec(
     folder = Path(os.path.abspath(job_dir))
     spool = Path(os.path.abspath(spool_job_dir)) if spool_job_dir is not None else folder
     if owner_uid is None:
-        owner_uid = _folder_owner(spool if os.path.lexists(spool) else folder)
+        owner_uid = _default_owner(spool if os.path.lexists(spool) else folder)
     if spool_root is None and spool.parent.name == "jobs":
         spool_root = spool.parent.parent
     roots = Roots.of(list(allowed_roots)).for_job(
@@ -178,7 +181,12 @@ def load_job_spec(
         raise JobSpecError("", str(path), f"cannot read{where}: {exc.strerror}") from None
 
 
-def _folder_owner(folder: Path) -> int:
+def _default_owner(folder: Path) -> int:
+    """The owner the leader recorded (``owner.json``, the daemons' own), else the folder's."""
+    try:
+        return read_job_owner(JobLayout(folder, folder.name)).uid
+    except OwnerRecordError:
+        pass
     try:
         return os.lstat(folder).st_uid
     except OSError:

@@ -109,3 +109,16 @@ def test_confined_origin_must_be_the_owners(tmp_path: Path) -> None:
     (job / "origin.json").write_text(json.dumps({"job_dir": str(origin)}))
     with pytest.raises(JobSpecError, match="not to the job's owner"):
         load_job_spec(job, spool_job_dir=job, owner_uid=os.geteuid() + 4242)
+
+
+def test_the_recorded_owner_decides(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """With owner.json written by the daemons, its owner (not the folder's) makes the job confined."""
+    monkeypatch.setenv("PRSD_ALLOWED_ROOTS", "")
+    outside = tmp_path / "elsewhere"
+    outside.mkdir()
+    job = _job(tmp_path / "spool", f"{outside}/out.txt")
+    assert load_job_spec(job, spool_job_dir=job).append_row_to == f"{outside}/out.txt"
+    record = {"uid": os.geteuid() + 4242, "gid": 0, "user": "someone"}
+    (job / "owner.json").write_text(json.dumps(record))
+    with pytest.raises(JobSpecError, match="outside the job folder"):
+        load_job_spec(job, spool_job_dir=job)
