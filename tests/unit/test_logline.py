@@ -52,3 +52,10 @@ def test_append_lines_never_follows_a_link(tmp_path: Path) -> None:
     plain = tmp_path / "plain.txt"
     append_lines(plain, ["a\nb", "c"])
     assert plain.read_text() == "a\\nb\nc\n"
+
+
+def test_error_one_line_escapes_control_characters() -> None:
+    """An error carrying a job's text renders to one line with no escape sequence left."""
+    from prsd.errors import PrsdError
+
+    assert PrsdError("boom\n\x1b[2Jroot:x\t0").one_line() == "boom \\x1b[2Jroot:x 0"
