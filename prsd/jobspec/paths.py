@@ -74,6 +74,8 @@ class Roots:
         guarded: system folders and other users' homes (confined jobs only).
         spool: the spool's root, when known.
         job_root: the job's folder in the spool, when known.
+        writers: for a confined job, the uids whose folders an output may be written
+            into (the owner's and the daemons'); empty: not checked.
     """
 
     folders: tuple[Path, ...] = ()
@@ -82,6 +84,7 @@ class Roots:
     guarded: tuple[Path, ...] = ()
     spool: Path | None = None
     job_root: Path | None = None
+    writers: tuple[int, ...] = ()
 
     @classmethod
     def of(cls, folders: tuple[Path, ...] | list[Path]) -> Roots:
@@ -107,6 +110,7 @@ class Roots:
             guarded=guarded_folders(owner_uid) if confined else (),
             spool=_real(spool) if spool is not None else None,
             job_root=folders[0] if folders else None,
+            writers=(owner_uid, daemon_uid) if confined else (),
         )
 
     def with_job_folder(self, folder: Path) -> Roots:
@@ -132,7 +136,10 @@ class Roots:
         # folder the daemons own (the submitted folder is the owner's, read-only to us).
         own = (self.job_root,) if output and self.job_root is not None else self.job_folders
         mine = tuple(PurePosixPath(f) for f in own)
-        return confine.roots_problem(real, tuple(paths), mine, confined=self.confined)
+        found = confine.roots_problem(real, tuple(paths), mine, confined=self.confined)
+        if found is None and output and self.writers:
+            found = _foreign_folder(Path(real).parent, self.writers)
+        return found
 
     def allows(self, path: Path) -> bool:
         """True when ``path`` may be used (see :meth:`problem`)."""
@@ -153,6 +160,25 @@ class Roots:
             real = _real(path)
             shown = f"{path}" if real == path else f"{path} (resolves to {real})"
             raise site.error(f"{shown} {found}")
+
+
+def _foreign_folder(folder: Path, writers: tuple[int, ...]) -> str | None:
+    """Why the nearest existing folder of an output is not the owner's or the daemons'.
+
+    An early answer only: the merge checks the folder it opens again, by descriptor.
+    """
+    while not os.path.lexists(folder) and folder != folder.parent:
+        folder = folder.parent
+    try:
+        uid = os.stat(folder).st_uid
+    except OSError:
+        return None
+    if uid in writers:
+        return None
+    return (
+        f"would be written into {folder}, which belongs to uid {uid}, neither the job's "
+        "owner nor the daemons"
+    )
 
 
 def configured_roots_text() -> str:

@@ -8,6 +8,7 @@ on the same spool completes meanwhile.
 
 from __future__ import annotations
 
+import os
 import stat
 import textwrap
 
@@ -42,11 +43,17 @@ def _refused(f: Fleet, name: str, *words: str) -> None:
 
 
 def test_outputs_never_reach_the_daemons_files() -> None:
-    """append_row_to into spec.json, state/, a task file, leader/ or another job: refused at intake.
+    """append_row_to into spec.json, state/, a task file, leader/, another job or another
+    user's folder: refused at intake.
 
     The allowed roots contain the whole spool: they do not open its control folders.
     """
     with fleet("{base}") as f:
+        theirs = f.base / "theirs"  # another user's folder inside the allowed root
+        theirs.mkdir()
+        (theirs / "out.txt").write_text("their rows\n")
+        os.chown(theirs, 4242, 4242)
+        before = snapshot(theirs)
         f.drop("good", job_yaml(f.python, name="good"))
         good = f.job("good")
         cases = {
@@ -56,11 +63,14 @@ def test_outputs_never_reach_the_daemons_files() -> None:
             "toleader": f"{f.spool}/leader/epoch-999999",
             "toother": f"{good}/outputs/out.txt",
             "tojobs": "../other/outputs/out.txt",
+            "totheirs": f"{theirs}/out.txt",
         }
         for name, target in cases.items():
             f.drop(name, job_yaml(f.python, name=name, append_row_to=target))
         for name, target in cases.items():
             _refused(f, name, "append_row_to", target.rsplit("/", 1)[-1])
+        _refused(f, "totheirs", "belongs to uid 4242")
+        assert snapshot(theirs) == before
         _good_rows(f, "good")
         for name in cases:
             job = f.job(name)
