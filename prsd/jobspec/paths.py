@@ -149,8 +149,8 @@ class Roots:
         """The roots, for messages."""
         return ", ".join(str(f) for f in self.folders)
 
-    def check(self, path: Path, site: Site, *, output: bool = False) -> None:
-        """Refuse ``path`` unless the job may use it.
+    def check(self, path: Path, site: Site, *, output: bool = False, written: str = "") -> None:
+        """Refuse ``path`` (``written`` as the spec gave it) unless the job may use it.
 
         Raises:
             JobSpecError: naming the key, the path (and what it resolves to) and why.
@@ -159,6 +159,8 @@ class Roots:
         if found is not None:
             real = _real(path)
             shown = f"{path}" if real == path else f"{path} (resolves to {real})"
+            if written and written != str(path):
+                shown = f"{written!r} ({shown})"
             raise site.error(f"{shown} {found}")
 
 
@@ -275,7 +277,7 @@ def resolve(
         return normal
     found = inside(base, text, site, what)
     if output:
-        roots.check(found, site, output=True)
+        roots.check(found, site, output=True, written=text)
     return found
 
 
