@@ -17,6 +17,7 @@ import shutil
 import stat
 import subprocess
 import sys
+import sysconfig
 import tempfile
 import textwrap
 from contextlib import contextmanager
@@ -32,6 +33,8 @@ if TYPE_CHECKING:
 
 PRSD = [sys.executable, "-m", "prsd.daemon"]
 CHECKOUT = Path(__file__).resolve().parents[2]
+PYTHONPATH = f"{CHECKOUT}:{sysconfig.get_paths()['purelib']}"
+"""prsd and its dependencies, for an owner running the suite's interpreter by its real path."""
 
 SCRIPT = """
 def init():
@@ -153,7 +156,7 @@ class Fleet:
     def submit_as_owner(self, folder: Path) -> subprocess.CompletedProcess[str]:
         """``prsctl submit`` run as the owner (no allowed roots in its environment)."""
         command = [self.python, "-m", "prsd.cli.prsctl", "submit", "--spool", str(self.spool)]
-        env = {"PATH": "/usr/bin:/bin", "PYTHONPATH": str(CHECKOUT), "PRSD_ALLOWED_ROOTS": ""}
+        env = {"PATH": "/usr/bin:/bin", "PYTHONPATH": PYTHONPATH, "PRSD_ALLOWED_ROOTS": ""}
         return subprocess.run(
             [
                 "runuser",

@@ -9,10 +9,25 @@ on the same spool completes meanwhile.
 from __future__ import annotations
 
 import os
+import shutil
 import stat
+import subprocess
+import tempfile
 import textwrap
+from pathlib import Path
 
-from tests.hostile.fleet import Fleet, fleet, job_yaml, snapshot
+from tests.hostile.fleet import (
+    PYTHONPATH,
+    SCRIPT,
+    Fleet,
+    chown_tree,
+    fleet,
+    job_yaml,
+    owner_user,
+    python_for,
+    reachable_checkout,
+    snapshot,
+)
 
 FORGED = "root:x:0:0:FORGED:/root:/bin/sh"
 
@@ -137,3 +152,44 @@ def _submit_applies_the_leaders_rule(f: Fleet) -> None:
     accepted = f.submit_as_owner(mine)
     assert accepted.returncode == 0, accepted.stderr
     _good_rows(f, "submine")
+
+
+def test_a_users_own_prsd_run_is_not_confined() -> None:
+    """prsd run by a user of their own job, no allowed roots: absolute inputs and outputs
+    outside the job folder work as before (the user's own rights bound it)."""
+    with owner_user() as user, reachable_checkout():
+        base = Path(tempfile.mkdtemp(prefix="prsd-own-"))
+        try:
+            base.chmod(0o755)
+            python = python_for(user)
+            data, out = base / "data", base / "out"
+            data.mkdir()
+            out.mkdir()
+            for i in range(4):
+                (data / f"f{i}.txt").write_text(f"{i}\n")
+            job = base / "job"
+            (job / "code").mkdir(parents=True)
+            (job / "code" / "score.py").write_text(textwrap.dedent(SCRIPT))
+            text = job_yaml(python, name="own", input_data=str(data), append_row_to=f"{out}/o.txt")
+            (job / "job.yaml").write_text(text)
+            chown_tree(base, user.pw_uid, user.pw_gid)
+            env = [
+                "env",
+                "PATH=/usr/bin:/bin",
+                f"PYTHONPATH={PYTHONPATH}",
+                "PRSD_ALLOWED_ROOTS=",
+                "PRSD_GPU_COUNT=0",
+            ]
+            command = [python, "-m", "prsd.daemon", "run", "--spool", str(base / "spool"), str(job)]
+            done = subprocess.run(
+                ["runuser", "-u", user.pw_name, "--", *env, *command],
+                capture_output=True,
+                text=True,
+                check=False,
+                cwd="/",
+                timeout=170,
+            )
+            assert done.returncode == 0, done.stdout + done.stderr
+            assert (out / "o.txt").read_text().splitlines() == [f"ok f{i}.txt" for i in range(4)]
+        finally:
+            shutil.rmtree(base, ignore_errors=True)
