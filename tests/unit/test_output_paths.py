@@ -122,3 +122,17 @@ def test_the_recorded_owner_decides(tmp_path: Path, monkeypatch: pytest.MonkeyPa
     (job / "owner.json").write_text(json.dumps(record))
     with pytest.raises(JobSpecError, match="outside the job folder"):
         load_job_spec(job, spool_job_dir=job)
+
+
+def test_roots_from_the_settings_file(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Without PRSD_ALLOWED_ROOTS in the environment, the settings file's line is used
+    (prsctl submit in a user's shell applies the daemons' roots)."""
+    from prsd.jobspec import paths
+
+    settings = tmp_path / "prsd.env"
+    settings.write_text('# comment\nPRSD_SPOOL=/srv/spool\nPRSD_ALLOWED_ROOTS="/data:/mnt/x"\n')
+    monkeypatch.setattr(paths, "SETTINGS_FILE", str(settings))
+    monkeypatch.delenv("PRSD_ALLOWED_ROOTS", raising=False)
+    assert paths.configured_roots_text() == "/data:/mnt/x"
+    monkeypatch.setenv("PRSD_ALLOWED_ROOTS", "")
+    assert paths.configured_roots_text() == ""
