@@ -11,7 +11,9 @@ Guarantees (docs/security.md, "Containment"):
 - **Guarded folders.** For a confined job, a path at ``/`` or inside ``/root``,
   ``/etc``, ``/proc``, ``/sys``, ``/dev``, ``/boot`` or another user's home is refused
   unless an allowed root lies at or inside that folder (``/`` as an allowed root
-  does not open ``/etc``: it must be named).
+  does not open ``/etc``: it must be named). The job's own folders are exempt: the
+  submitted folder is vetted whole (the owner's, not itself guarded), and the spool
+  may live anywhere the administrator put it.
 - **The spool's own files.** An output inside the spool lands only in the job's own
   folder, never in a name the daemons keep there (``spec.json``, ``state/``, task
   files, ``logs/`` ...); another job's folder and the spool's control folders

@@ -127,15 +127,16 @@ class Roots:
             if found:
                 return found
         paths = [PurePosixPath(f) for f in self.folders]
-        if self.confined:
-            guarded = [PurePosixPath(g) for g in self.guarded]
-            found = confine.guard_problem(real, guarded, paths)
-            if found:
-                return found
         # Outputs go to the job's spool folder only: the merge writes there through a
         # folder the daemons own (the submitted folder is the owner's, read-only to us).
         own = (self.job_root,) if output and self.job_root is not None else self.job_folders
         mine = tuple(PurePosixPath(f) for f in own)
+        # The job's own folders were vetted whole (a spool under /home/prsd is fine).
+        if self.confined and not any(confine.under(real, f) for f in mine):
+            guarded = [PurePosixPath(g) for g in self.guarded]
+            found = confine.guard_problem(real, guarded, paths)
+            if found:
+                return found
         found = confine.roots_problem(real, tuple(paths), mine, confined=self.confined)
         if found is None and output and self.writers:
             found = _foreign_folder(Path(real).parent, self.writers)

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import dataclasses
 import json
 import os
 from pathlib import Path
@@ -136,3 +137,15 @@ def test_roots_from_the_settings_file(tmp_path: Path, monkeypatch: pytest.Monkey
     assert paths.configured_roots_text() == "/data:/mnt/x"
     monkeypatch.setenv("PRSD_ALLOWED_ROOTS", "")
     assert paths.configured_roots_text() == ""
+
+
+def test_a_spool_in_a_guarded_folder_still_serves_its_jobs(tmp_path: Path) -> None:
+    """The job's own folder is never refused as guarded (a spool kept in a home folder)."""
+    from prsd.jobspec.paths import Roots
+
+    job = tmp_path / "spool" / "jobs" / "j1"
+    job.mkdir(parents=True)
+    roots = Roots().for_job(owner_uid=4242, daemon_uid=0, spool=tmp_path / "spool", job_root=job)
+    roots = dataclasses.replace(roots, guarded=(tmp_path,))
+    assert roots.problem(job / "outputs" / "out.txt", output=True) is None
+    assert roots.problem(tmp_path / "elsewhere") is not None
