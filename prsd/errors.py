@@ -2,12 +2,15 @@
 
 Every error carries the data needed to explain itself to the user and renders to
 exactly one line (``str(err)``), which is what ``job_result.txt``, ``prsd run`` and
-``prsctl`` print. Nothing here imports anything but the standard library.
+``prsctl`` print. Nothing here imports anything but the standard library and
+``prsd.logline`` (which imports only the standard library).
 """
 
 from __future__ import annotations
 
 from enum import IntEnum
+
+from prsd.logline import one_line
 
 
 class ExitCode(IntEnum):
@@ -26,8 +29,12 @@ class PrsdError(Exception):
     """Base of every error prsd raises on purpose."""
 
     def one_line(self) -> str:
-        """The error as one line for ``job_result.txt`` and the command line."""
-        return " ".join(str(self).split())
+        """The error as one line for ``job_result.txt`` and the command line.
+
+        Whitespace runs become one space; any other control character (an escape
+        sequence from a job's own text) is written as a visible escape.
+        """
+        return one_line(" ".join(str(self).split()))
 
 
 class JobSpecError(PrsdError):

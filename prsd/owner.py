@@ -28,6 +28,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from prsd.errors import PrsdError
+from prsd.storage.dirfd import UnsafeFolder, open_under
 from prsd.storage.jobowner import OwnerRecordError, read_job_owner
 
 if TYPE_CHECKING:
@@ -195,21 +196,71 @@ def unreadable_for(run_as: RunAs, path: str, *, list_from: str | None = None) ->
     return None
 
 
-def make_dirs_for(run_as: RunAs | None, folders: Iterable[Path]) -> None:
-    """Create ``folders`` (with parents) and give the folders themselves to the owner."""
+def make_dirs_for(
+    run_as: RunAs | None, folders: Iterable[Path], *, anchor: Path | None = None
+) -> None:
+    """Create ``folders`` (with parents) and give the folders themselves to the owner.
+
+    With ``anchor`` (the job's folder) every folder is reached from it one component at
+    a time without following a link (prsd/storage/dirfd.py) and handed over by
+    descriptor, so a link the owner planted on the way is refused, never followed.
+
+    Raises:
+        JobOwnerRefused: a folder on the way is a link or not a folder.
+    """
     folders = list(folders)
+    if anchor is None:
+        for folder in folders:
+            folder.mkdir(parents=True, exist_ok=True)
+        hand_over(run_as, folders)
+        return
     for folder in folders:
-        folder.mkdir(parents=True, exist_ok=True)
-    hand_over(run_as, folders)
+        fd = _open_folder(anchor, folder)
+        try:
+            if run_as is not None:
+                os.fchown(fd, run_as.uid, run_as.gid)
+        finally:
+            os.close(fd)
 
 
-def make_files_for(run_as: RunAs | None, files: Iterable[Path]) -> None:
-    """Create empty ``files`` if missing (never through a symlink) and give them to the owner."""
+def make_files_for(
+    run_as: RunAs | None, files: Iterable[Path], *, anchor: Path | None = None
+) -> None:
+    """Create empty ``files`` if missing (never through a symlink) and give them to the owner.
+
+    With ``anchor`` (the job's folder) each file's folder is reached without following
+    a link, as in :func:`make_dirs_for`, and the file is created relative to it.
+
+    Raises:
+        JobOwnerRefused: a folder on the way, or the file itself, is a link.
+    """
     files = list(files)
     if run_as is None:
         return
+    flags = os.O_WRONLY | os.O_CREAT | os.O_APPEND | os.O_NOFOLLOW | os.O_CLOEXEC
+    if anchor is None:
+        for path in files:
+            path.parent.mkdir(parents=True, exist_ok=True)
+            os.close(os.open(path, flags, 0o644))
+        hand_over(run_as, files)
+        return
     for path in files:
-        path.parent.mkdir(parents=True, exist_ok=True)
-        fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_APPEND | os.O_NOFOLLOW, 0o644)
-        os.close(fd)
-    hand_over(run_as, files)
+        dir_fd = _open_folder(anchor, path.parent)
+        try:
+            fd = os.open(path.name, flags, 0o644, dir_fd=dir_fd)
+        except OSError as exc:
+            raise JobOwnerRefused(f"cannot prepare {path} for the worker: {exc.strerror}") from exc
+        finally:
+            os.close(dir_fd)
+        try:
+            os.fchown(fd, run_as.uid, run_as.gid)
+        finally:
+            os.close(fd)
+
+
+def _open_folder(anchor: Path, folder: Path) -> int:
+    parts = Path(os.path.abspath(folder)).relative_to(os.path.abspath(anchor)).parts
+    try:
+        return open_under(anchor, parts, create_mode=0o755)
+    except UnsafeFolder as exc:
+        raise JobOwnerRefused(f"the worker's files cannot be prepared: {exc}") from exc

@@ -53,7 +53,12 @@ def submit(job_dir: Path, spool: SpoolLayout, *, name: str | None = None) -> tup
     job_dir = job_dir.absolute()
     if not job_dir.is_dir():
         raise JobSpecError("", str(job_dir), "is not a folder (a job is a folder with job.yaml)")
-    spec = load_job_spec(job_dir, spool_job_dir=job_dir)
+    # The leader's rule: the daemons are whoever owns the spool's jobs/ folder.
+    daemons = next((d for d in (spool.jobs, spool.root) if d.is_dir()), None)
+    daemon_uid = daemons.stat().st_uid if daemons is not None else os.geteuid()
+    spec = load_job_spec(
+        job_dir, spool_job_dir=job_dir, owner_uid=os.geteuid(), daemon_uid=daemon_uid
+    )
     job_id = _fresh_id(spool, name or spec.name)
     staging = _staging(spool)
     try:

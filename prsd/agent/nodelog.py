@@ -1,7 +1,8 @@
 """The node's log files of a job: ``_main.txt`` and one ``<process>.txt`` per worker.
 
 Each file has exactly one writer (this node's agent), so plain appends are safe even
-on a shared file system.
+on a shared file system. Values from the job (error messages, names) are escaped to
+one line and no file is written through a link (prsd/logline.py).
 """
 
 from __future__ import annotations
@@ -10,6 +11,7 @@ import socket
 from datetime import UTC, datetime
 from typing import TYPE_CHECKING
 
+from prsd.logline import append_lines
 from prsd.storage.layout import mb_id
 
 if TYPE_CHECKING:
@@ -33,21 +35,20 @@ def host_ip() -> str:
 
 
 def append_line(path: Path, line: str) -> None:
+    """Append ``line`` with the time now (escaped to one line; never through a link)."""
     path.parent.mkdir(parents=True, exist_ok=True)
-    with open(path, "a", encoding="utf-8") as f:
-        f.write(f"{_now()} {line}\n")
+    append_lines(path, [f"{_now()} {line}"])
 
 
 def stamped(line: str) -> str:
     """``line`` with the time now, as :func:`append_line` writes it (for batching)."""
-    return f"{_now()} {line}\n"
+    return f"{_now()} {line}"
 
 
 def append_stamped(path: Path, lines: list[str]) -> None:
     """Append lines made by :func:`stamped`, in one open and one write."""
     path.parent.mkdir(parents=True, exist_ok=True)
-    with open(path, "a", encoding="utf-8") as f:
-        f.write("".join(lines))
+    append_lines(path, lines)
 
 
 def batch_record(outcome: Outcome, ip: str) -> str:

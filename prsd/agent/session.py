@@ -113,8 +113,8 @@ class WorkerSession:
                 )
         paths = self.paths
         folders = [paths.working_dir, paths.log_dir, paths.error.parent, ctx.layout.outputs]
-        make_dirs_for(run_as, folders)
-        make_files_for(run_as, [paths.stdout, paths.stderr])
+        make_dirs_for(run_as, folders, anchor=ctx.layout.root)
+        make_files_for(run_as, [paths.stdout, paths.stderr], anchor=ctx.layout.root)
         python = ctx.spec.python
 
         def command(fd: int) -> list[str]:
@@ -232,7 +232,8 @@ class WorkerSession:
         remaining = task.remaining()
         await self.apply(Event.TASK)
         self.current_task = task.task.name
-        make_files_for(self.run_as, [task.out_tmp])  # the worker appends to it as the owner
+        # The worker appends to it as the owner.
+        make_files_for(self.run_as, [task.out_tmp], anchor=self.ctx.layout.root)
 
         async def send_all() -> None:
             # Frames go out while results come back: a task of many large mini-batches

@@ -65,7 +65,7 @@ def finish_task(layout: JobLayout, node_id: str, task: RunningTask, *, durable: 
         task.outcomes[int(mb["i"])] for mb in task.mini_batches if int(mb["i"]) in task.outcomes
     )
     meta = ResultMeta(task.task.name, node_id, outcomes).encode()
-    fd = os.open(task.out_tmp, os.O_WRONLY | os.O_CREAT | os.O_APPEND, 0o644)
+    fd = os.open(task.out_tmp, os.O_WRONLY | os.O_CREAT | os.O_APPEND | os.O_NOFOLLOW, 0o644)
     try:
         view = memoryview(meta)
         while view:

@@ -14,11 +14,11 @@ from __future__ import annotations
 import json
 import os
 from dataclasses import dataclass
-from pathlib import Path
+from pathlib import Path, PurePosixPath
 from typing import TYPE_CHECKING, Any
 
 from prsd.errors import JobSpecError
-from prsd.jobspec import build
+from prsd.jobspec import build, confine
 from prsd.jobspec.aliases import apply_aliases
 from prsd.jobspec.arguments import PathContext, read_arguments
 from prsd.jobspec.code import code_folder, entry_script, to_csv_settings, worker_python
@@ -31,6 +31,8 @@ from prsd.jobspec.ports import Port, parse_ports, place_outputs, resolve_inputs
 from prsd.jobspec.refs import bind_literals
 from prsd.jobspec.schema import flatten
 from prsd.jobspec.yamlsafe import Setting, read_limited, read_yaml
+from prsd.storage.jobowner import OwnerRecordError, read_job_owner
+from prsd.storage.layout import JobLayout
 
 if TYPE_CHECKING:
     from collections.abc import Mapping, Sequence
@@ -76,24 +78,42 @@ def find_job_file(job_dir: Path) -> Path:
     return path
 
 
-def read_origin(job_dir: Path, roots: Roots) -> Path | None:
+def read_origin(job_dir: Path, roots: Roots, owner_uid: int | None = None) -> Path | None:
     """The original job folder named by ``origin.json``, if the job was submitted from one.
 
+    For a confined job (``roots.confined``) the folder must belong to the job's owner
+    (``owner_uid``) and lie in no guarded folder: ``origin.json`` is the owner's own
+    file, so the folder it names is believed only as far as the owner's own rights go.
+
     Raises:
-        JobSpecError: a malformed ``origin.json``, or a folder that is missing or
-            outside the allowed roots.
+        JobSpecError: a malformed ``origin.json``, or a folder that is missing, outside
+            the allowed roots, or (confined) not the owner's.
     """
     path = job_dir / ORIGIN_FILE
     if not os.path.lexists(path):
         return None
     folder = _origin_folder(read_limited(path, 64 * 1024, what="origin file"), path)
-    if not roots.allows(folder):
-        problem = f"{folder} is outside the allowed roots ({roots.listed()})"
-        raise JobSpecError("job_dir", str(path), problem)
     if not folder.is_dir():
         problem = f"the original job folder {folder} no longer exists"
         raise JobSpecError("job_dir", str(path), problem)
+    found = _origin_problem(folder, roots, owner_uid)
+    if found is not None:
+        raise JobSpecError("job_dir", str(path), f"{folder} {found}")
     return folder
+
+
+def _origin_problem(folder: Path, roots: Roots, owner_uid: int | None) -> str | None:
+    if not roots.confined:
+        return roots.problem(folder)
+    real = PurePosixPath(os.path.realpath(folder))
+    guarded = [PurePosixPath(g) for g in roots.guarded]
+    found = confine.guard_problem(real, guarded, [PurePosixPath(f) for f in roots.folders])
+    if found is not None:
+        return found
+    uid = os.stat(real).st_uid
+    if owner_uid is not None and uid != owner_uid:
+        return f"belongs to uid {uid}, not to the job's owner (uid {owner_uid})"
+    return None
 
 
 def _origin_folder(raw: bytes, path: Path) -> Path:
@@ -109,14 +129,25 @@ def _origin_folder(raw: bytes, path: Path) -> Path:
 
 
 def load_job_spec(
-    job_dir: Path, *, spool_job_dir: Path | None = None, allowed_roots: Sequence[Path] = ()
+    job_dir: Path,
+    *,
+    spool_job_dir: Path | None = None,
+    allowed_roots: Sequence[Path] = (),
+    owner_uid: int | None = None,
+    daemon_uid: int | None = None,
+    spool_root: Path | None = None,
 ) -> JobSpec:
     """Load and check the job spec of ``job_dir``.
 
     Args:
         job_dir: the folder holding ``job.yaml`` (and maybe ``origin.json``, ``code/``).
         spool_job_dir: the job's folder in the spool, where outputs go (default: job_dir).
-        allowed_roots: folders absolute paths must lie under; empty accepts any.
+        allowed_roots: folders absolute paths must lie under; empty: the configured ones.
+        owner_uid: the job's owner (default: the one recorded in ``owner.json`` by the
+            leader, else the owner of ``spool_job_dir``).
+        daemon_uid: the user the daemons run as (default: this process's).
+        spool_root: the spool (default: the folder above ``jobs/`` when
+            ``spool_job_dir`` is ``<spool>/jobs/<id>``).
 
     Returns:
         The normalised, frozen JobSpec.
@@ -126,15 +157,40 @@ def load_job_spec(
     """
     folder = Path(os.path.abspath(job_dir))
     spool = Path(os.path.abspath(spool_job_dir)) if spool_job_dir is not None else folder
-    roots = Roots.of(list(allowed_roots))
+    if owner_uid is None:
+        owner_uid = _default_owner(spool if os.path.lexists(spool) else folder)
+    if spool_root is None and spool.parent.name == "jobs":
+        spool_root = spool.parent.parent
+    roots = Roots.of(list(allowed_roots)).for_job(
+        owner_uid=owner_uid,
+        daemon_uid=os.geteuid() if daemon_uid is None else daemon_uid,
+        spool=spool_root,
+        job_root=spool,
+    )
     path = find_job_file(folder)
     try:
-        origin = read_origin(folder, roots)
+        origin = read_origin(folder, roots, owner_uid)
+        if origin is not None:
+            roots = roots.with_job_folder(origin)
+        elif folder != spool:
+            roots = roots.with_job_folder(folder)
         return _Loader(folder, spool, roots, origin, select_job(read_yaml(path))).spec()
     except OSError as exc:
         # A folder the leader may not look into, a name the file system refuses...
         where = f" {exc.filename}" if exc.filename else ""
         raise JobSpecError("", str(path), f"cannot read{where}: {exc.strerror}") from None
+
+
+def _default_owner(folder: Path) -> int:
+    """The owner the leader recorded (``owner.json``, the daemons' own), else the folder's."""
+    try:
+        return read_job_owner(JobLayout(folder, folder.name)).uid
+    except OwnerRecordError:
+        pass
+    try:
+        return os.lstat(folder).st_uid
+    except OSError:
+        return os.geteuid()
 
 
 @dataclass(frozen=True)

@@ -67,10 +67,10 @@ def plan_output(settings: Mapping[str, Setting], ctx: OutputContext) -> OutputPl
     name = DEFAULT_APPEND_ROW_FILE_NAME
     if file_name is not None:
         name = _plain_name(file_name)
-    return OutputPlan(
-        "append_row",
-        str(_not_folder(ctx.spool / "outputs" / name, action.site if action else None)),
-    )
+    path = ctx.spool / "outputs" / name
+    if action is not None:
+        ctx.roots.check(path, action.site, output=True)
+    return OutputPlan("append_row", str(_not_folder(path, action.site if action else None)))
 
 
 def _refuse_both(
@@ -101,7 +101,7 @@ def _target(setting: Setting, ctx: OutputContext) -> Path:
         return place if port.kind == "uri_file" else place / DEFAULT_APPEND_ROW_FILE_NAME
     if has_ref(text):
         text = substitute(text, ctx.refs, site)
-    return resolve(ctx.spool, text, ctx.roots, site, what="job's spool folder")
+    return resolve(ctx.spool, text, ctx.roots, site, what="job's spool folder", output=True)
 
 
 def _plain_name(setting: Setting) -> str:

@@ -4,7 +4,11 @@ Guarantees:
 - A relative path stays inside its base folder, both as written (no ``..`` escape) and
   after following symlinks (no link leading out).
 - An absolute path lies under one of the allowed roots when any are configured (checked
-  after following symlinks); with none configured every absolute path is accepted.
+  after following symlinks), or in the job's own folders; with none configured, a job
+  the daemons run for another user (a confined job) may use only its own folders, and
+  an unconfined one any path. A confined job never uses a system folder or another
+  user's home that no allowed root names, nor the spool outside its own folder; no
+  output ever lands on a name the daemons keep (rules: :mod:`prsd.jobspec.confine`).
 - Returned paths are absolute and normalised, but not symlink-resolved: the spool may be
   mounted through a link whose name every node shares, and the path must read the same
   on every node.
@@ -12,16 +16,21 @@ Guarantees:
 - No path holds a control character (a newline, an escape sequence, NUL): such a
   name would forge lines in logs and listings, and no real data set needs one.
 - Allowed roots come from the caller, else from ``PRSD_ALLOWED_ROOTS`` (folders
-  separated by ``:``), the daemons' configuration for a shared spool.
+  separated by ``:``), else from that line of ``/etc/prsd/prsd.env``, the daemons'
+  configuration for a shared spool (so ``prsctl submit`` applies the daemons' rule).
 """
 
 from __future__ import annotations
 
+import dataclasses
 import os
+import pwd
 import re
 from dataclasses import dataclass
-from pathlib import Path
+from pathlib import Path, PurePosixPath
 from typing import TYPE_CHECKING
+
+from prsd.jobspec import confine
 
 if TYPE_CHECKING:
     from prsd.jobspec.yamlsafe import Site
@@ -29,6 +38,7 @@ if TYPE_CHECKING:
 MAX_PATH_BYTES = 4096  # Linux PATH_MAX
 MAX_NAME_BYTES = 255  # Linux NAME_MAX
 ROOTS_ENV = "PRSD_ALLOWED_ROOTS"
+SETTINGS_FILE = "/etc/prsd/prsd.env"
 _CONTROL = re.compile(r"[\x00-\x1f\x7f]")
 _REMOTE = re.compile(r"^(azureml|https?|wasbs?|abfss?|adl|s3|gs|git\+\w+|git):", re.IGNORECASE)
 
@@ -54,39 +64,152 @@ def _real(path: Path) -> Path:
 
 @dataclass(frozen=True)
 class Roots:
-    """The folders absolute paths must lie under (none: any absolute path is accepted)."""
+    """Where absolute paths of one job may lead (the rules of :mod:`prsd.jobspec.confine`).
+
+    Attributes:
+        folders: the configured allowed roots (none: see ``confined``).
+        confined: the daemons act for someone else (see :func:`confine.is_confined`).
+        job_folders: the job's own folders, always allowed (its spool folder, the
+            folder it was submitted from).
+        guarded: system folders and other users' homes (confined jobs only).
+        spool: the spool's root, when known.
+        job_root: the job's folder in the spool, when known.
+        writers: for a confined job, the uids whose folders an output may be written
+            into (the owner's and the daemons'); empty: not checked.
+    """
 
     folders: tuple[Path, ...] = ()
+    confined: bool = False
+    job_folders: tuple[Path, ...] = ()
+    guarded: tuple[Path, ...] = ()
+    spool: Path | None = None
+    job_root: Path | None = None
+    writers: tuple[int, ...] = ()
 
     @classmethod
     def of(cls, folders: tuple[Path, ...] | list[Path]) -> Roots:
         """Roots from configured folders (made absolute, symlinks resolved).
 
-        With no folders given, ``PRSD_ALLOWED_ROOTS`` (``:``-separated) supplies them.
+        With no folders given, ``PRSD_ALLOWED_ROOTS`` (``:``-separated) supplies them,
+        else the same line of ``/etc/prsd/prsd.env`` (the daemons' settings file).
         """
         if not folders:
-            folders = [Path(f) for f in os.environ.get(ROOTS_ENV, "").split(":") if f.strip()]
+            folders = [Path(f) for f in configured_roots_text().split(":") if f.strip()]
         return cls(tuple(_real(Path(os.path.abspath(f))) for f in folders))
 
+    def for_job(
+        self, *, owner_uid: int, daemon_uid: int, spool: Path | None, job_root: Path | None
+    ) -> Roots:
+        """These roots applied to one job of ``owner_uid`` run by ``daemon_uid``."""
+        confined = confine.is_confined(owner_uid, daemon_uid)
+        folders = (_real(job_root),) if job_root is not None else ()
+        return dataclasses.replace(
+            self,
+            confined=confined,
+            job_folders=folders,
+            guarded=guarded_folders(owner_uid) if confined else (),
+            spool=_real(spool) if spool is not None else None,
+            job_root=folders[0] if folders else None,
+            writers=(owner_uid, daemon_uid) if confined else (),
+        )
+
+    def with_job_folder(self, folder: Path) -> Roots:
+        """These roots with one more folder of the job's own (the submitted folder)."""
+        return dataclasses.replace(self, job_folders=(*self.job_folders, _real(folder)))
+
+    def problem(self, path: Path, *, output: bool = False) -> str | None:
+        """Why ``path`` (symlinks followed) may not be used by the job, or None."""
+        real = PurePosixPath(_real(path))
+        spool, job_root = self.spool, self.job_root
+        if spool is not None and job_root is not None and (output or self.confined):
+            where = PurePosixPath(spool), PurePosixPath(job_root)
+            found = confine.spool_problem(real, *where, output=output)
+            if found:
+                return found
+        paths = [PurePosixPath(f) for f in self.folders]
+        # Outputs go to the job's spool folder only: the merge writes there through a
+        # folder the daemons own (the submitted folder is the owner's, read-only to us).
+        own = (self.job_root,) if output and self.job_root is not None else self.job_folders
+        mine = tuple(PurePosixPath(f) for f in own)
+        # The job's own folders were vetted whole (a spool under /home/prsd is fine).
+        if self.confined and not any(confine.under(real, f) for f in mine):
+            guarded = [PurePosixPath(g) for g in self.guarded]
+            found = confine.guard_problem(real, guarded, paths)
+            if found:
+                return found
+        found = confine.roots_problem(real, tuple(paths), mine, confined=self.confined)
+        if found is None and output and self.writers:
+            found = _foreign_folder(Path(real).parent, self.writers)
+        return found
+
     def allows(self, path: Path) -> bool:
-        """True when no roots are configured or ``path`` lies under one (links followed)."""
-        real = _real(path)
-        return not self.folders or any(real.is_relative_to(root) for root in self.folders)
+        """True when ``path`` may be used (see :meth:`problem`)."""
+        return self.problem(path) is None
 
     def listed(self) -> str:
         """The roots, for messages."""
         return ", ".join(str(f) for f in self.folders)
 
-    def check(self, path: Path, site: Site) -> None:
-        """Refuse ``path`` unless it lies under an allowed root.
+    def check(self, path: Path, site: Site, *, output: bool = False, written: str = "") -> None:
+        """Refuse ``path`` (``written`` as the spec gave it) unless the job may use it.
 
         Raises:
-            JobSpecError: roots are configured and ``path`` is under none of them.
+            JobSpecError: naming the key, the path (and what it resolves to) and why.
         """
-        if not self.allows(path):
+        found = self.problem(path, output=output)
+        if found is not None:
             real = _real(path)
             shown = f"{path}" if real == path else f"{path} (resolves to {real})"
-            raise site.error(f"{shown} is outside the allowed roots ({self.listed()})")
+            if written and written != str(path):
+                shown = f"{written!r} ({shown})"
+            raise site.error(f"{shown} {found}")
+
+
+def _foreign_folder(folder: Path, writers: tuple[int, ...]) -> str | None:
+    """Why the nearest existing folder of an output is not the owner's or the daemons'.
+
+    An early answer only: the merge checks the folder it opens again, by descriptor.
+    """
+    while not os.path.lexists(folder) and folder != folder.parent:
+        folder = folder.parent
+    try:
+        uid = os.stat(folder).st_uid
+    except OSError:
+        return None
+    if uid in writers:
+        return None
+    return (
+        f"would be written into {folder}, which belongs to uid {uid}, neither the job's "
+        "owner nor the daemons"
+    )
+
+
+def configured_roots_text() -> str:
+    """``PRSD_ALLOWED_ROOTS`` from the environment, else from ``/etc/prsd/prsd.env``."""
+    if ROOTS_ENV in os.environ:
+        return os.environ[ROOTS_ENV]
+    try:
+        with open(SETTINGS_FILE, encoding="utf-8") as f:
+            lines = f.read(64 * 1024).splitlines()
+    except (OSError, UnicodeDecodeError):
+        return ""
+    for line in lines:
+        key, sep, value = line.strip().partition("=")
+        if sep and key.strip() == ROOTS_ENV:
+            return value.strip().strip("\"'")
+    return ""
+
+
+def guarded_folders(owner_uid: int) -> tuple[Path, ...]:
+    """System folders and the homes of root and of every other login user."""
+    homes: set[str] = set()
+    for entry in pwd.getpwall():
+        if entry.pw_uid == owner_uid or not (entry.pw_uid == 0 or entry.pw_uid >= 1000):
+            continue
+        if entry.pw_dir and entry.pw_dir != "/" and os.path.isabs(entry.pw_dir):
+            homes.add(os.path.realpath(entry.pw_dir))
+    system = [Path(p) for p in confine.SYSTEM_FOLDERS]
+    return (*system, *sorted(Path(h) for h in homes))
 
 
 def stays_inside(path: Path, folder: Path) -> bool:
@@ -119,12 +242,23 @@ def inside(base: Path, text: str, site: Site, what: str) -> Path:
     return lexical
 
 
-def resolve(base: Path, text: str, roots: Roots, site: Site, what: str = "job folder") -> Path:
+def resolve(
+    base: Path,
+    text: str,
+    roots: Roots,
+    site: Site,
+    what: str = "job folder",
+    *,
+    output: bool = False,
+) -> Path:
     """An absolute path for ``text`` (relative to ``base``), after the containment rules.
 
+    ``output`` marks a path the daemons will write: relative ones are checked too (never
+    a name the daemons keep in the job's folder).
+
     Raises:
-        JobSpecError: a cloud location, a relative path leaving ``base``, or an absolute
-            path outside the allowed roots.
+        JobSpecError: a cloud location, a relative path leaving ``base``, an absolute
+            path outside the allowed roots, or a path the job may not use.
     """
     text = local_text(text)
     refuse_control(text, site)
@@ -140,9 +274,12 @@ def resolve(base: Path, text: str, roots: Roots, site: Site, what: str = "job fo
     path = Path(text)
     if path.is_absolute():
         normal = Path(os.path.normpath(path))
-        roots.check(normal, site)
+        roots.check(normal, site, output=output)
         return normal
-    return inside(base, text, site, what)
+    found = inside(base, text, site, what)
+    if output:
+        roots.check(found, site, output=True, written=text)
+    return found
 
 
 def refuse_control(text: str, site: Site) -> None:

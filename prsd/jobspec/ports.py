@@ -184,7 +184,9 @@ def place_outputs(
     for name, port in ports.items():
         text = local_text(port.text) if port.text is not None else None
         if text is not None and not is_remote(text):
-            places[name] = resolve(spool, text, roots, port.site, what="job's spool folder")
+            places[name] = resolve(
+                spool, text, roots, port.site, what="job's spool folder", output=True
+            )
             continue
         places[name] = _spool_place(name, port.kind, text, spool)
         said = f"its path {text!r} is not a local path" if text else "it has no path"

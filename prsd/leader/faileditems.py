@@ -19,6 +19,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
+from prsd.logline import one_line
 from prsd.storage.atomic import write_atomic
 from prsd.storage.layout import mb_id
 
@@ -71,14 +72,14 @@ class FailedBatch:
     error: str
 
     def lines(self) -> Iterator[str]:
-        error = " ".join(self.error.split()) or "-"
+        error = one_line(" ".join(self.error.split())) or "-"
         for item in self.items:
             yield f"{_clean(item)}\t{mb_id(self.index)}\t{self.kind}\t{error}\n"
 
 
 def _clean(text: str) -> str:
-    """One field: tabs and line breaks in a file name would break the columns."""
-    return text.replace("\t", "\\t").replace("\n", "\\n").replace("\r", "\\r")
+    """One field: tabs, line breaks or escapes in a file name would break the columns."""
+    return one_line(text)
 
 
 @dataclass

@@ -19,6 +19,7 @@ from prsd.leader.faileditems import write_failed_items
 from prsd.leader.joblogs import format_duration
 from prsd.leader.rerun import combine_outputs, job_code_digest, read_retry_plan, retry_summary
 from prsd.leader.verdict import COMPLETED_WITH_FAILURES, completed_state, failures_reason
+from prsd.logline import one_line
 from prsd.storage.atomic import write_atomic
 
 if TYPE_CHECKING:
@@ -79,6 +80,7 @@ def finish_job(driver: JobDriver, state: str, reason: str, now: float) -> FinalS
         root = driver.errors.root_cause()
     text = result_text(driver, state, reason, output, root, now, note=note or "")
     summary = driver.errors.summary(poison_items(driver))
+    summary = "".join(one_line(line) + "\n" for line in summary.splitlines())
     write_atomic(layout.logs / "job_error.txt", summary.encode())
     (layout.logs / "user").mkdir(parents=True, exist_ok=True)
     write_atomic(layout.logs / "user" / "error.txt", summary.encode())
@@ -117,11 +119,11 @@ def result_text(
     )
     lines = [state]
     if state in ("Failed", COMPLETED_WITH_FAILURES):
-        lines.append(f"Reason: {reason}")
+        lines.append(f"Reason: {one_line(reason)}")
         if root_cause:
-            lines.append(root_cause)
+            lines.append(one_line(root_cause))  # the job's own error text: one line
     elif reason:
-        lines.append(reason)
+        lines.append(one_line(reason))
     lines.append(
         f"Processed {c.finished_mbs} of {total} mini-batches in "
         f"{format_duration(now - driver.started)}: {c.succeeded_mbs} succeeded, "

@@ -24,6 +24,7 @@ from prsd.leader.issued import IssueLog, read_issued, unsettled
 from prsd.leader.joblogs import AttemptRow, JobLogs, format_duration, report_parts
 from prsd.leader.ledger import Ledger
 from prsd.leader.merge import OrderedMerge, Piece
+from prsd.leader.outplace import output_place
 from prsd.leader.packing import advise, ewma
 from prsd.leader.planner import input_kind, plan_mini_batches
 from prsd.leader.rerun import plan_retry
@@ -54,7 +55,7 @@ from prsd.storage.records import (
     MiniBatch,
     Outcome,
     TaskBody,
-    read_result_meta,
+    read_result,
 )
 from prsd.storage.seats import free_seats
 
@@ -112,7 +113,7 @@ class JobDriver:
         )
         self.poison_items = self.bisect.isolated  # inputs found by bisection (user/error.txt)
         self.status = StatusWriter(layout, spec)
-        self.merge = _open_merge(spec)
+        self.merge = _open_merge(spec, layout)
         self.thresholds = Thresholds(
             spec.mini_batch_error_threshold,
             spec.item_error_threshold,
@@ -209,7 +210,9 @@ class JobDriver:
             self._check_duplicate(name, node_id)
             return
         result_path = self.layout.result(out.task, node_id)
-        meta = read_result_meta(result_path)
+        found = read_result(result_path)
+        meta = found.meta if found is not None else None
+        ident = found.ident if found is not None else None
         outcomes = {o.index: o for o in meta.outcomes} if meta is not None else {}
         if meta is None:
             self.logs.master(f"task {name} from {node_id}: result file missing or torn; rerun")
@@ -227,7 +230,7 @@ class JobDriver:
                 step, outcome, self.layout.done_task(out.task, node_id), self._resuming
             )
             if step.final:
-                self._final(i, step, outcome, result_path)
+                self._final(i, step, outcome, result_path, ident)
             else:
                 again.append(i)
             if outcome.status != REQUEUED:
@@ -250,11 +253,13 @@ class JobDriver:
         self._retries.extend([bodies[i]] for i in failed)
         self._retries.extend([bodies[i] for i in run] for run in contiguous_runs(unrun))
 
-    def _final(self, i: int, step: Step, outcome: Outcome, result_path: Path) -> None:
+    def _final(
+        self, i: int, step: Step, outcome: Outcome, result_path: Path, ident: tuple[int, int] | None
+    ) -> None:
         """Mini-batch ``i`` is final: hand its bytes (or none) to the merge."""
         piece = Piece(None)
         if step.succeeded:
-            piece = Piece(result_path, outcome.offset, outcome.length, outcome.header)
+            piece = Piece(result_path, outcome.offset, outcome.length, outcome.header, ident)
         if self.merge is not None:
             self.merge.offer(i, piece)
         if not step.succeeded and outcome.status in (CRASHED, OOM, TIMEOUT):
@@ -669,11 +674,13 @@ class SpoolSafetyError(PrsdError):
         )
 
 
-def _open_merge(spec: JobSpec) -> OrderedMerge | None:
+def _open_merge(spec: JobSpec, layout: JobLayout) -> OrderedMerge | None:
     if spec.output_action != "append_row" or not spec.append_row_to:
         return None
+    out = Path(spec.append_row_to)
     return OrderedMerge(
-        Path(spec.append_row_to),
+        out,
         write_header=spec.append_row_dataframe_header,
         fmt=spec.append_row_format,
+        place=output_place(layout, out),
     )

@@ -2,7 +2,9 @@
 
 Each file has one writer, the leader of the current epoch. The CSV appends one row
 per attempt; a leader that takes a job over reads the keys already written, so an
-attempt is never reported twice.
+attempt is never reported twice. Every value from the job (error messages, names, a
+result file's fields) is escaped to one line before it is written, and line files
+are never appended to through a link (prsd/logline.py).
 """
 
 from __future__ import annotations
@@ -14,6 +16,7 @@ from dataclasses import dataclass
 from datetime import UTC, datetime
 from typing import TYPE_CHECKING
 
+from prsd.logline import append_lines, one_line
 from prsd.storage.atomic import write_atomic
 from prsd.storage.layout import JobLayout, mb_id
 
@@ -78,6 +81,10 @@ class AttemptRow:
     node_id: str
 
     def cells(self) -> list[str]:
+        """The CSV cells, each one line (a result file's fields are the job's to write)."""
+        return [one_line(c) for c in self._raw_cells()]
+
+    def _raw_cells(self) -> list[str]:
         o = self.outcome
         return [
             mb_id(o.index),
@@ -111,7 +118,9 @@ class JobLogs:
         for path in report_parts(layout):
             self._written |= _existing_keys(path)
         new = not self._csv_path.exists()
-        self._csv = open(self._csv_path, "a", newline="", encoding="utf-8")  # noqa: SIM115 - kept open; close()
+        flags = os.O_WRONLY | os.O_APPEND | os.O_CREAT | os.O_NOFOLLOW | os.O_CLOEXEC
+        fd = os.open(self._csv_path, flags, 0o644)  # never through a planted link
+        self._csv = open(fd, "a", newline="", encoding="utf-8")  # noqa: SIM115 - kept open; close()
         self._csv_writer = csv.writer(self._csv)
         if new:
             self._csv_writer.writerow(CSV_COLUMNS)
@@ -150,8 +159,7 @@ class JobLogs:
 
 def _append_line(path: Path, line: str) -> None:
     path.parent.mkdir(parents=True, exist_ok=True)
-    with open(path, "a", encoding="utf-8") as f:
-        f.write(line + "\n")
+    append_lines(path, [line])
 
 
 def _existing_keys(path: Path) -> set[tuple[int, int]]:

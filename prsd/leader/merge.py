@@ -11,6 +11,13 @@ Only the current attempt's result of a mini-batch is ever offered (the ledger's
 bookkeeping), so retries, requeues and duplicate commits cannot add rows twice.
 A restarted leader rebuilds the file from the result files.
 
+Root writes into a folder the job's owner may control: the output folder is reached
+through descriptors without following links (prsd/storage/dirfd.py, from the anchor
+prsd/leader/outplace.py chooses), the temp file is created ``O_EXCL | O_NOFOLLOW`` in
+it and handed to the owner, and it is renamed relative to that folder's descriptor
+only if the output's path still leads there. Result bytes are copied only from the
+very file whose metadata the leader read (prsd/storage/records.py).
+
 ``append_row_format: parquet`` (an extension beyond Azure): each piece is an Arrow IPC
 stream (``prsd.worker.results.arrow_rows``); the pieces go, in the same order, into
 one Parquet file, one piece at a time (memory: the largest mini-batch result). The
@@ -25,7 +32,10 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
 from prsd.errors import PrsdError
-from prsd.storage.atomic import publish, tmp_path_for
+from prsd.leader.outplace import OutputPlace
+from prsd.storage.atomic import rename_at, tmp_path_for
+from prsd.storage.dirfd import UnsafeFolder, check_owner, open_under, same_folder
+from prsd.storage.records import UntrustedResult, open_result
 
 if TYPE_CHECKING:
     from pathlib import Path
@@ -35,23 +45,43 @@ _COPY_CHUNK = 1 << 24
 
 @dataclass(frozen=True)
 class Piece:
-    """Where a final mini-batch's append_row bytes are (None source: nothing to add)."""
+    """Where a final mini-batch's append_row bytes are (None source: nothing to add).
+
+    ``ident`` is the (device, inode) the leader read the result's metadata from: the
+    bytes are copied only from that same file (None: any regular file, no link).
+    """
 
     source: Path | None
     offset: int = 0
     length: int = 0
     header: str = ""
+    ident: tuple[int, int] | None = None
 
 
 class OrderedMerge:
-    """Appends final mini-batches' bytes to the output in index order."""
+    """Appends final mini-batches' bytes to the output in index order.
 
-    def __init__(self, out_path: Path, *, write_header: bool = False, fmt: str = "text") -> None:
+    The output folder is opened on first use through ``place`` (see
+    :mod:`prsd.leader.outplace`; default: the output's folder as named), the temp
+    file is created in it with ``O_CREAT | O_EXCL | O_NOFOLLOW`` and renamed into
+    place relative to the same descriptor, after checking that the path still leads
+    to that folder.
+    """
+
+    def __init__(
+        self,
+        out_path: Path,
+        *,
+        write_header: bool = False,
+        fmt: str = "text",
+        place: OutputPlace | None = None,
+    ) -> None:
         self.out_path = out_path
+        self._place = place
         self._parquet = ParquetSink() if fmt == "parquet" else None
-        out_path.parent.mkdir(parents=True, exist_ok=True)
-        self._tmp = tmp_path_for(out_path)
-        self._fd = os.open(self._tmp, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o644)
+        self._tmp_name = tmp_path_for(out_path).name
+        self._dir_fd = -1
+        self._fd = -1
         self._write_header = write_header
         self._header_written = False
         self._waiting: dict[int, Piece] = {}
@@ -61,7 +91,13 @@ class OrderedMerge:
         self._src_fd = -1
 
     def offer(self, index: int, piece: Piece) -> None:
-        """Hand over mini-batch ``index`` (final); appends it and any that were waiting."""
+        """Hand over mini-batch ``index`` (final); appends it and any that were waiting.
+
+        Raises:
+            UnsafeFolder: the output folder is a link, someone else's or missing.
+            UntrustedResult: a result file is a link or not the file read before.
+            OutputRefused: the output lies where the merge may not write.
+        """
         if index < self.next_index or index in self._waiting:
             raise ValueError(f"mini-batch {index} offered twice to the merge")
         self._waiting[index] = piece
@@ -73,23 +109,50 @@ class OrderedMerge:
     def waiting(self) -> int:
         return len(self._waiting)
 
+    def _open(self) -> None:
+        if self._fd >= 0:
+            return
+        if self._place is None:  # no job to act for: the folder as named, made if missing
+            self.out_path.parent.mkdir(parents=True, exist_ok=True)
+        place = self._place or OutputPlace(self.out_path.parent)
+        self._dir_fd = self._open_folder(place, create=True)
+        flags = os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW | os.O_CLOEXEC
+        self._fd = os.open(self._tmp_name, flags, 0o644, dir_fd=self._dir_fd)
+        if place.owner is not None:
+            os.fchown(self._fd, *place.owner)  # the output is the owner's file
+
+    def _open_folder(self, place: OutputPlace, *, create: bool) -> int:
+        mode = 0o755 if create else None
+        fd = open_under(place.anchor, place.parts, create_mode=mode, owner=place.owner)
+        if place.folder_uids:
+            try:
+                check_owner(fd, self.out_path.parent, place.folder_uids)
+            except BaseException:
+                os.close(fd)
+                raise
+        return fd
+
     def _append(self, piece: Piece) -> None:
         if piece.source is None or piece.length == 0:
             return
+        self._open()
         if self._write_header and not self._header_written and piece.header:
             self._write_all(piece.header.encode())
             self._header_written = True
-        src = self._source_fd(piece.source)
+        src = self._source_fd(piece.source, piece.ident)
         if self._parquet is not None:
-            self._parquet.add(os.pread(src, piece.length, piece.offset), self._tmp, piece.source)
+            data = os.pread(src, piece.length, piece.offset)
+            self._parquet.add(data, self._fd, piece.source)
             return
         self._copy(src, piece.offset, piece.length)
 
-    def _source_fd(self, path: Path) -> int:
+    def _source_fd(self, path: Path, ident: tuple[int, int] | None) -> int:
         if path != self._src_path:
             self._close_source()
-            self._src_fd = os.open(path, os.O_RDONLY)
-            self._src_path = path
+            fd = open_result(path, ident)
+            if fd is None:
+                raise UntrustedResult(f"result file {path} is gone; the output cannot be built")
+            self._src_fd, self._src_path = fd, path
         return self._src_fd
 
     def _close_source(self) -> None:
@@ -119,15 +182,35 @@ class OrderedMerge:
         return len(data)
 
     def finish(self, *, durable: bool = True) -> Path:
-        """Publish the output under its final name; every mini-batch must be in."""
+        """Publish the output under its final name; every mini-batch must be in.
+
+        Raises:
+            UnsafeFolder: the output's path no longer leads to the folder the output
+                was built in (replaced by a link), or that folder is someone else's.
+        """
         if self._waiting:
             raise ValueError(f"{len(self._waiting)} mini-batches still wait for earlier ones")
+        self._open()
         self._close_source()
+        if self._parquet is not None:
+            self._parquet.close(self._fd)
+        if durable:
+            os.fsync(self._fd)
         os.close(self._fd)
         self._fd = -1
-        if self._parquet is not None:
-            self._parquet.close(self._tmp)
-        publish(self._tmp, self.out_path, durable=durable)
+        place = self._place or OutputPlace(self.out_path.parent)
+        again = self._open_folder(place, create=False)
+        try:
+            if not same_folder(again, self._dir_fd):
+                raise UnsafeFolder(
+                    f"{self.out_path.parent} was replaced while the job ran; the output "
+                    "was not published"
+                )
+            rename_at(self._tmp_name, self.out_path.name, self._dir_fd, durable=durable)
+        finally:
+            os.close(again)
+        os.close(self._dir_fd)
+        self._dir_fd = -1
         return self.out_path
 
     def abandon(self) -> None:
@@ -138,10 +221,13 @@ class OrderedMerge:
         if self._fd >= 0:
             os.close(self._fd)
             self._fd = -1
-        try:
-            os.unlink(self._tmp)
-        except FileNotFoundError:
-            pass
+        if self._dir_fd >= 0:
+            try:
+                os.unlink(self._tmp_name, dir_fd=self._dir_fd)
+            except FileNotFoundError:
+                pass
+            os.close(self._dir_fd)
+            self._dir_fd = -1
 
 
 class OutputSchemaError(PrsdError):
@@ -156,7 +242,7 @@ class ParquetSink:
         self._schema: Any = None
         self.rows = 0
 
-    def add(self, data: bytes, tmp: Path, source: Path) -> None:
+    def add(self, data: bytes, fd: int, source: Path) -> None:
         """Append one piece (an Arrow IPC stream); empty results add nothing.
 
         Raises:
@@ -170,7 +256,7 @@ class ParquetSink:
         if table.num_rows == 0:
             return
         if self._writer is None:
-            self._writer = pq.ParquetWriter(str(tmp), table.schema)
+            self._writer = pq.ParquetWriter(_sink(fd), table.schema)
             self._schema = table.schema
         schema = self._schema
         if not table.schema.equals(schema):
@@ -185,7 +271,7 @@ class ParquetSink:
         self._writer.write_table(table)
         self.rows += table.num_rows
 
-    def close(self, tmp: Path | None) -> None:
+    def close(self, fd: int | None) -> None:
         """Finish the file (a valid empty Parquet file when no result had rows)."""
         import pyarrow as pa
         import pyarrow.parquet as pq
@@ -193,5 +279,10 @@ class ParquetSink:
         if self._writer is not None:
             self._writer.close()
             self._writer = None
-        elif tmp is not None:
-            pq.write_table(pa.table({}), str(tmp))
+        elif fd is not None:
+            pq.write_table(pa.table({}), _sink(fd))
+
+
+def _sink(fd: int) -> Any:
+    """A writable file on ``fd`` that Arrow writes to (the descriptor stays ours)."""
+    return open(fd, "wb", buffering=0, closefd=False)  # unbuffered: nothing left to flush

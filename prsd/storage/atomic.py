@@ -153,3 +153,23 @@ def _unlink_quietly(path: Path) -> None:
         os.unlink(path)
     except OSError:
         pass
+
+
+def rename_at(src_name: str, dst_name: str, dir_fd: int, *, durable: bool = True) -> None:
+    """Rename ``src_name`` to ``dst_name`` inside the folder open on ``dir_fd``.
+
+    Both names are single components relative to the descriptor (see
+    :mod:`prsd.storage.dirfd`): the rename happens in that very folder, whatever its
+    path leads to meanwhile. ``dst_name`` is replaced if it exists (a link there is
+    replaced itself, never followed).
+
+    Raises:
+        OSError: the rename failed (``src_name`` is left in place).
+    """
+    os.rename(src_name, dst_name, src_dir_fd=dir_fd, dst_dir_fd=dir_fd)
+    if durable:
+        try:
+            os.fsync(dir_fd)
+        except OSError as exc:  # some FUSE file systems refuse fsync on directories
+            if exc.errno not in (errno.EINVAL, errno.ENOTSUP, errno.EBADF):
+                raise

@@ -1,0 +1,87 @@
+"""Where the end-of-job merge may write a job's append_row file, decided once.
+
+Invariant: the output folder is reached from an anchor the daemons trust, one folder
+at a time without following a link (prsd/storage/dirfd.py):
+
+- an output in the job's spool folder is reached from ``jobs/<id>/`` itself;
+- an output elsewhere from the allowed root that holds it (``PRSD_ALLOWED_ROOTS``);
+- for a confined job (its owner is not the daemons' user) nothing else: an output
+  that is neither is refused, and the output folder must belong to the job's owner
+  or the daemons. Folders the merge creates and the file itself are the owner's.
+- a job the daemons' user runs for itself writes where its path says, with its own
+  rights, as before.
+
+Errors: :class:`OutputRefused` (a :class:`PrsdError`) names the path and why; the job
+fails with it and nothing is written.
+"""
+
+from __future__ import annotations
+
+import os
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import TYPE_CHECKING
+
+from prsd.errors import PrsdError
+from prsd.jobspec.paths import Roots
+from prsd.storage.jobowner import JobOwner, OwnerRecordError, owner_of_folder, read_job_owner
+
+if TYPE_CHECKING:
+    from prsd.storage.layout import JobLayout
+
+
+class OutputRefused(PrsdError):
+    """The append_row file lies where the daemons may not write for this job."""
+
+
+@dataclass(frozen=True)
+class OutputPlace:
+    """The output folder as (trusted anchor, folder names below it) and who may own it.
+
+    Attributes:
+        anchor: the folder opened by name (trusted).
+        parts: the folders below the anchor, walked without following links.
+        owner: (uid, gid) given to folders created and to the output file (None: keep).
+        folder_uids: the output folder must belong to one of these (empty: no check).
+    """
+
+    anchor: Path
+    parts: tuple[str, ...] = ()
+    owner: tuple[int, int] | None = None
+    folder_uids: frozenset[int] = field(default_factory=frozenset)
+
+
+def job_owner(layout: JobLayout) -> JobOwner:
+    """The recorded owner of the job, else the owner of its folder (older spools)."""
+    try:
+        return read_job_owner(layout)
+    except OwnerRecordError:
+        return owner_of_folder(layout.root)
+
+
+def output_place(layout: JobLayout, out_path: Path, *, roots: Roots | None = None) -> OutputPlace:
+    """Decide how the merge reaches the folder of ``out_path``.
+
+    Raises:
+        OutputRefused: a confined job's output outside its folder and every allowed root.
+    """
+    owner = job_owner(layout)
+    daemon = os.geteuid()
+    confined = owner.uid != daemon
+    ids = (owner.uid, owner.gid) if confined and daemon == 0 else None
+    uids = frozenset({owner.uid, daemon}) if confined else frozenset()
+    folder = Path(os.path.abspath(out_path.parent))
+    job_root = Path(os.path.abspath(layout.root))
+    if folder == job_root or folder.is_relative_to(job_root):
+        return OutputPlace(job_root, folder.relative_to(job_root).parts, ids, uids)
+    real = Path(os.path.realpath(folder))
+    for root in (roots or Roots.of([])).folders:
+        if real == root or real.is_relative_to(root):
+            return OutputPlace(root, real.relative_to(root).parts, ids, uids)
+    if confined:
+        raise OutputRefused(
+            f"the append_row file {out_path} lies neither in the job's folder nor under an "
+            "allowed root; nothing was written"
+        )
+    folder.mkdir(parents=True, exist_ok=True)
+    return OutputPlace(folder)

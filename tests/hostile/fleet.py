@@ -1,0 +1,275 @@
+"""Real root daemons and a real unprivileged job owner, for the hostile tests.
+
+The owner is created with useradd (the suite runs as root, as CI does), the spool
+lies in a ``mktemp -d`` folder opened to others (``/tmp/pytest-of-root`` is not), and
+prsd's checkout is made reachable by the owner for the duration (see
+tests/integration/test_run_as_owner.py: workers run as the owner start from prsd's
+own ``worker/boot.py``).
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import pwd
+import secrets
+import shutil
+import stat
+import subprocess
+import sys
+import sysconfig
+import tempfile
+import textwrap
+from contextlib import contextmanager
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import TYPE_CHECKING
+
+from prsd.storage.spool import open_spool
+from tests.helpers import wait_until
+
+if TYPE_CHECKING:
+    from collections.abc import Iterator
+
+PRSD = [sys.executable, "-m", "prsd.daemon"]
+CHECKOUT = Path(__file__).resolve().parents[2]
+PYTHONPATH = f"{CHECKOUT}:{sysconfig.get_paths()['purelib']}"
+"""prsd and its dependencies, for an owner running the suite's interpreter by its real path."""
+
+SCRIPT = """
+def init():
+    pass
+def run(mini_batch):
+    return [f"ok {p.rsplit('/', 1)[-1]}" for p in mini_batch]
+"""
+
+
+def job_yaml(python: str, **over: str) -> str:
+    """A job.yaml with 4 files in ./data, one per mini-batch, and the given overrides."""
+    v = {
+        "name": "case",
+        "input_data": "./data",
+        "append_row_to": "./outputs/out.txt",
+        "concurrency": "1",
+        "extra": "",
+        **over,
+    }
+    return (
+        textwrap.dedent(
+            f"""\
+        type: parallel
+        name: {v["name"]}
+        input_data: {v["input_data"]}
+        mini_batch_size: "1"
+        resources: {{max_concurrency_per_instance: {v["concurrency"]}}}
+        task:
+          code: ./code
+          entry_script: score.py
+          append_row_to: {v["append_row_to"]}
+          environment: {{python: {python}}}
+        """
+        )
+        + v["extra"]
+    )
+
+
+@contextmanager
+def owner_user() -> Iterator[pwd.struct_passwd]:
+    """A fresh unprivileged user (no home), deleted afterwards."""
+    assert os.geteuid() == 0, "the hostile tests need root (CI runs as root)"
+    name = f"prsdh{secrets.token_hex(3)}"
+    subprocess.run(["useradd", "-M", "-s", "/usr/sbin/nologin", name], check=True)
+    try:
+        yield pwd.getpwnam(name)
+    finally:
+        subprocess.run(["userdel", name], check=False)
+
+
+@contextmanager
+def reachable_checkout() -> Iterator[None]:
+    """Let others enter the folders above prsd's checkout and list the checkout (modes restored)."""
+    from prsd.worker import boot
+
+    installation = Path(boot.__file__).parents[2]
+    changed: list[tuple[Path, int]] = []
+    for folder in reversed(Path(boot.__file__).parents):
+        mode = folder.stat().st_mode
+        need = stat.S_IXOTH | (stat.S_IROTH if folder.is_relative_to(installation) else 0)
+        if mode & need != need:
+            changed.append((folder, mode))
+            folder.chmod(stat.S_IMODE(mode) | need)
+    try:
+        yield
+    finally:
+        for folder, mode in reversed(changed):
+            folder.chmod(stat.S_IMODE(mode))
+
+
+def python_for(user: pwd.struct_passwd) -> str:
+    """An interpreter this user may run (the suite's own may live under /root)."""
+    for candidate in (os.path.realpath(sys.executable), "/usr/bin/python3"):
+        probe = subprocess.run(
+            ["runuser", "-u", user.pw_name, "--", candidate, "-c", "pass"],
+            stderr=subprocess.DEVNULL,
+            check=False,
+        )
+        if probe.returncode == 0:
+            return candidate
+    raise AssertionError(f"no Python interpreter is usable by {user.pw_name}")
+
+
+def chown_tree(root: Path, uid: int, gid: int) -> None:
+    """Give ``root`` and everything in it to uid:gid (links themselves, never followed)."""
+    for folder, dirs, files in os.walk(root):
+        for name in [*dirs, *files]:
+            os.chown(os.path.join(folder, name), uid, gid, follow_symlinks=False)
+    os.chown(root, uid, gid)
+
+
+@dataclass
+class Fleet:
+    """A spool served by one root leader and one root agent."""
+
+    base: Path
+    spool: Path
+    user: pwd.struct_passwd
+    python: str
+    procs: list[subprocess.Popen[bytes]] = field(default_factory=list)
+
+    @property
+    def log(self) -> Path:
+        return self.base / "daemons.log"
+
+    def drop(self, name: str, yaml_text: str, script: str = SCRIPT, *, owner: bool = True) -> None:
+        """Write a job folder beside the inbox (the owner's, or root's) and rename it in."""
+        staging = self.spool / "inbox" / f".{name}"
+        (staging / "code").mkdir(parents=True)
+        (staging / "code" / "score.py").write_text(textwrap.dedent(script), encoding="utf-8")
+        (staging / "data").mkdir()
+        for i in range(4):
+            (staging / "data" / f"f{i}.txt").write_text(f"{i}\n", encoding="utf-8")
+        (staging / "job.yaml").write_text(yaml_text, encoding="utf-8")
+        if owner:
+            chown_tree(staging, self.user.pw_uid, self.user.pw_gid)
+        staging.rename(self.spool / "inbox" / name)
+
+    def submit_as_owner(self, folder: Path) -> subprocess.CompletedProcess[str]:
+        """``prsctl submit`` run as the owner (no allowed roots in its environment)."""
+        command = [self.python, "-m", "prsd.cli.prsctl", "submit", "--spool", str(self.spool)]
+        env = {"PATH": "/usr/bin:/bin", "PYTHONPATH": PYTHONPATH, "PRSD_ALLOWED_ROOTS": ""}
+        return subprocess.run(
+            [
+                "runuser",
+                "-u",
+                self.user.pw_name,
+                "--",
+                "env",
+                *(f"{k}={v}" for k, v in env.items()),
+                *command,
+                str(folder),
+            ],
+            capture_output=True,
+            text=True,
+            check=False,
+            cwd="/",
+        )
+
+    def owned_folder(self, name: str, yaml_text: str) -> Path:
+        """A job folder of the owner's own, outside the spool (for prsctl submit)."""
+        folder = self.base / name
+        (folder / "code").mkdir(parents=True)
+        (folder / "code" / "score.py").write_text(textwrap.dedent(SCRIPT), encoding="utf-8")
+        (folder / "data").mkdir()
+        for i in range(4):
+            (folder / "data" / f"f{i}.txt").write_text(f"{i}\n", encoding="utf-8")
+        (folder / "job.yaml").write_text(yaml_text, encoding="utf-8")
+        chown_tree(folder, self.user.pw_uid, self.user.pw_gid)
+        return folder
+
+    def job(self, name: str) -> Path:
+        """The job folder of the job named ``name`` (found by its job.yaml)."""
+        found: list[Path] = []
+
+        def taken() -> bool:
+            for folder in (self.spool / "jobs").iterdir():
+                try:
+                    text = (folder / "job.yaml").read_text(encoding="utf-8")
+                except OSError:
+                    continue
+                if f"name: {name}\n" in text:
+                    found.append(folder)
+                    return True
+            return False
+
+        wait_until(taken, 60, f"job {name} taken in")
+        return found[0]
+
+    def final(self, name: str) -> tuple[str, str]:
+        """Wait for the job's end; its (state, reason)."""
+        job = self.job(name)
+        wait_until(lambda: (job / "state" / "final.json").exists(), 120, f"job {name} to end")
+        data = json.loads((job / "state" / "final.json").read_text(encoding="utf-8"))
+        return str(data["state"]), str(data["reason"])
+
+    def result(self, name: str) -> str:
+        """The job's logs/job_result.txt."""
+        return (self.job(name) / "logs" / "job_result.txt").read_text(encoding="utf-8")
+
+    def status_line(self, name: str) -> str:
+        """What ``prsctl status`` says of the job (plain text)."""
+        job_id = self.job(name).name
+        out = subprocess.run(
+            [sys.executable, "-m", "prsd.cli.prsctl", "status", "--spool", str(self.spool), job_id],
+            capture_output=True,
+            text=True,
+            check=False,
+        )
+        return out.stdout + out.stderr
+
+    def alive(self) -> bool:
+        return all(p.poll() is None for p in self.procs)
+
+
+@contextmanager
+def fleet(roots: str) -> Iterator[Fleet]:
+    """Root daemons on a fresh spool with ``PRSD_ALLOWED_ROOTS=roots`` ("": none), and an owner."""
+    with owner_user() as user, reachable_checkout():
+        base = Path(tempfile.mkdtemp(prefix="prsd-hostile-"))
+        base.chmod(0o755)
+        spool = base / "spool"
+        open_spool(spool)
+        (spool / "inbox").chmod(0o1777)  # anyone submits (docs/deploy.md)
+        env = dict(os.environ, PRSD_GPU_COUNT="0", PRSD_ALLOWED_ROOTS=roots.format(base=base))
+        f = Fleet(base, spool, user, python_for(user))
+        try:
+            with open(f.log, "wb") as log:
+                for role in (["leader"], ["agent", "--node-id", "n1"]):
+                    command = [*PRSD, *role, "--spool", str(spool)]
+                    f.procs.append(subprocess.Popen(command, env=env, stdout=log, stderr=log))
+            yield f
+        finally:
+            for proc in f.procs:
+                proc.terminate()
+            for proc in f.procs:
+                try:
+                    proc.wait(timeout=60)
+                except subprocess.TimeoutExpired:
+                    proc.kill()
+                    proc.wait()
+            shutil.rmtree(base, ignore_errors=True)
+
+
+def snapshot(*roots: Path) -> dict[str, tuple[int, bytes | str]]:
+    """Every file and link under ``roots`` (mode and content, or link target), for comparison."""
+    seen: dict[str, tuple[int, bytes | str]] = {}
+    for root in roots:
+        paths = [root] if not root.is_dir() or root.is_symlink() else [root, *root.rglob("*")]
+        for path in paths:
+            info = path.lstat()
+            if stat.S_ISLNK(info.st_mode):
+                seen[str(path)] = (info.st_mode, os.readlink(path))
+            elif stat.S_ISREG(info.st_mode):
+                seen[str(path)] = (info.st_mode, path.read_bytes())
+            else:
+                seen[str(path)] = (info.st_mode, "")
+    return seen
