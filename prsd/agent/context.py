@@ -102,10 +102,18 @@ class JobContext:
             config=_config(spec),
         ).to_message()
 
-    def env(self, gpu: int | None) -> dict[str, str]:
-        """The worker's environment (SPEC section 4)."""
-        base = {k: v for k, v in os.environ.items() if k != "CUDA_VISIBLE_DEVICES"}
-        env = worker_env(base, str(self.layout.outputs), self.spec.environment_variables)
+    def env(
+        self, gpu: int | None, uid: int | None = None, working_dir: str = "/"
+    ) -> dict[str, str]:
+        """The worker's environment (SPEC section 4; an allow-list, see ``worker_env``)."""
+        env = worker_env(
+            os.environ,
+            str(self.layout.outputs),
+            self.spec.environment_variables,
+            python=self.spec.python,
+            uid=uid,
+            working_dir=working_dir,
+        )
         env["PRSD_GPU_COUNT_FOUND"] = str(self.gpu_count)
         env["AZ_BATCHAI_GPU_COUNT_FOUND"] = str(self.gpu_count)
         if gpu is not None:

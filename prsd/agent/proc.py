@@ -3,6 +3,8 @@
 Invariants:
 - Workers start in their own session (``start_new_session``), so the ladder signals
   the whole process group: DataLoader children and shell-outs die with the worker.
+  Once a worker has exited, its cgroup (``prsd.agent.cgroup``) is killed whole, so
+  what left its process group (``setsid``, double forks) dies too.
 - The control channel is a socketpair; the worker's stdout and stderr are the user's
   log files. Anything on the channel that is not a valid frame breaks the worker.
 - One stop ladder for every stop: SIGTERM to the group, wait ``grace_s``, SIGKILL to
@@ -30,6 +32,8 @@ from prsd.worker import protocol
 if TYPE_CHECKING:
     from collections.abc import Callable
     from pathlib import Path
+
+    from prsd.agent.cgroup import WorkerGroup
 
 
 @dataclass(frozen=True)
@@ -75,6 +79,7 @@ class WorkerProcess:
         self._reader = BufferedByteReceiveStream(stream)
         self.signals_sent: set[int] = set()
         self.exit: ExitInfo | None = None
+        self.group: WorkerGroup | None = None  # its cgroup, killed whole once it exits
 
     @property
     def pid(self) -> int:
@@ -133,6 +138,9 @@ class WorkerProcess:
             sent = code < 0 and -code in self.signals_sent
             self.exit = ExitInfo(code, name, sent)
             await self._close_channel()
+            if self.group is not None:
+                with anyio.CancelScope(shield=True):
+                    await anyio.to_thread.run_sync(self.group.kill_and_remove)
         return self.exit
 
     async def stop(self, grace_s: float) -> ExitInfo:

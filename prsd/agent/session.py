@@ -28,6 +28,7 @@ from typing import TYPE_CHECKING, Any
 
 import anyio
 
+from prsd.agent.cgroup import TOKEN_VARIABLE, node_sandbox
 from prsd.agent.memwatch import MemoryWatch
 from prsd.agent.nodelog import append_line, append_stamped, batch_record, stamped
 from prsd.agent.proc import BrokenWorker, ExitInfo, WorkerProcess, spawn_worker
@@ -43,6 +44,7 @@ from prsd.owner import (
 )
 from prsd.storage.layout import mb_id, process_name
 from prsd.storage.records import OOM, TIMEOUT, Outcome
+from prsd.tunables import worker_memory_max_bytes
 from prsd.worker.launch import BOOT_PATH, worker_command
 
 if TYPE_CHECKING:
@@ -120,9 +122,13 @@ class WorkerSession:
         def command(fd: int) -> list[str]:
             return worker_command(python, fd)
 
+        sandbox = node_sandbox()
+        token = sandbox.new_token()
+        env = ctx.env(self.gpu, run_as.uid if run_as else None, str(paths.working_dir))
+        env[TOKEN_VARIABLE] = token
         self.proc = await spawn_worker(
             command,
-            env=ctx.env(self.gpu),
+            env=env,
             cwd=self.paths.working_dir,
             stdout_path=self.paths.stdout,
             stderr_path=self.paths.stderr,
@@ -131,8 +137,14 @@ class WorkerSession:
             extra_groups=list(run_as.groups) if run_as else None,
             umask=WORKER_UMASK,
         )
+        # Into its cgroup before the hello frame: no user code runs outside it.
+        limit = worker_memory_max_bytes()
+        group = await anyio.to_thread.run_sync(sandbox.enter, self.proc.pid, token, limit)
+        self.proc.group = group
+        if self.number == 0:
+            self._log_sandbox(limit)
         tg.start_soon(self.proc.watch)
-        self.memory = MemoryWatch(self.proc.pid)
+        self.memory = MemoryWatch(self.proc.pid, group)
         tg.start_soon(self.memory.run)
         gpu = f", CUDA_VISIBLE_DEVICES={self.gpu}" if self.gpu is not None else ""
         self.main_log(f"{self.name} started (pid {self.proc.pid}{gpu})")
@@ -143,6 +155,16 @@ class WorkerSession:
             await self.proc.send(ctx.hello(self.number, self.paths))
         except BrokenWorker:
             pass  # it died at once: wait_ready() sees the closed channel and records it
+
+    def _log_sandbox(self, limit: int | None) -> None:
+        sandbox = node_sandbox()
+        self.main_log(sandbox.describe())
+        for note in sandbox.notes:
+            self.main_log(note)
+        if limit and sandbox.memory_limit_unenforced():
+            self.main_log(f"worker memory limit {limit} bytes cannot be enforced on this node")
+        elif limit:
+            self.main_log(f"worker memory limit: {limit} bytes (PRSD_WORKER_MEMORY_MAX)")
 
     # --- the state machine --------------------------------------------------------
 
