@@ -394,6 +394,7 @@ class WorkerSession:
             watch.kernel_oom_kills_since_start(),
             watch.peak.ram_fraction,
             watch.peak.address_space_fraction,
+            (worker_memory_max_bytes() or 0) if watch.group and watch.group.memory else 0,
         )
 
     def _failure(
