@@ -6,12 +6,19 @@ crossed it, and the job's other mini-batches go on.
 
 from __future__ import annotations
 
+import subprocess
+import sys
 from typing import TYPE_CHECKING
 
+from prsd.storage.spool import open_spool
+from tests.fleet import Fleet
+from tests.helpers import wait_until
 from tests.jobkit import make_job, run_prsd
 
 if TYPE_CHECKING:
     from pathlib import Path
+
+PRSCTL = [sys.executable, "-m", "prsd.cli.prsctl"]
 
 MEMORY_SCRIPT = """
     import os
@@ -51,3 +58,81 @@ def test_a_worker_over_its_memory_limit_ends_oom(tmp_path: Path) -> None:
     assert "First error: mini-batch 000000001" in text, text
     assert "OOM killer ended it at the worker memory limit of 200 MiB" in text, text
     assert "worker memory limit: 209715200 bytes" in result.main_logs()
+
+
+LIST_SCRIPT = """
+    import os
+
+    def run(mini_batch):
+        return [os.path.basename(p) for p in mini_batch]
+"""
+
+CONCURRENCY_YAML = """
+    input_data: ./data
+    mini_batch_size: "1"
+    resources: {{max_concurrency_per_instance: {workers}}}
+    task:
+      code: ./code
+      entry_script: score.py
+      append_row_to: ./outputs/out.txt
+"""
+
+
+def _drop(spool: Path, root: Path, name: str, workers: int) -> None:
+    """A job folder written beside the inbox and renamed in (the leader reads it as is)."""
+    job = make_job(root / name, LIST_SCRIPT, CONCURRENCY_YAML.format(workers=workers), files=4)
+    job.rename(spool / "inbox" / name)
+
+
+def test_absurd_concurrency_fails_its_job_and_a_large_one_is_clamped(tmp_path: Path) -> None:
+    """1000000000 and 100000 workers fail at load naming the bound; 1000 runs on the slot cap."""
+    fleet = Fleet(tmp_path / "spool", tmp_path / "logs")
+    fleet.env.update(PRSD_GPU_COUNT="0", PRSD_MAX_WORKERS_PER_NODE="2")
+    open_spool(fleet.spool)
+    try:
+        fleet.leader()
+        fleet.agent("n1")
+        good = fleet.submit(make_job(tmp_path / "good", LIST_SCRIPT, YAML_GOOD, files=6))
+        for name, workers in (("huge", 1_000_000_000), ("large", 100_000), ("clamped", 1000)):
+            _drop(fleet.spool, tmp_path, name, workers)
+        wait_until(lambda: fleet.final(good) is not None, 120, "the healthy job to end")
+        jobs = fleet.spool / "jobs"
+        wait_until(lambda: len(list(jobs.glob("*/state/final.json"))) == 4, 120, "every job to end")
+        results = {
+            j.name: (j / "logs" / "job_result.txt").read_text(encoding="utf-8")
+            for j in jobs.iterdir()
+        }
+        assert results[good].startswith("Completed"), results[good]
+        by_text = sorted(results.values())
+        failed = [r for r in by_text if r.startswith("Failed")]
+        assert len(failed) == 2, results
+        for text in failed:
+            assert "max_concurrency_per_instance" in text.splitlines()[1], text
+            assert "from 1 to 1024" in text, text
+        (clamped,) = [j for j, r in results.items() if j != good and r.startswith("Completed")]
+        main_log = (jobs / clamped / "logs" / "sys" / "node" / "n1" / "_main.txt").read_text()
+        assert "max_concurrency_per_instance 1000 is more than this node's slot cap 2" in main_log
+        assert "process002" not in main_log  # never more than 2 workers started
+        for job_id in (j for j, r in results.items() if r.startswith("Failed")):
+            status = subprocess.run(
+                [*PRSCTL, "status", job_id, "--spool", str(fleet.spool)],
+                capture_output=True,
+                text=True,
+                check=False,
+                timeout=60,
+            ).stdout
+            assert "max_concurrency_per_instance" in status and "1024" in status, status
+        assert fleet.alive("leader") and fleet.alive("n1")
+    finally:
+        fleet.close()
+
+
+YAML_GOOD = """
+    input_data: ./data
+    mini_batch_size: "1"
+    resources: {max_concurrency_per_instance: 1}
+    task:
+      code: ./code
+      entry_script: score.py
+      append_row_to: ./outputs/out.txt
+"""
