@@ -8,7 +8,12 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
 from prsd.storage.layout import JobLayout, process_name
-from prsd.tunables import init_grace_s, max_workers_per_node
+from prsd.tunables import (
+    init_grace_s,
+    max_result_bytes,
+    max_result_rows,
+    max_workers_per_node,
+)
 from prsd.worker.hello import Hello
 from prsd.worker.launch import worker_env
 
@@ -106,6 +111,8 @@ class JobContext:
             profiling_module=spec.profiling_module,
             profile_file=str(paths.profile),
             config=_config(spec),
+            max_result_rows=max_result_rows(),
+            max_result_bytes=max_result_bytes(),
         ).to_message()
 
     def env(

@@ -136,3 +136,35 @@ YAML_GOOD = """
       entry_script: score.py
       append_row_to: ./outputs/out.txt
 """
+
+
+RESULT_SCRIPT = """
+    import os
+
+    def run(mini_batch):
+        name = os.path.basename(mini_batch[0])
+        if name == "item00000.txt":
+            return ["row"] * 5000
+        if name == "item00001.txt":
+            return ["x" * (2 * 1024 * 1024)]
+        return [name]
+"""
+
+
+def test_a_result_over_the_caps_fails_naming_the_cap(tmp_path: Path) -> None:
+    """Too many rows or too many bytes fail that attempt with the cap's name; nothing is written."""
+    job = make_job(
+        tmp_path, RESULT_SCRIPT, YAML.replace("    mini_batch_error_threshold: 0\n", ""), files=3
+    )
+    env = {"PRSD_MAX_RESULT_ROWS": "1000", "PRSD_MAX_RESULT_BYTES": "1MB", "PRSD_GPU_COUNT": "0"}
+    result = run_prsd(job, tmp_path / "spool", env=env)
+    rows = {r["mini_batch_id"]: r for r in result.report()}
+    assert rows["000000000"]["status"] == "failed", rows
+    assert "5000 rows" in rows["000000000"]["error"], rows
+    assert "cap of 1000 rows per mini-batch (PRSD_MAX_RESULT_ROWS)" in rows["000000000"]["error"]
+    assert rows["000000001"]["status"] == "failed", rows
+    assert (
+        "cap of 1048576 bytes per mini-batch (PRSD_MAX_RESULT_BYTES)" in rows["000000001"]["error"]
+    )
+    assert rows["000000002"]["status"] == "succeeded", rows
+    assert result.output("out.txt").read_text() == "item00002.txt\n"
