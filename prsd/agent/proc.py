@@ -27,6 +27,7 @@ import anyio.to_thread
 from anyio.abc import Process, SocketStream
 from anyio.streams.buffered import BufferedByteReceiveStream
 
+from prsd.agent.outcap import CapturedFile
 from prsd.worker import protocol
 
 if TYPE_CHECKING:
@@ -80,6 +81,7 @@ class WorkerProcess:
         self.signals_sent: set[int] = set()
         self.exit: ExitInfo | None = None
         self.group: WorkerGroup | None = None  # its cgroup, killed whole once it exits
+        self.captured: list[CapturedFile] = []  # its stdout/stderr (prsd.agent.outcap)
 
     @property
     def pid(self) -> int:
@@ -207,22 +209,29 @@ async def spawn_worker(
                 extra_groups=extra_groups,
                 umask=umask,
             )
+            captured = [
+                CapturedFile(stdout_path, os.dup(out.fileno())),
+                CapturedFile(stderr_path, os.dup(err.fileno())),
+            ]
     except BaseException:
         ours.close()
         raise
     finally:
         theirs.close()
     stream = await SocketStream.from_socket(ours)
-    return WorkerProcess(process, stream)
+    worker = WorkerProcess(process, stream)
+    worker.captured = captured
+    return worker
 
 
 def _open_logs(stdout_path: Path, stderr_path: Path) -> tuple[BinaryIO, BinaryIO]:
     """Open (append) the files the worker's stdout and stderr go to (may be on NFS)."""
     stdout_path.parent.mkdir(parents=True, exist_ok=True)
     stderr_path.parent.mkdir(parents=True, exist_ok=True)
-    out = open(stdout_path, "ab")  # noqa: SIM115 - handed to the child, closed by the caller
+    # Read and write: the agent keeps a copy to cut the file down (prsd.agent.outcap).
+    out = open(stdout_path, "a+b")  # noqa: SIM115 - handed to the child, closed by the caller
     try:
-        err = open(stderr_path, "ab")  # noqa: SIM115 - as above
+        err = open(stderr_path, "a+b")  # noqa: SIM115 - as above
     except BaseException:
         out.close()
         raise

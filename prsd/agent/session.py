@@ -31,6 +31,7 @@ import anyio
 from prsd.agent.cgroup import TOKEN_VARIABLE, node_sandbox
 from prsd.agent.memwatch import MemoryWatch
 from prsd.agent.nodelog import append_line, append_stamped, batch_record, stamped
+from prsd.agent.outcap import keep_under_cap
 from prsd.agent.proc import BrokenWorker, ExitInfo, WorkerProcess, spawn_worker
 from prsd.agent.verdicts import MemoryEvidence, classify_exit, oom_reason
 from prsd.agent.workerstate import Action, Event, Transition, WorkerState, transition
@@ -44,7 +45,7 @@ from prsd.owner import (
 )
 from prsd.storage.layout import mb_id, process_name
 from prsd.storage.records import OOM, TIMEOUT, Outcome
-from prsd.tunables import worker_memory_max_bytes
+from prsd.tunables import max_captured_output_bytes, worker_memory_max_bytes
 from prsd.worker.launch import BOOT_PATH, worker_command
 
 if TYPE_CHECKING:
@@ -144,6 +145,9 @@ class WorkerSession:
         if self.number == 0:
             self._log_sandbox(limit)
         tg.start_soon(self.proc.watch)
+        proc = self.proc
+        cap = max_captured_output_bytes()
+        tg.start_soon(keep_under_cap, proc.captured, cap, lambda: proc.process.returncode is None)
         self.memory = MemoryWatch(self.proc.pid, group)
         tg.start_soon(self.memory.run)
         gpu = f", CUDA_VISIBLE_DEVICES={self.gpu}" if self.gpu is not None else ""

@@ -168,3 +168,34 @@ def test_a_result_over_the_caps_fails_naming_the_cap(tmp_path: Path) -> None:
     )
     assert rows["000000002"]["status"] == "succeeded", rows
     assert result.output("out.txt").read_text() == "item00002.txt\n"
+
+
+PRINT_SCRIPT = """
+    import sys
+
+    def run(mini_batch):
+        chunk = "y" * (1024 * 1024 - 1) + "\\n"
+        for _ in range(400):  # 400 MB
+            sys.stdout.write(chunk)
+            sys.stdout.flush()
+        sys.stdout.write("the last line\\n")
+        return [len(mini_batch)]
+"""
+
+
+def test_captured_output_keeps_its_tail_under_the_cap(tmp_path: Path) -> None:
+    """400 MB printed with PRSD_MAX_CAPTURED_OUTPUT=4MB: the files stay small, the tail is kept."""
+    job = make_job(tmp_path, PRINT_SCRIPT, YAML, files=1)
+    env = {"PRSD_MAX_CAPTURED_OUTPUT": "4MB", "PRSD_GPU_COUNT": "0"}
+    result = run_prsd(job, tmp_path / "spool", env=env)
+    assert result.result_text().startswith("Completed"), result.result_text()
+    (stdout,) = result.logs.glob("user/stdout/*/process000.stdout.txt")
+    rotated = stdout.with_name(stdout.name + ".1")
+    total = stdout.stat().st_size + rotated.stat().st_size
+    assert total < 64 * 1024**2, total  # not 400 MB: at most ~2 x 4 MB and one interval's worth
+    text = stdout.read_text()
+    assert text.startswith("[prsd] output was truncated here: over the 4 MiB cap"), text[:200]
+    notice_only = text.count("\n") == 1
+    tail = rotated.read_text()[-100:] if notice_only else text
+    assert tail.endswith("y\nthe last line\n"), tail[-200:]
+    assert rotated.stat().st_size == 4 * 1024**2
