@@ -20,6 +20,8 @@ from typing import Protocol
 import anyio
 import psutil
 
+from prsd.agent.verdicts import MemoryEvidence
+
 SAMPLE_INTERVAL_S = 0.2
 CGROUP_ROOT = Path("/sys/fs/cgroup")
 
@@ -156,3 +158,14 @@ class MemoryWatch:
         if self.group is not None and self.group.memory is not None:
             return self.group.oom_kills()
         return oom_kills(self.cgroup)
+
+    def evidence(self, limit_bytes: int | None) -> MemoryEvidence:
+        """What is known of the worker's memory (``limit_bytes``: its own limit, if any)."""
+        has_group = self.group is not None and self.group.memory is not None
+        own_limit = (limit_bytes or 0) if has_group else 0
+        return MemoryEvidence(
+            self.kernel_oom_kills_since_start(),
+            self.peak.ram_fraction,
+            self.peak.address_space_fraction,
+            own_limit,
+        )
