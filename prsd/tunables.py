@@ -76,6 +76,12 @@ def worker_memory_max_bytes(environ: Mapping[str, str] | None = None) -> int | N
     return _size("PRSD_WORKER_MEMORY_MAX", None, environ)
 
 
+def worker_memory_limit(job_bytes: int | None, node_bytes: int | None) -> int | None:
+    """The tighter of the job's ``resources.max_memory_per_worker`` and the node's limit."""
+    limits = [b for b in (job_bytes, node_bytes) if b]
+    return min(limits) if limits else None
+
+
 def max_workers_per_node(environ: Mapping[str, str] | None = None) -> int:
     """``PRSD_MAX_WORKERS_PER_NODE``: workers one job may run on a node (default 4 x CPUs, <= 256)."""
     default = min(4 * (os.cpu_count() or 1), MAX_WORKERS_PER_NODE)

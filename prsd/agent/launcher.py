@@ -27,7 +27,7 @@ from prsd.owner import (
     run_as_for_job,
     unreadable_for,
 )
-from prsd.tunables import worker_memory_max_bytes
+from prsd.tunables import worker_memory_limit, worker_memory_max_bytes
 from prsd.worker.launch import BOOT_PATH, worker_command
 
 if TYPE_CHECKING:
@@ -84,7 +84,7 @@ async def launch_worker(ctx: JobContext, gpu: int | None, paths: ProcessPaths) -
         umask=WORKER_UMASK,
     )
     # Into its cgroup before the hello frame: no user code runs outside it.
-    limit = worker_memory_max_bytes()
+    limit = worker_memory_limit(ctx.spec.max_memory_per_worker_bytes, worker_memory_max_bytes())
     proc.group = await anyio.to_thread.run_sync(sandbox.enter, proc.pid, token, limit)
     return Launched(proc, run_as, limit)
 
@@ -96,5 +96,8 @@ def sandbox_lines(limit: int | None) -> list[str]:
     if limit and sandbox.memory_limit_unenforced():
         lines.append(f"worker memory limit {limit} bytes cannot be enforced on this node")
     elif limit:
-        lines.append(f"worker memory limit: {limit} bytes (PRSD_WORKER_MEMORY_MAX)")
+        lines.append(
+            f"worker memory limit: {limit} bytes (the tighter of the job's "
+            "resources.max_memory_per_worker and the node's PRSD_WORKER_MEMORY_MAX)"
+        )
     return lines

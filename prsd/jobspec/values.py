@@ -134,6 +134,29 @@ def as_concurrency(value: Any, site: Site) -> int:
     return count
 
 
+MIN_WORKER_MEMORY_BYTES = 64 * 1024**2  # an interpreter with the worker host needs ~30 MB
+_MEMORY = re.compile(r"^\s*(\d+)\s*([kmgt]?)(i?b)?\s*$", re.IGNORECASE)
+
+
+def as_memory_size(value: Any, site: Site) -> int:
+    """``resources.max_memory_per_worker``: bytes from ``8G``, ``512MiB``, ``"200MB"`` or an int.
+
+    Raises:
+        JobSpecError: not a size (1024-based units K, M, G, T), or below 64 MiB.
+    """
+    text = str(value) if isinstance(value, int) and not isinstance(value, bool) else value
+    match = _MEMORY.match(text) if isinstance(text, str) else None
+    if match is None:
+        raise site.error(f"expected a memory size such as '512M' or '8G', got {shown(value)}")
+    unit = match.group(2).lower()
+    size = int(match.group(1)) * (1 << (10 * ("kmgt".index(unit) + 1 if unit else 0)))
+    if size < MIN_WORKER_MEMORY_BYTES:
+        raise site.error(
+            f"expected at least 64M (a worker's interpreter needs that), got {shown(value)}"
+        )
+    return size
+
+
 def as_timeout(value: Any, site: Site) -> float:
     """Seconds in Azure's range for timeouts, (0, 259200].
 

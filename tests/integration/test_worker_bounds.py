@@ -10,6 +10,8 @@ import subprocess
 import sys
 from typing import TYPE_CHECKING
 
+import pytest
+
 from prsd.storage.spool import open_spool
 from tests.fleet import Fleet
 from tests.helpers import wait_until
@@ -44,11 +46,21 @@ YAML = """
 """
 
 
-def test_a_worker_over_its_memory_limit_ends_oom(tmp_path: Path) -> None:
-    """PRSD_WORKER_MEMORY_MAX=200MB: allocating 600 MB ends that mini-batch oom; the next succeeds."""
-    job = make_job(tmp_path, MEMORY_SCRIPT, YAML, files=2)
-    env = {"PRSD_WORKER_MEMORY_MAX": "200MB", "PRSD_GPU_COUNT": "0"}
-    result = run_prsd(job, tmp_path / "spool", env=env)
+@pytest.mark.parametrize(
+    ("env", "key"),
+    [
+        ({"PRSD_WORKER_MEMORY_MAX": "200MB"}, ""),
+        ({"PRSD_WORKER_MEMORY_MAX": "2G"}, "    resources: {max_memory_per_worker: 200M}\n"),
+    ],
+    ids=["agent-setting", "job-key"],
+)
+def test_a_worker_over_its_memory_limit_ends_oom(
+    tmp_path: Path, env: dict[str, str], key: str
+) -> None:
+    """A 200 MB limit (the node's, or the job's tighter one): 600 MB ends that mini-batch oom."""
+    yaml = YAML.replace("    resources: {max_concurrency_per_instance: 1}\n", key)
+    job = make_job(tmp_path, MEMORY_SCRIPT, yaml, files=2)
+    result = run_prsd(job, tmp_path / "spool", env={**env, "PRSD_GPU_COUNT": "1"})
     rows = {r["mini_batch_id"]: r for r in result.report()}
     assert rows["000000000"]["status"] == "succeeded", rows
     assert rows["000000001"]["status"] == "oom", rows

@@ -7,7 +7,7 @@ from pathlib import Path
 import pytest
 
 from prsd.errors import JobSpecError
-from prsd.jobspec.values import MAX_CONCURRENCY_PER_INSTANCE, as_concurrency
+from prsd.jobspec.values import MAX_CONCURRENCY_PER_INSTANCE, as_concurrency, as_memory_size
 from prsd.jobspec.yamlsafe import Doc, Site
 from prsd.tunables import (
     MAX_WORKERS_PER_NODE,
@@ -16,6 +16,7 @@ from prsd.tunables import (
     max_result_rows,
     max_workers_per_node,
     parse_size,
+    worker_memory_limit,
     worker_memory_max_bytes,
 )
 
@@ -66,3 +67,27 @@ def test_defaults_and_overrides() -> None:
     assert max_result_bytes({"PRSD_MAX_RESULT_BYTES": "1MiB"}) == 1 << 20
     assert max_captured_output_bytes({}) == 64 << 20
     assert max_captured_output_bytes({"PRSD_MAX_CAPTURED_OUTPUT": "0"}) == 64 << 20
+
+
+@pytest.mark.parametrize(
+    ("value", "expected"),
+    [("200M", 200 << 20), ("8G", 8 << 30), (1 << 30, 1 << 30), ("512MiB", 512 << 20)],
+)
+def test_memory_key_reads_sizes(value: object, expected: int) -> None:
+    """resources.max_memory_per_worker takes 1024-based sizes or bytes."""
+    assert as_memory_size(value, SITE) == expected
+
+
+@pytest.mark.parametrize("value", ["lots", "1M", 0, True, "-5G", None])
+def test_memory_key_refuses_non_sizes_and_tiny_limits(value: object) -> None:
+    """Not a size, or under 64 MiB, is a JobSpecError."""
+    with pytest.raises(JobSpecError):
+        as_memory_size(value, SITE)
+
+
+def test_the_tighter_memory_limit_wins() -> None:
+    """The job's key and the node's setting: the smaller one applies; none when neither."""
+    assert worker_memory_limit(None, None) is None
+    assert worker_memory_limit(1 << 30, None) == 1 << 30
+    assert worker_memory_limit(None, 2 << 30) == 2 << 30
+    assert worker_memory_limit(4 << 30, 2 << 30) == 2 << 30
