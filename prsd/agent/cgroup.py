@@ -17,6 +17,10 @@ An optional memory limit (``memory.max`` / ``memory.limit_in_bytes``) is set on 
 group; the kernel's OOM killer then ends the worker, and its ``oom_kill`` count is
 the evidence :mod:`prsd.agent.verdicts` needs to say ``oom``.
 
+Groups left by an agent that was killed (its workers die with it, but what they
+started may not) are killed and removed when the next agent on the machine starts
+its first worker.
+
 Errors: creating a group raises nothing; a hierarchy that cannot be written is
 skipped (the next candidate is tried) and :attr:`Sandbox.notes` says why.
 """
@@ -174,6 +178,21 @@ class Sandbox:
             _write(folder / "memory.memsw.limit_in_bytes", str(limit))
         return MemoryCgroup(folder, "memory.limit_in_bytes", "memory.oom_control")
 
+    def sweep_stale(self) -> int:
+        """Kill and remove worker groups left by agents that are gone (killed, crashed).
+
+        A group is named ``prsd.<agent pid>.<n>``; one whose agent pid no longer runs
+        is stale. Returns how many groups were removed.
+        """
+        self._choose()
+        removed = 0
+        for h in {h for h in (self._kill, self._memory) if h is not None}:
+            for folder in _stale_groups(Path(h.folder)):
+                version = h.version if h is self._kill else 0
+                WorkerGroup(folder.name, folder, version).kill_and_remove()
+                removed += 1
+        return removed
+
     def _choose(self) -> None:
         """Find (once) the first hierarchy of each role in which a group can be made."""
         if self._chosen:
@@ -191,6 +210,21 @@ class Sandbox:
             if h.version == 2 or _try_make(Path(h.folder)) is None:
                 self._memory = h
                 break
+
+
+def _stale_groups(parent: Path) -> list[Path]:
+    found: list[Path] = []
+    try:
+        entries = list(parent.iterdir())
+    except OSError:
+        return found
+    for folder in entries:
+        parts = folder.name.split(".")
+        if len(parts) == 3 and parts[0] == "prsd" and parts[1].isdigit() and parts[2].isdigit():
+            pid = int(parts[1])
+            if pid != os.getpid() and not psutil.pid_exists(pid):
+                found.append(folder)
+    return found
 
 
 def _name(h: Hierarchy) -> str:
@@ -299,7 +333,9 @@ _NODE_SANDBOX: list[Sandbox] = []
 
 
 def node_sandbox() -> Sandbox:
-    """The sandbox of this agent process (chosen at the first call)."""
+    """The sandbox of this agent process (chosen, and stale groups swept, at the first call)."""
     if not _NODE_SANDBOX:
-        _NODE_SANDBOX.append(Sandbox.from_machine())
+        sandbox = Sandbox.from_machine()
+        sandbox.sweep_stale()
+        _NODE_SANDBOX.append(sandbox)
     return _NODE_SANDBOX[0]
