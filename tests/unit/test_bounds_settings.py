@@ -6,9 +6,12 @@ from pathlib import Path
 
 import pytest
 
+from prsd.agent.context import JobContext
 from prsd.errors import JobSpecError
+from prsd.jobspec.model import InputSpec, JobSpec
 from prsd.jobspec.values import MAX_CONCURRENCY_PER_INSTANCE, as_concurrency, as_memory_size
 from prsd.jobspec.yamlsafe import Doc, Site
+from prsd.storage.layout import JobLayout
 from prsd.tunables import (
     MAX_WORKERS_PER_NODE,
     max_captured_output_bytes,
@@ -91,3 +94,19 @@ def test_the_tighter_memory_limit_wins() -> None:
     assert worker_memory_limit(1 << 30, None) == 1 << 30
     assert worker_memory_limit(None, 2 << 30) == 2 << 30
     assert worker_memory_limit(4 << 30, 2 << 30) == 2 << 30
+
+
+def test_an_absurd_spec_is_clamped_to_the_slot_cap() -> None:
+    """A spec.json that bypassed the bound (an older spool) still runs at most slot_cap workers."""
+    spec = JobSpec(
+        name="j",
+        job_dir="/j",
+        input=InputSpec(paths=("/j/data",)),
+        mini_batch_size=1,
+        code_dir="/j/code",
+        entry_script="score.py",
+        max_concurrency_per_instance=1_000_000_000,
+    )
+    ctx = JobContext(JobLayout(Path("/spool/jobs/j"), "j"), spec, "n1", 0, "files", slot_cap=4)
+    assert ctx.wanted_workers() == 1_000_000_000
+    assert ctx.workers() == 4
