@@ -82,7 +82,7 @@ LIST_SCRIPT = """
 CONCURRENCY_YAML = """
     input_data: ./data
     mini_batch_size: "1"
-    resources: {{max_concurrency_per_instance: {workers}}}
+    resources: {{{resources}}}
     task:
       code: ./code
       entry_script: score.py
@@ -90,14 +90,22 @@ CONCURRENCY_YAML = """
 """
 
 
-def _drop(spool: Path, root: Path, name: str, workers: int) -> None:
+def _drop(spool: Path, root: Path, name: str, resources: str) -> None:
     """A job folder written beside the inbox and renamed in (the leader reads it as is)."""
-    job = make_job(root / name, LIST_SCRIPT, CONCURRENCY_YAML.format(workers=workers), files=4)
+    yaml = CONCURRENCY_YAML.format(resources=resources)
+    job = make_job(root / name, LIST_SCRIPT, yaml, files=4)
     job.rename(spool / "inbox" / name)
 
 
-def test_absurd_concurrency_fails_its_job_and_a_large_one_is_clamped(tmp_path: Path) -> None:
-    """1000000000 and 100000 workers fail at load naming the bound; 1000 runs on the slot cap."""
+BAD_RESOURCES = {
+    "huge": ("max_concurrency_per_instance: 1000000000", "from 1 to 1024"),
+    "large": ("max_concurrency_per_instance: 100000", "from 1 to 1024"),
+    "tiny": ("max_memory_per_worker: 1M", "expected at least 64M"),
+}
+
+
+def test_absurd_bounds_fail_their_jobs_and_a_large_one_is_clamped(tmp_path: Path) -> None:
+    """Absurd worker counts and memory fail at load naming the bound; 1000 runs on the slot cap."""
     fleet = Fleet(tmp_path / "spool", tmp_path / "logs")
     fleet.env.update(PRSD_GPU_COUNT="0", PRSD_MAX_WORKERS_PER_NODE="2")
     open_spool(fleet.spool)
@@ -105,27 +113,24 @@ def test_absurd_concurrency_fails_its_job_and_a_large_one_is_clamped(tmp_path: P
         fleet.leader()
         fleet.agent("n1")
         good = fleet.submit(make_job(tmp_path / "good", LIST_SCRIPT, YAML_GOOD, files=6))
-        for name, workers in (("huge", 1_000_000_000), ("large", 100_000), ("clamped", 1000)):
-            _drop(fleet.spool, tmp_path, name, workers)
+        for name, (resources, _) in BAD_RESOURCES.items():
+            _drop(fleet.spool, tmp_path, name, resources)
+        _drop(fleet.spool, tmp_path, "clamped", "max_concurrency_per_instance: 1000")
         wait_until(lambda: fleet.final(good) is not None, 120, "the healthy job to end")
         jobs = fleet.spool / "jobs"
-        wait_until(lambda: len(list(jobs.glob("*/state/final.json"))) == 4, 120, "every job to end")
+        wait_until(lambda: len(list(jobs.glob("*/state/final.json"))) == 5, 120, "every job to end")
         results = {
             j.name: (j / "logs" / "job_result.txt").read_text(encoding="utf-8")
             for j in jobs.iterdir()
         }
         assert results[good].startswith("Completed"), results[good]
-        by_text = sorted(results.values())
-        failed = [r for r in by_text if r.startswith("Failed")]
-        assert len(failed) == 2, results
-        for text in failed:
-            assert "max_concurrency_per_instance" in text.splitlines()[1], text
-            assert "from 1 to 1024" in text, text
-        (clamped,) = [j for j, r in results.items() if j != good and r.startswith("Completed")]
-        main_log = (jobs / clamped / "logs" / "sys" / "node" / "n1" / "_main.txt").read_text()
-        assert "max_concurrency_per_instance 1000 is more than this node's slot cap 2" in main_log
-        assert "process002" not in main_log  # never more than 2 workers started
-        for job_id in (j for j, r in results.items() if r.startswith("Failed")):
+        failed = {j: r for j, r in results.items() if r.startswith("Failed")}
+        assert len(failed) == 3, results
+        reasons = [text.splitlines()[1] for text in failed.values()]
+        for resources, why in BAD_RESOURCES.values():
+            key = f"resources.{resources.split(':')[0]}"
+            assert any(key in r and why in r for r in reasons), (key, reasons)
+        for job_id in failed:
             status = subprocess.run(
                 [*PRSCTL, "status", job_id, "--spool", str(fleet.spool)],
                 capture_output=True,
@@ -133,7 +138,11 @@ def test_absurd_concurrency_fails_its_job_and_a_large_one_is_clamped(tmp_path: P
                 check=False,
                 timeout=60,
             ).stdout
-            assert "max_concurrency_per_instance" in status and "1024" in status, status
+            assert any(why in status for _, why in BAD_RESOURCES.values()), status
+        (clamped,) = [j for j, r in results.items() if j != good and r.startswith("Completed")]
+        main_log = (jobs / clamped / "logs" / "sys" / "node" / "n1" / "_main.txt").read_text()
+        assert "max_concurrency_per_instance 1000 is more than this node's slot cap 2" in main_log
+        assert "process002" not in main_log  # never more than 2 workers started
         assert fleet.alive("leader") and fleet.alive("n1")
     finally:
         fleet.close()
