@@ -9,8 +9,9 @@ without end thus holds at most about ``2 x cap_bytes`` per file, plus what it
 writes in one check interval.
 
 The worker writes through its own descriptor opened with ``O_APPEND``, so after the
-truncation its next write lands at the new start; bytes written between the copy and
-the truncation are lost (the line says output was cut there).
+truncation its next write lands at the new start. What it wrote during the copy is
+copied along (a few rounds); bytes written in the instant between the last round and
+the truncation are lost, and the worker's next write may come before the line.
 
 The agent works on the descriptors it opened for the worker (never by path on the
 original files), and creates ``.1`` inside the folder it opened, with ``O_EXCL`` and
@@ -33,6 +34,7 @@ if TYPE_CHECKING:
 
 CHECK_INTERVAL_S = 0.2
 _CHUNK = 1024 * 1024
+_CATCH_UP_ROUNDS = 3
 
 
 @dataclass
@@ -81,15 +83,25 @@ def _copy_tail(captured: CapturedFile, info: os.stat_result, cap_bytes: int) -> 
         os.close(folder)
     try:
         os.fchown(out, info.st_uid, info.st_gid)
-        offset = info.st_size - cap_bytes
-        while offset < info.st_size:
-            data = os.pread(captured.fd, min(_CHUNK, info.st_size - offset), offset)
-            if not data:
+        offset, end = info.st_size - cap_bytes, info.st_size
+        for _ in range(_CATCH_UP_ROUNDS):  # what the worker wrote meanwhile goes along too
+            offset = _copy_range(captured.fd, out, offset, end)
+            end = os.fstat(captured.fd).st_size
+            if end <= offset:
                 break
-            os.write(out, data)
-            offset += len(data)
     finally:
         os.close(out)
+
+
+def _copy_range(src: int, dst: int, offset: int, end: int) -> int:
+    """Copy bytes ``[offset, end)`` of ``src`` to ``dst``; return where it stopped."""
+    while offset < end:
+        data = os.pread(src, min(_CHUNK, end - offset), offset)
+        if not data:
+            break
+        os.write(dst, data)
+        offset += len(data)
+    return offset
 
 
 async def keep_under_cap(
