@@ -153,6 +153,7 @@ def _job(case: Case, run_dir: Path, workers: int) -> Path:
         mini_batch_size=case.prsd_mini_batch_size,
         workers=workers,
         script=case.script,
+        env={**case.env, "BENCH_MARK_DIR": str(run_dir / "marks")},
     )
     return make_job_folder(run_dir / "job", text)
 

@@ -2,8 +2,13 @@
 
 from __future__ import annotations
 
+import json
 import shutil
 from pathlib import Path
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    from collections.abc import Mapping
 
 ENTRY_DIR = Path(__file__).resolve().parent / "entry"
 OUTPUT_NAME = "out.txt"
@@ -20,6 +25,7 @@ task:
   code: ./code
   entry_script: {script}
   append_row_to: ./outputs/{output}
+  environment_variables: {env}
 """
 
 
@@ -31,8 +37,13 @@ def job_yaml(
     mini_batch_size: str,
     workers: int,
     script: str,
+    env: Mapping[str, str] | None = None,
 ) -> str:
-    """The job spec every prsd runner submits (retries off: a failure must show)."""
+    """The job spec every prsd runner submits (retries off: a failure must show).
+
+    ``env``: variables the entry scripts read (prsd workers see the job's
+    ``environment_variables``, never the runner's environment).
+    """
     return JOB_YAML.format(
         name=name,
         input_path=input_path,
@@ -41,6 +52,7 @@ def job_yaml(
         workers=workers,
         script=script,
         output=OUTPUT_NAME,
+        env=json.dumps(dict(env or {})),
     )
 
 

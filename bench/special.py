@@ -85,6 +85,7 @@ def _echo_job(run_dir: Path, root: Path, mbs: int, workers: int, name: str) -> P
         mini_batch_size=str(mbs),
         workers=workers,
         script="echo.py",
+        env={"BENCH_MARK_DIR": str(run_dir / "marks")},
     )
     return make_job_folder(run_dir / "job", text)
 

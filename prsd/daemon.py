@@ -14,6 +14,7 @@ from typing import NoReturn
 import anyio
 
 from prsd.agent.agent import EXIT_IDLE, Agent, AgentOptions
+from prsd.agent.nodeid import ensure_node_id_free
 from prsd.cli import console
 from prsd.doctor import cli as doctor_cli
 from prsd.doctor import require_safe_spool
@@ -161,8 +162,10 @@ def _leader(spool: SpoolLayout, args: argparse.Namespace) -> int:
 
 
 def _agent(spool: SpoolLayout, args: argparse.Namespace) -> int:
+    node_id = _node_id(args)
+    ensure_node_id_free(spool, node_id, socket.gethostname())  # one agent per node id
     options = AgentOptions(
-        node_id=_node_id(args),
+        node_id=node_id,
         exit_when_idle=args.exit_when_idle,
         drain_grace_s=args.drain_grace_s,
         heartbeat_interval_s=args.heartbeat_s,

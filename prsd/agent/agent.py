@@ -23,6 +23,7 @@ import anyio.to_thread
 from prsd.agent.context import JobContext
 from prsd.agent.gpu import GpuSlots
 from prsd.agent.jobrun import CommitHook, JobRun
+from prsd.agent.nodeid import conflict_with
 from prsd.agent.nodelog import host_ip
 from prsd.agent.share import share_slots
 from prsd.agent.visibility import unseen
@@ -31,7 +32,12 @@ from prsd.jobspec import JobSpec
 from prsd.logconfig import get_logger
 from prsd.storage.atomic import write_atomic
 from prsd.storage.fstype import is_local_spool
-from prsd.storage.heartbeat import HEARTBEAT_INTERVAL_S, Heartbeat, write_heartbeat
+from prsd.storage.heartbeat import (
+    HEARTBEAT_INTERVAL_S,
+    Heartbeat,
+    read_heartbeat,
+    write_heartbeat,
+)
 from prsd.storage.layout import node_report
 from prsd.storage.seats import free_seats, take_seat
 from prsd.storage.spool import active_jobs
@@ -96,6 +102,7 @@ class Agent:
         self._drain = anyio.Event()
         self._fast = False
         self._relist = False  # list active/ at the next ring without waiting
+        self.conflict = ""  # another agent writes this node id too (prsd.agent.nodeid)
 
     @property
     def node_id(self) -> str:
@@ -219,10 +226,15 @@ class Agent:
             gpus=self.gpus.count,
             draining=self.draining,
             jobs={job_id: r.run.snapshot() for job_id, r in self.runs.items()},
+            heartbeat_interval_s=self.options.heartbeat_interval_s,
+            conflict=self.conflict,
         )
 
     async def _heartbeats(self) -> None:
         while True:
+            if self._seq:  # another agent writing this node id shows between our beats
+                on_disk = await anyio.to_thread.run_sync(read_heartbeat, self.spool, self.node_id)
+                self.conflict = conflict_with(self._boot, on_disk)
             beat = self.heartbeat()
             try:
                 await anyio.to_thread.run_sync(write_heartbeat, self.spool, beat)

@@ -8,7 +8,12 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
 from prsd.storage.layout import JobLayout, process_name
-from prsd.tunables import init_grace_s
+from prsd.tunables import (
+    init_grace_s,
+    max_result_bytes,
+    max_result_rows,
+    max_workers_per_node,
+)
 from prsd.worker.hello import Hello
 from prsd.worker.launch import worker_env
 
@@ -46,11 +51,17 @@ class JobContext:
     def job_id(self) -> str:
         return self.layout.job_id
 
-    def workers(self) -> int:
-        """Worker processes on this node: the spec's, else the GPU count, else CPU count."""
+    slot_cap: int = dataclasses.field(default_factory=max_workers_per_node)
+
+    def wanted_workers(self) -> int:
+        """The spec's worker count, else the GPU count, else the CPU count."""
         if self.spec.max_concurrency_per_instance:
             return self.spec.max_concurrency_per_instance
         return self.gpu_count or os.cpu_count() or 1
+
+    def workers(self) -> int:
+        """Worker processes on this node: :meth:`wanted_workers`, at most ``slot_cap``."""
+        return min(self.wanted_workers(), self.slot_cap)
 
     def init_deadline_s(self) -> float:
         """How long a worker may stay in ``init()``: ``3 * timeout + 30`` s (SPEC section 4)."""
@@ -100,12 +111,22 @@ class JobContext:
             profiling_module=spec.profiling_module,
             profile_file=str(paths.profile),
             config=_config(spec),
+            max_result_rows=max_result_rows(),
+            max_result_bytes=max_result_bytes(),
         ).to_message()
 
-    def env(self, gpu: int | None) -> dict[str, str]:
-        """The worker's environment (SPEC section 4)."""
-        base = {k: v for k, v in os.environ.items() if k != "CUDA_VISIBLE_DEVICES"}
-        env = worker_env(base, str(self.layout.outputs), self.spec.environment_variables)
+    def env(
+        self, gpu: int | None, uid: int | None = None, working_dir: str = "/"
+    ) -> dict[str, str]:
+        """The worker's environment (SPEC section 4; an allow-list, see ``worker_env``)."""
+        env = worker_env(
+            os.environ,
+            str(self.layout.outputs),
+            self.spec.environment_variables,
+            python=self.spec.python,
+            uid=uid,
+            working_dir=working_dir,
+        )
         env["PRSD_GPU_COUNT_FOUND"] = str(self.gpu_count)
         env["AZ_BATCHAI_GPU_COUNT_FOUND"] = str(self.gpu_count)
         if gpu is not None:

@@ -97,6 +97,11 @@ class JobRun:
             f"{self.ctx.gpu_count} GPUs"
             + (f"; {adopted} earlier claims resumed" if adopted else "")
         )
+        if self.ctx.wanted_workers() > workers:
+            self.main_log(
+                f"max_concurrency_per_instance {self.ctx.wanted_workers()} is more than this "
+                f"node's slot cap {workers} (PRSD_MAX_WORKERS_PER_NODE): {workers} workers run"
+            )
         for line in self.gpus.inventory.log_lines():
             self.main_log(line)
         self._write_report()

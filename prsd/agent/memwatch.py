@@ -3,7 +3,9 @@
 A dead process cannot be asked how big it was, so each worker is sampled while it
 lives (RSS, address space, its ``RLIMIT_AS``), and the cgroup's ``oom_kill``
 counter (cgroup v2 ``memory.events``, or v1 ``memory.oom_control``; both count the
-cgroup and its children) is read when the worker starts and when it dies.
+cgroup and its children) is read when the worker starts and when it dies: the
+worker's own group when the agent made one (``prsd.agent.cgroup``), else the cgroup
+it runs in.
 :func:`prsd.agent.verdicts.classify_exit` decides from these. Every read here is best effort: a missing file or a vanished process is "no
 evidence", never an error.
 """
@@ -13,12 +15,24 @@ from __future__ import annotations
 import resource
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Protocol
 
 import anyio
 import psutil
 
+from prsd.agent.verdicts import MemoryEvidence
+
 SAMPLE_INTERVAL_S = 0.2
 CGROUP_ROOT = Path("/sys/fs/cgroup")
+
+
+class OomCounter(Protocol):
+    """A worker's own memory group (``prsd.agent.cgroup.WorkerGroup``)."""
+
+    @property
+    def memory(self) -> MemoryCgroup | None: ...
+
+    def oom_kills(self) -> int | None: ...
 
 
 @dataclass(frozen=True)
@@ -88,10 +102,12 @@ def oom_kills(cgroup: MemoryCgroup | None) -> int | None:
 class MemoryWatch:
     """Samples one worker's memory while it lives; keeps the peak since :meth:`reset`."""
 
-    def __init__(self, pid: int) -> None:
+    def __init__(self, pid: int, group: OomCounter | None = None) -> None:
         self.pid = pid
-        self.cgroup = memory_cgroup(pid)
-        self.oom_kills_at_start = oom_kills(self.cgroup)
+        self.group = group
+        own = group.memory if group is not None else None
+        self.cgroup = own if own is not None else memory_cgroup(pid)
+        self.oom_kills_at_start = self._oom_kills()
         self.ram_limit = ram_limit_bytes(self.cgroup)
         self.peak = MemoryPeak()
 
@@ -132,7 +148,24 @@ class MemoryWatch:
 
     def kernel_oom_kills_since_start(self) -> int:
         """OOM kills the kernel counted in the worker's cgroup since it started (0 if unknown)."""
-        before, after = self.oom_kills_at_start, oom_kills(self.cgroup)
+        before, after = self.oom_kills_at_start, self._oom_kills()
         if before is None or after is None:
             return 0
         return max(after - before, 0)
+
+    def _oom_kills(self) -> int | None:
+        # The worker's own group is removed once it is killed; it keeps its last count.
+        if self.group is not None and self.group.memory is not None:
+            return self.group.oom_kills()
+        return oom_kills(self.cgroup)
+
+    def evidence(self, limit_bytes: int | None) -> MemoryEvidence:
+        """What is known of the worker's memory (``limit_bytes``: its own limit, if any)."""
+        has_group = self.group is not None and self.group.memory is not None
+        own_limit = (limit_bytes or 0) if has_group else 0
+        return MemoryEvidence(
+            self.kernel_oom_kills_since_start(),
+            self.peak.ram_fraction,
+            self.peak.address_space_fraction,
+            own_limit,
+        )

@@ -3,6 +3,8 @@
 Invariants:
 - Workers start in their own session (``start_new_session``), so the ladder signals
   the whole process group: DataLoader children and shell-outs die with the worker.
+  Once a worker has exited, its cgroup (``prsd.agent.cgroup``) is killed whole, so
+  what left its process group (``setsid``, double forks) dies too.
 - The control channel is a socketpair; the worker's stdout and stderr are the user's
   log files. Anything on the channel that is not a valid frame breaks the worker.
 - One stop ladder for every stop: SIGTERM to the group, wait ``grace_s``, SIGKILL to
@@ -25,11 +27,14 @@ import anyio.to_thread
 from anyio.abc import Process, SocketStream
 from anyio.streams.buffered import BufferedByteReceiveStream
 
+from prsd.agent.outcap import CapturedFile
 from prsd.worker import protocol
 
 if TYPE_CHECKING:
     from collections.abc import Callable
     from pathlib import Path
+
+    from prsd.agent.cgroup import WorkerGroup
 
 
 @dataclass(frozen=True)
@@ -75,6 +80,8 @@ class WorkerProcess:
         self._reader = BufferedByteReceiveStream(stream)
         self.signals_sent: set[int] = set()
         self.exit: ExitInfo | None = None
+        self.group: WorkerGroup | None = None  # its cgroup, killed whole once it exits
+        self.captured: list[CapturedFile] = []  # its stdout/stderr (prsd.agent.outcap)
 
     @property
     def pid(self) -> int:
@@ -133,6 +140,9 @@ class WorkerProcess:
             sent = code < 0 and -code in self.signals_sent
             self.exit = ExitInfo(code, name, sent)
             await self._close_channel()
+            if self.group is not None:
+                with anyio.CancelScope(shield=True):
+                    await anyio.to_thread.run_sync(self.group.kill_and_remove)
         return self.exit
 
     async def stop(self, grace_s: float) -> ExitInfo:
@@ -199,22 +209,29 @@ async def spawn_worker(
                 extra_groups=extra_groups,
                 umask=umask,
             )
+            captured = [
+                CapturedFile(stdout_path, os.dup(out.fileno())),
+                CapturedFile(stderr_path, os.dup(err.fileno())),
+            ]
     except BaseException:
         ours.close()
         raise
     finally:
         theirs.close()
     stream = await SocketStream.from_socket(ours)
-    return WorkerProcess(process, stream)
+    worker = WorkerProcess(process, stream)
+    worker.captured = captured
+    return worker
 
 
 def _open_logs(stdout_path: Path, stderr_path: Path) -> tuple[BinaryIO, BinaryIO]:
     """Open (append) the files the worker's stdout and stderr go to (may be on NFS)."""
     stdout_path.parent.mkdir(parents=True, exist_ok=True)
     stderr_path.parent.mkdir(parents=True, exist_ok=True)
-    out = open(stdout_path, "ab")  # noqa: SIM115 - handed to the child, closed by the caller
+    # Read and write: the agent keeps a copy to cut the file down (prsd.agent.outcap).
+    out = open(stdout_path, "a+b")  # noqa: SIM115 - handed to the child, closed by the caller
     try:
-        err = open(stderr_path, "ab")  # noqa: SIM115 - as above
+        err = open(stderr_path, "a+b")  # noqa: SIM115 - as above
     except BaseException:
         out.close()
         raise

@@ -23,27 +23,21 @@ import signal
 import time
 from dataclasses import dataclass
 from datetime import UTC, datetime
-from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 import anyio
 
+from prsd.agent.launcher import launch_worker, sandbox_lines
 from prsd.agent.memwatch import MemoryWatch
 from prsd.agent.nodelog import append_line, append_stamped, batch_record, stamped
-from prsd.agent.proc import BrokenWorker, ExitInfo, WorkerProcess, spawn_worker
+from prsd.agent.outcap import keep_under_cap
+from prsd.agent.proc import BrokenWorker, ExitInfo, WorkerProcess
 from prsd.agent.verdicts import MemoryEvidence, classify_exit, oom_reason
 from prsd.agent.workerstate import Action, Event, Transition, WorkerState, transition
-from prsd.owner import (
-    WORKER_UMASK,
-    RunAs,
-    make_dirs_for,
-    make_files_for,
-    run_as_for_job,
-    unreadable_for,
-)
+from prsd.owner import RunAs, make_files_for
 from prsd.storage.layout import mb_id, process_name
 from prsd.storage.records import OOM, TIMEOUT, Outcome
-from prsd.worker.launch import BOOT_PATH, worker_command
+from prsd.tunables import max_captured_output_bytes
 
 if TYPE_CHECKING:
     from collections.abc import Callable
@@ -87,6 +81,7 @@ class WorkerSession:
         self.memory: MemoryWatch | None = None
         self._records: list[str] = []
         self.run_as: RunAs | None = None  # None: the agent's own identity (prsd/owner.py)
+        self.memory_limit_bytes: int | None = None  # PRSD_WORKER_MEMORY_MAX, if any
         self.exit_reason = ""  # why it ended, for the exit line in _main.txt
         self._exit_logged = False
         self._stop_before_start = ""  # stop_now() came before the process existed
@@ -100,47 +95,25 @@ class WorkerSession:
 
     async def start(self, tg: TaskGroup) -> None:
         """Spawn the worker, watch its process in ``tg``, and send its configuration."""
-        ctx = self.ctx
-        # Run as the recorded owner; what the worker writes in the spool is theirs.
-        self.run_as = run_as = run_as_for_job(ctx.layout)
-        if run_as is not None:
-            installation = str(Path(BOOT_PATH).parents[2])  # the folder that holds prsd/
-            why = unreadable_for(run_as, BOOT_PATH, list_from=installation)
-            if why is not None:
-                raise PermissionError(
-                    f"the worker would run as the job's owner and start from prsd's "
-                    f"{BOOT_PATH}, but {why}: make prsd's installation readable by job owners"
-                )
-        paths = self.paths
-        folders = [paths.working_dir, paths.log_dir, paths.error.parent, ctx.layout.outputs]
-        make_dirs_for(run_as, folders, anchor=ctx.layout.root)
-        make_files_for(run_as, [paths.stdout, paths.stderr], anchor=ctx.layout.root)
-        python = ctx.spec.python
-
-        def command(fd: int) -> list[str]:
-            return worker_command(python, fd)
-
-        self.proc = await spawn_worker(
-            command,
-            env=ctx.env(self.gpu),
-            cwd=self.paths.working_dir,
-            stdout_path=self.paths.stdout,
-            stderr_path=self.paths.stderr,
-            user=run_as.uid if run_as else None,
-            group=run_as.gid if run_as else None,
-            extra_groups=list(run_as.groups) if run_as else None,
-            umask=WORKER_UMASK,
-        )
-        tg.start_soon(self.proc.watch)
-        self.memory = MemoryWatch(self.proc.pid)
+        launched = await launch_worker(self.ctx, self.gpu, self.paths)
+        self.proc = proc = launched.proc
+        self.run_as = launched.run_as
+        self.memory_limit_bytes = launched.memory_limit_bytes
+        if self.number == 0:
+            for line in sandbox_lines(launched.memory_limit_bytes):
+                self.main_log(line)
+        tg.start_soon(proc.watch)
+        cap = max_captured_output_bytes()
+        tg.start_soon(keep_under_cap, proc.captured, cap, lambda: proc.process.returncode is None)
+        self.memory = MemoryWatch(proc.pid, proc.group)
         tg.start_soon(self.memory.run)
         gpu = f", CUDA_VISIBLE_DEVICES={self.gpu}" if self.gpu is not None else ""
-        self.main_log(f"{self.name} started (pid {self.proc.pid}{gpu})")
+        self.main_log(f"{self.name} started (pid {proc.pid}{gpu})")
         if self._stop_before_start:
             await self.stop_now(self._stop_before_start)
             return
         try:
-            await self.proc.send(ctx.hello(self.number, self.paths))
+            await proc.send(self.ctx.hello(self.number, self.paths))
         except BrokenWorker:
             pass  # it died at once: wait_ready() sees the closed channel and records it
 
@@ -366,14 +339,9 @@ class WorkerSession:
 
     def memory_evidence(self) -> MemoryEvidence:
         """What is known of the worker's memory (sampled while it lived)."""
-        watch = self.memory
-        if watch is None:
+        if self.memory is None:
             return MemoryEvidence()
-        return MemoryEvidence(
-            watch.kernel_oom_kills_since_start(),
-            watch.peak.ram_fraction,
-            watch.peak.address_space_fraction,
-        )
+        return self.memory.evidence(self.memory_limit_bytes)
 
     def _failure(
         self,

@@ -29,6 +29,7 @@ class MemoryEvidence:
     kernel_oom_kills: int = 0  # OOM kills counted in its cgroup while it lived
     ram_fraction: float = 0.0  # peak RSS / RAM or cgroup limit
     address_space_fraction: float = 0.0  # peak VMS / RLIMIT_AS (0 when unlimited)
+    limit_bytes: int = 0  # the worker's own memory limit (its cgroup's), 0: none
 
     @property
     def near_limit(self) -> bool:
@@ -56,6 +57,12 @@ def classify_exit(
 
 def oom_reason(memory: MemoryEvidence) -> str:
     """Why an exit was called ``oom``, for the error column."""
+    if memory.kernel_oom_kills and memory.limit_bytes:
+        mib = memory.limit_bytes / 1024**2
+        return (
+            f"the kernel's OOM killer ended it at the worker memory limit of {mib:g} MiB "
+            "(resources.max_memory_per_worker or PRSD_WORKER_MEMORY_MAX)"
+        )
     if memory.kernel_oom_kills:
         return "the kernel's OOM killer ended it"
     pct = 100.0 * max(memory.ram_fraction, memory.address_space_fraction)

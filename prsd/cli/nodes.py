@@ -50,6 +50,7 @@ def node_row(beat: Heartbeat, now: datetime, job_id: str | None = None) -> dict[
         "heartbeat_at": beat.updated_at,
         "heartbeat_age_s": None if age is None else round(age, 1),
         "stale": age is None or age > STALE_AFTER_S,
+        "conflict": beat.conflict,  # another agent uses this node id: "pid P on host H"
         "workers": sum(int(s.get("workers", 0)) for s in jobs.values()),
         "busy": sum(int(s.get("busy", 0)) for s in jobs.values()),
         "running": running,

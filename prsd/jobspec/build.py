@@ -22,8 +22,10 @@ from prsd.jobspec.model import (
 from prsd.jobspec.values import (
     as_bool,
     as_choice,
+    as_concurrency,
     as_int,
     as_mapping,
+    as_memory_size,
     as_number,
     as_str,
     as_timeout,
@@ -71,10 +73,8 @@ _THRESHOLD = "a count >= -1 (-1: ignore all failures)"
 # canonical key -> (JobSpec field, reader)
 SCALARS: dict[str, tuple[str, Callable[[Any, Site], Any]]] = {
     "resources.instance_count": ("instance_count", _count(1, "a number of nodes >= 1")),
-    "resources.max_concurrency_per_instance": (
-        "max_concurrency_per_instance",
-        _count(1, "a number of worker processes >= 1"),
-    ),
+    "resources.max_concurrency_per_instance": ("max_concurrency_per_instance", as_concurrency),
+    "resources.max_memory_per_worker": ("max_memory_per_worker_bytes", as_memory_size),
     "mini_batch_error_threshold": ("mini_batch_error_threshold", _count(-1, _THRESHOLD)),
     "item_error_threshold": ("item_error_threshold", _count(-1, _THRESHOLD)),
     "allowed_failed_percent": ("allowed_failed_percent", _percent),

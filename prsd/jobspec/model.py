@@ -65,6 +65,7 @@ class JobSpec:
     partition_keys: tuple[str, ...] = ()
     instance_count: int | None = None  # None: every node may work on the job
     max_concurrency_per_instance: int | None = None  # None: GPU count, else CPU count
+    max_memory_per_worker_bytes: int | None = None  # each worker's memory limit (cgroup)
     mini_batch_error_threshold: int = -1  # failed mini-batches tolerated; -1 ignores all
     item_error_threshold: int = -1  # failed items tolerated; -1 ignores all
     allowed_failed_percent: float = 100.0

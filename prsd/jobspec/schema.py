@@ -30,6 +30,7 @@ CANONICAL = frozenset(
         "partition_format",
         "resources.instance_count",
         "resources.max_concurrency_per_instance",
+        "resources.max_memory_per_worker",  # a prsd extension: each worker's memory limit
         "mini_batch_error_threshold",
         "item_error_threshold",
         "allowed_failed_percent",

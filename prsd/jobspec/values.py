@@ -18,6 +18,9 @@ if TYPE_CHECKING:
     from prsd.jobspec.yamlsafe import Site
 
 MAX_TIMEOUT_S = 259200.0  # Azure's upper bound for every timeout: 3 days
+# Worker processes per node a job may ask for: far above any machine's cores or GPUs
+# (each agent clamps further to its own slot cap), far below what hangs an agent.
+MAX_CONCURRENCY_PER_INSTANCE = 1024
 _SIZE = re.compile(r"^\s*(\d+)\s*([kmg]b)?\s*$", re.IGNORECASE)
 _COUNT = re.compile(r"^\s*\d+\s*$")
 _UNITS = {"": 1, "kb": 1024, "mb": 1024**2, "gb": 1024**3}
@@ -112,6 +115,46 @@ def as_number(
     if too_low or result > high:
         raise site.error(f"expected {expected}, got {number}")
     return result
+
+
+def as_concurrency(value: Any, site: Site) -> int:
+    """``max_concurrency_per_instance``: worker processes per node, 1 to 1024.
+
+    Raises:
+        JobSpecError: not an integer, below 1, or above :data:`MAX_CONCURRENCY_PER_INSTANCE`.
+    """
+    bound = MAX_CONCURRENCY_PER_INSTANCE
+    expected = f"a number of worker processes from 1 to {bound}"
+    count = as_int(value, site, minimum=1, expected=expected)
+    if count > bound:
+        raise site.error(
+            f"expected {expected}, got {count}: at most {bound} workers per node "
+            "(each agent runs no more than its own slot cap, PRSD_MAX_WORKERS_PER_NODE)"
+        )
+    return count
+
+
+MIN_WORKER_MEMORY_BYTES = 64 * 1024**2  # an interpreter with the worker host needs ~30 MB
+_MEMORY = re.compile(r"^\s*(\d+)\s*([kmgt]?)(i?b)?\s*$", re.IGNORECASE)
+
+
+def as_memory_size(value: Any, site: Site) -> int:
+    """``resources.max_memory_per_worker``: bytes from ``8G``, ``512MiB``, ``"200MB"`` or an int.
+
+    Raises:
+        JobSpecError: not a size (1024-based units K, M, G, T), or below 64 MiB.
+    """
+    text = str(value) if isinstance(value, int) and not isinstance(value, bool) else value
+    match = _MEMORY.match(text) if isinstance(text, str) else None
+    if match is None:
+        raise site.error(f"expected a memory size such as '512M' or '8G', got {shown(value)}")
+    unit = match.group(2).lower()
+    size = int(match.group(1)) * (1 << (10 * ("kmgt".index(unit) + 1 if unit else 0)))
+    if size < MIN_WORKER_MEMORY_BYTES:
+        raise site.error(
+            f"expected at least 64M (a worker's interpreter needs that), got {shown(value)}"
+        )
+    return size
 
 
 def as_timeout(value: Any, site: Site) -> float:

@@ -36,6 +36,8 @@ class Heartbeat:
     gpus: int
     draining: bool = False
     jobs: dict[str, dict[str, Any]] = field(default_factory=dict)  # job id -> its workers
+    heartbeat_interval_s: float = HEARTBEAT_INTERVAL_S  # how often this agent beats
+    conflict: str = ""  # another agent writes this node id too: "pid P on host H"
     schema: int = 1
 
     def encode(self) -> bytes:
@@ -76,3 +78,12 @@ def read_heartbeats(spool: SpoolLayout) -> dict[str, Heartbeat]:
         if beat is not None and beat.node_id == node_id:
             beats[node_id] = beat
     return beats
+
+
+def read_heartbeat(spool: SpoolLayout, node_id: str) -> Heartbeat | None:
+    """One node's heartbeat now; None when it is missing, unreadable or not that node's."""
+    try:
+        beat = Heartbeat.decode(spool.node_heartbeat(node_id).read_bytes())
+    except OSError:
+        return None
+    return beat if beat is not None and beat.node_id == node_id else None

@@ -18,6 +18,7 @@ from prsd.worker.protocol import ProtocolError
 
 _BOOL_KEYS = ("dataframe_header",)
 _DICT_KEYS = ("to_csv", "config")
+_INT_KEYS = ("max_result_rows", "max_result_bytes")
 
 
 @dataclass(frozen=True)
@@ -48,6 +49,8 @@ class Hello:
     profiling_module: str = ""
     profile_file: str = ""
     config: dict[str, Any] = field(default_factory=dict)
+    max_result_rows: int = 10_000_000  # same defaults as prsd.tunables
+    max_result_bytes: int = 256 * 1024**2
 
     @property
     def append_row(self) -> bool:
@@ -103,6 +106,10 @@ def _checked(name: str, value: Any) -> Any:
         if not isinstance(value, list) or not all(isinstance(a, str) for a in value):
             raise ProtocolError("hello argv must be a list of strings")
         return list(value)
+    if name in _INT_KEYS:
+        if not isinstance(value, int) or isinstance(value, bool) or value < 1:
+            raise ProtocolError(f"hello {name} must be a positive int, not {value!r}")
+        return value
     if name in _BOOL_KEYS:
         expected: type = bool
     elif name in _DICT_KEYS:

@@ -72,6 +72,8 @@ HELLO_KEYS = (
     "profiling_module",  # "" | "cProfile" | "profile"
     "profile_file",  # logs/sys/node/<node>/<process>.profile
     "config",  # dict: the resolved job settings (EntryScript().config)
+    "max_result_rows",  # int: elements one run() may return (PRSD_MAX_RESULT_ROWS)
+    "max_result_bytes",  # int: append_row bytes of one mini-batch (PRSD_MAX_RESULT_BYTES)
 )
 
 EXIT_INIT_FAILED = 72  # import or init() of the entry script raised (Azure's code)

@@ -13,6 +13,10 @@ the ``parallel_run_step.settings.json`` keyword arguments on top.
 is an Arrow IPC stream instead (a DataFrame's columns and types as they are; a list
 becomes one column ``value``); the leader writes them into one Parquet file.
 
+Caps (docs/supervision.md, "Bounds"): a result of more elements than
+``max_result_rows`` or more append_row bytes than ``max_result_bytes`` fails the
+attempt with an error naming the cap, before anything is written.
+
 Pure functions, standard library only at import time: pandas is never imported here
 (a DataFrame result means the user's script already imported it), and pyarrow only
 when a job asks for Parquet output.
@@ -35,6 +39,36 @@ _UNDECODED = "surrogateescape"
 
 class WrongResultType(Exception):
     """``run()`` returned something other than a list, tuple or DataFrame."""
+
+
+class ResultTooLarge(WrongResultType):
+    """``run()`` returned more rows or bytes than one mini-batch may hand back."""
+
+
+def check_rows(returned: int, cap: int, mb_id: str) -> None:
+    """Refuse a result of more than ``cap`` elements (``PRSD_MAX_RESULT_ROWS``).
+
+    Raises:
+        ResultTooLarge: ``returned`` is over the cap.
+    """
+    if returned > cap:
+        raise ResultTooLarge(
+            f"run() returned {returned} rows for mini-batch {mb_id}, more than the cap of "
+            f"{cap} rows per mini-batch (PRSD_MAX_RESULT_ROWS)"
+        )
+
+
+def check_bytes(size: int, cap: int, mb_id: str) -> None:
+    """Refuse append_row bytes over ``cap`` (``PRSD_MAX_RESULT_BYTES``).
+
+    Raises:
+        ResultTooLarge: ``size`` is over the cap.
+    """
+    if size > cap:
+        raise ResultTooLarge(
+            f"run() returned {size} bytes of output for mini-batch {mb_id}, more than the "
+            f"cap of {cap} bytes per mini-batch (PRSD_MAX_RESULT_BYTES)"
+        )
 
 
 @dataclass(frozen=True)

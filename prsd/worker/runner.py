@@ -28,8 +28,11 @@ from prsd.worker.logs import (
 from prsd.worker.protocol import ProtocolError
 from prsd.worker.results import (
     ItemCounts,
+    ResultTooLarge,
     WrongResultType,
     accepted_result,
+    check_bytes,
+    check_rows,
     encode_output,
     too_many_warning,
 )
@@ -185,12 +188,9 @@ class MiniBatchRunner:
         ref = run.ref
         try:
             accepted = accepted_result(result, ref.mb_id)
+            check_rows(len(accepted), self.hello.max_result_rows, ref.mb_id)
         except WrongResultType as exc:
-            attempt.error = str(exc)
-            attempt.failed_items = attempt.items
-            attempt.error_file = self.errors.path
-            what = self.errors.header(f"run() on mini-batch {ref.mb_id}")
-            self.errors.write_text(f"{what} {exc}\n\n")
+            self._refuse(attempt, ref.mb_id, exc)
             return
         counts = ItemCounts(attempt.items, len(accepted))
         attempt.succeeded_items, attempt.failed_items = counts.succeeded, counts.failed
@@ -200,16 +200,29 @@ class MiniBatchRunner:
             EntryScript().logger.warning(warning)
         if self.hello.append_row and run.out:
             try:
-                self._write(run.out, accepted, attempt)
+                self._write(run.out, accepted, attempt, ref.mb_id)
+            except ResultTooLarge as exc:
+                self._refuse(attempt, ref.mb_id, exc)
+                return
             except Exception as exc:  # noqa: BLE001 - to_csv and disk errors fail the mini-batch
                 self._fail(attempt, f"writing the output of mini-batch {ref.mb_id}", exc)
                 return
         attempt.status = SUCCEEDED
 
-    def _write(self, out: str, accepted: Any, attempt: Attempt) -> None:
+    def _refuse(self, attempt: Attempt, mb_id: str, exc: WrongResultType) -> None:
+        """Fail the attempt for what run() returned (its type, or its size over a cap)."""
+        attempt.error = str(exc)
+        attempt.succeeded_items = 0
+        attempt.failed_items = attempt.items
+        attempt.error_file = self.errors.path
+        what = self.errors.header(f"run() on mini-batch {mb_id}")
+        self.errors.write_text(f"{what} {exc}\n\n")
+
+    def _write(self, out: str, accepted: Any, attempt: Attempt, mb_id: str) -> None:
         data, header = encode_output(
             self.hello.append_row_format, accepted, self.hello.to_csv, self.hello.dataframe_header
         )
+        check_bytes(len(data), self.hello.max_result_bytes, mb_id)
         attempt.offset, attempt.length = self.out.append(out, data)
         attempt.header = header
 

@@ -155,8 +155,13 @@ def test_worker_killed_by_sigkill_is_replaced_and_batch_retried(tmp_path: Path) 
     )
     marker = tmp_path / "marker"
     marker.mkdir()
-    job = make_job(tmp_path, script, _yaml(mbs=2, workers=2), files=8)
-    r = run_prsd(job, tmp_path / "spool", "--node-id", "n1", env={"MARKER_DIR": str(marker)})
+    # Workers see only the job's variables, never the agent's (docs/supervision.md).
+    yaml = _yaml(mbs=2, workers=2).replace(
+        "      append_row_to:",
+        f"      environment_variables: {{MARKER_DIR: {marker}}}\n      append_row_to:",
+    )
+    job = make_job(tmp_path, script, yaml, files=8)
+    r = run_prsd(job, tmp_path / "spool", "--node-id", "n1")
     assert r.returncode == 0, r.stderr + r.stdout
     assert (r.job / "outputs" / "out.txt").read_text().splitlines() == _expected(8)
     rows = [row for row in r.report() if row["mini_batch_id"] == "000000001"]

@@ -51,6 +51,7 @@ YAML = """
       code: ./code
       entry_script: score.py
       append_row_to: ./outputs/out.txt
+      environment_variables: {{MARKER_DIR: {marks}, WORKERS: "{workers}"}}
 """
 
 
@@ -72,10 +73,12 @@ def test_two_gpus_four_workers_and_reuse_of_a_dead_workers_index(tmp_path: Path)
     job = make_job(
         tmp_path,
         SCRIPT,
-        YAML.format(resources="resources: {max_concurrency_per_instance: 4}"),
+        YAML.format(
+            resources="resources: {max_concurrency_per_instance: 4}", marks=marks, workers=4
+        ),
         files=12,
     )
-    env = {"PRSD_GPU_COUNT": "2", "MARKER_DIR": str(marks), "WORKERS": "4"}
+    env = {"PRSD_GPU_COUNT": "2"}
     r = run_prsd(job, tmp_path / "spool", "--node-id", "n1", env=env)
     assert r.returncode == 0, r.stderr + r.stdout
     seen = _gpu_env(marks)
@@ -107,14 +110,12 @@ def test_fake_nvml_with_a_lost_gpu(tmp_path: Path) -> None:
     fake = tmp_path / "fakenvml"
     fake.mkdir()
     shutil.copy(FAKE_NVML, fake / "pynvml.py")
-    job = make_job(tmp_path, SCRIPT, YAML.format(resources=""), files=4)
+    job = make_job(tmp_path, SCRIPT, YAML.format(resources="", marks=marks, workers=2), files=4)
     env = {
         "PYTHONPATH": os.pathsep.join([str(fake), os.environ.get("PYTHONPATH", "")]),
         "PRSD_GPU_COUNT": "",
         "FAKE_NVML_GPUS": "3",
         "FAKE_NVML_UNHEALTHY": "1",
-        "MARKER_DIR": str(marks),
-        "WORKERS": "2",
     }
     r = run_prsd(job, tmp_path / "spool", "--node-id", "n1", env=env)
     assert r.returncode == 0, r.stderr + r.stdout

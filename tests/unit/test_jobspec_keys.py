@@ -262,7 +262,7 @@ def test_unknown_keys(tmp_path: Path, text: str, key: str, needle: str, hint: st
         (
             "resources:\n  max_concurrency_per_instance: two\n",
             "resources.max_concurrency_per_instance",
-            ">= 1",
+            "from 1 to 1024",
         ),
         ("mini_batch_error_threshold: -2\n", "mini_batch_error_threshold", ">= -1"),
         ("item_error_threshold: many\n", "item_error_threshold", ">= -1"),

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import logging
 import os
+import pwd
 import sys
 from dataclasses import fields
 from typing import TYPE_CHECKING, Any
@@ -106,9 +107,18 @@ def test_worker_command_runs_boot_by_path() -> None:
 
 def test_worker_env_sets_azure_variables_and_job_variables_win() -> None:
     """PYTHONFAULTHANDLER and AZUREML_BI_OUTPUT_PATH are set; the job's variables win."""
-    env = worker_env({"PATH": "/bin", "PYTHONFAULTHANDLER": "0"}, "/out", {"OMP_NUM_THREADS": "1"})
+    env = worker_env(
+        {"PATH": "/bin", "PYTHONFAULTHANDLER": "0"},
+        "/out",
+        {"OMP_NUM_THREADS": "1"},
+        python="/opt/py/bin/python",
+        uid=0,
+    )
     assert env == {
-        "PATH": "/bin",
+        "PATH": "/opt/py/bin:/usr/local/bin:/usr/bin:/bin",
+        "HOME": pwd.getpwuid(0).pw_dir,
+        "USER": "root",
+        "LOGNAME": "root",
         "PYTHONFAULTHANDLER": "1",
         "AZUREML_BI_OUTPUT_PATH": "/out",
         "OMP_NUM_THREADS": "1",
@@ -116,6 +126,26 @@ def test_worker_env_sets_azure_variables_and_job_variables_win() -> None:
     assert (
         worker_env({}, "/out", {"AZUREML_BI_OUTPUT_PATH": "/x"})["AZUREML_BI_OUTPUT_PATH"] == "/x"
     )
+
+
+def test_worker_env_is_an_allow_list() -> None:
+    """Only locale, time zone and CUDA/NVIDIA variables pass; prsd assigns CUDA_VISIBLE_DEVICES."""
+    agent = {
+        "SECRET_ROOT_TOKEN": "x",
+        "HOME": "/root",
+        "LD_PRELOAD": "/tmp/evil.so",
+        "PYTHONPATH": "/root/lib",
+        "LANG": "C.UTF-8",
+        "TZ": "UTC",
+        "NVIDIA_VISIBLE_DEVICES": "all",
+        "CUDA_CACHE_PATH": "/cache",
+        "CUDA_VISIBLE_DEVICES": "3",
+    }
+    env = worker_env(agent, "/out", uid=987654, working_dir="/work/p0")
+    assert env["HOME"] == "/work/p0" and env["USER"] == "987654"
+    passed = {k for k in agent if k in env}
+    assert passed == {"HOME", "LANG", "TZ", "NVIDIA_VISIBLE_DEVICES", "CUDA_CACHE_PATH"}
+    assert env["PATH"].endswith(":/usr/local/bin:/usr/bin:/bin")
 
 
 def test_boot_exposes_only_prsd_and_azureml_user() -> None:

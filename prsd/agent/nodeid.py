@@ -1,0 +1,105 @@
+"""One agent per node id: a second agent refuses an id that another one is heartbeating.
+
+Two agents with one ``--node-id`` would adopt and hand back each other's claims.
+At start, :func:`ensure_node_id_free` reads ``nodes/<id>.json``:
+
+- written by this host: the writer is alive if its pid is a running ``prsd agent``
+  or ``prsd run`` (a pid reused by another program, or a dead one, frees the id at
+  once);
+- written by another host: alive if the heartbeat *changes* within two of its own
+  intervals plus a second, watched on this machine's clock (never by comparing the
+  other machine's time with ours). A crashed agent's file never changes, so a
+  restart after a crash waits that long and starts.
+
+A live writer makes the new agent refuse with one line naming it (host, pid, last
+beat). If both still run (started at the same instant), each agent notices the
+other's writes before its own next beat (:func:`conflict_with`) and says so in its
+heartbeat, which ``prsctl nodes`` shows.
+"""
+
+from __future__ import annotations
+
+import os
+import time
+from pathlib import Path
+from typing import TYPE_CHECKING
+
+from prsd.errors import PrsdError
+from prsd.storage.heartbeat import read_heartbeat
+
+if TYPE_CHECKING:
+    from prsd.storage.heartbeat import Heartbeat
+    from prsd.storage.layout import SpoolLayout
+
+MAX_WATCH_S = 30.0
+_POLL_S = 0.1
+
+
+class NodeIdInUse(PrsdError):
+    """Another live agent heartbeats the node id this agent was given."""
+
+
+def in_use_line(node_id: str, beat: Heartbeat) -> str:
+    """The refusal, naming the other agent."""
+    return (
+        f"node id {node_id!r} is in use by agent pid {beat.pid} on host {beat.host} "
+        f"(last heartbeat {beat.updated_at}): stop that agent or give this one another --node-id"
+    )
+
+
+def watch_window_s(beat: Heartbeat) -> float:
+    """How long a heartbeat from another host is watched for a change."""
+    interval = beat.heartbeat_interval_s if beat.heartbeat_interval_s > 0 else 2.0
+    return min(2.0 * interval + 1.0, MAX_WATCH_S)
+
+
+def changed(before: Heartbeat, after: Heartbeat | None) -> bool:
+    """True when the file now holds a later beat (or another agent's)."""
+    return after is not None and (after.boot != before.boot or after.seq != before.seq)
+
+
+def conflict_with(own_boot: str, on_disk: Heartbeat | None) -> str:
+    """``"pid P on host H"`` when the file holds another agent's beat, else ``""``.
+
+    Read just before this agent writes its own beat: the file should be its last one.
+    """
+    if on_disk is None or on_disk.boot == own_boot:
+        return ""
+    return f"pid {on_disk.pid} on host {on_disk.host}"
+
+
+def ensure_node_id_free(spool: SpoolLayout, node_id: str, host: str) -> None:
+    """Return when no other live agent uses ``node_id``.
+
+    Raises:
+        NodeIdInUse: another agent's heartbeat is live (see the module header).
+    """
+    beat = read_heartbeat(spool, node_id)
+    if beat is None or beat.pid == os.getpid() and beat.host == host:
+        return
+    if beat.host == host:
+        if _prsd_running(beat.pid):
+            raise NodeIdInUse(in_use_line(node_id, beat))
+        return
+    deadline = time.monotonic() + watch_window_s(beat)
+    while time.monotonic() < deadline:
+        time.sleep(_POLL_S)
+        now = read_heartbeat(spool, node_id)
+        if changed(beat, now):
+            assert now is not None
+            raise NodeIdInUse(in_use_line(node_id, now))
+
+
+def _prsd_running(pid: int) -> bool:
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    except PermissionError:
+        return True
+    try:
+        cmdline = Path(f"/proc/{pid}/cmdline").read_bytes()
+    except OSError:
+        return True  # alive, and nothing says it is not an agent
+    words = cmdline.split(b"\0")
+    return any(b"prsd" in w for w in words) and (b"agent" in words or b"run" in words)

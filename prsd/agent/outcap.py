@@ -1,0 +1,129 @@
+"""A worker's captured stdout and stderr stay under a size: the tail is kept, in two files.
+
+Invariant: while a worker lives (and once more after it exits), each of its
+``user/stdout`` and ``user/stderr`` files is checked every :data:`CHECK_INTERVAL_S`;
+one over ``cap_bytes`` (``PRSD_MAX_CAPTURED_OUTPUT``, default 64 MiB) has its last
+``cap_bytes`` copied to ``<file>.1`` (replacing the one before), is truncated to
+nothing, and starts again with a line saying that output was cut. A job printing
+without end thus holds at most about ``2 x cap_bytes`` per file, plus what it
+writes in one check interval.
+
+The worker writes through its own descriptor opened with ``O_APPEND``, so after the
+truncation its next write lands at the new start. What it wrote during the copy is
+copied along (a few rounds); bytes written in the instant between the last round and
+the truncation are lost, and the worker's next write may come before the line.
+
+The agent works on the descriptors it opened for the worker (never by path on the
+original files), and creates ``.1`` inside the folder it opened, with ``O_EXCL`` and
+``O_NOFOLLOW``, owned like the original: a link planted in the job's log folder is
+never followed. Errors (a vanished folder, a full disk) skip that check.
+"""
+
+from __future__ import annotations
+
+import os
+from dataclasses import dataclass
+from typing import TYPE_CHECKING
+
+import anyio
+import anyio.to_thread
+
+if TYPE_CHECKING:
+    from collections.abc import Callable
+    from pathlib import Path
+
+CHECK_INTERVAL_S = 0.2
+_CHUNK = 1024 * 1024
+_CATCH_UP_ROUNDS = 3
+
+
+@dataclass
+class CapturedFile:
+    """One captured stream: its path (for names) and the agent's descriptor on it."""
+
+    path: Path
+    fd: int
+
+
+def cut_notice(cap_bytes: int, name: str) -> bytes:
+    """The line a truncated file starts with."""
+    mib = cap_bytes / 1024**2
+    return (
+        f"[prsd] output was truncated here: over the {mib:g} MiB cap "
+        f"(PRSD_MAX_CAPTURED_OUTPUT); the {mib:g} MiB before this point are in "
+        f"{name}.1, anything earlier was dropped\n"
+    ).encode()
+
+
+def rotate_if_over(captured: CapturedFile, cap_bytes: int) -> bool:
+    """Copy the tail to ``.1`` and truncate when the file is over ``cap_bytes``."""
+    try:
+        info = os.fstat(captured.fd)
+        if info.st_size <= cap_bytes:
+            return False
+        _copy_tail(captured, info, cap_bytes)
+        os.ftruncate(captured.fd, 0)
+        os.write(captured.fd, cut_notice(cap_bytes, captured.path.name))
+    except OSError:
+        return False
+    return True
+
+
+def _copy_tail(captured: CapturedFile, info: os.stat_result, cap_bytes: int) -> None:
+    folder = os.open(captured.path.parent, os.O_RDONLY | os.O_DIRECTORY | os.O_NOFOLLOW)
+    try:
+        name = captured.path.name + ".1"
+        try:
+            os.unlink(name, dir_fd=folder)
+        except FileNotFoundError:
+            pass
+        flags = os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW
+        out = os.open(name, flags, 0o644, dir_fd=folder)
+    finally:
+        os.close(folder)
+    try:
+        os.fchown(out, info.st_uid, info.st_gid)
+        offset, end = info.st_size - cap_bytes, info.st_size
+        for _ in range(_CATCH_UP_ROUNDS):  # what the worker wrote meanwhile goes along too
+            offset = _copy_range(captured.fd, out, offset, end)
+            end = os.fstat(captured.fd).st_size
+            if end <= offset:
+                break
+    finally:
+        os.close(out)
+
+
+def _copy_range(src: int, dst: int, offset: int, end: int) -> int:
+    """Copy bytes ``[offset, end)`` of ``src`` to ``dst``; return where it stopped."""
+    while offset < end:
+        data = os.pread(src, min(_CHUNK, end - offset), offset)
+        if not data:
+            break
+        os.write(dst, data)
+        offset += len(data)
+    return offset
+
+
+async def keep_under_cap(
+    files: list[CapturedFile], cap_bytes: int, alive: Callable[[], bool]
+) -> None:
+    """Check ``files`` until ``alive()`` is false, once more, then close their descriptors."""
+    try:
+        while alive():
+            await anyio.sleep(CHECK_INTERVAL_S)
+            for captured in files:
+                if _size(captured) > cap_bytes:  # an fstat: cheap enough for the loop
+                    await anyio.to_thread.run_sync(rotate_if_over, captured, cap_bytes)
+        with anyio.CancelScope(shield=True):
+            for captured in files:
+                await anyio.to_thread.run_sync(rotate_if_over, captured, cap_bytes)
+    finally:
+        for captured in files:
+            os.close(captured.fd)
+
+
+def _size(captured: CapturedFile) -> int:
+    try:
+        return os.fstat(captured.fd).st_size
+    except OSError:
+        return 0
