@@ -181,7 +181,7 @@ def test_workers_start_clean_and_their_processes_die_with_them(user: pwd.struct_
             120,
             "the job's end",
         )
-        (job,) = list(jobs.iterdir())
+        (job,) = [j for j in jobs.iterdir() if not j.name.startswith(".")]  # .ids: the registry
         logs = (base / "daemons.log").read_text()
         rows = (job / "outputs" / "out.txt").read_text(encoding="utf-8").splitlines()
         assert len(rows) == 2, logs
