@@ -86,8 +86,6 @@ ENVIRONMENT_AZURE_ONLY = frozenset(
     {
         "name",
         "version",
-        "image",
-        "conda_file",
         "build",
         "description",
         "tags",
