@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from pathlib import Path
+from typing import TYPE_CHECKING
 
 import pytest
 
@@ -10,6 +10,9 @@ from prsd.envs import commands
 from prsd.envs.interp import Interpreter, choose
 from prsd.envs.settings import EnvSettings
 from prsd.envs.spec import EnvError, Pin
+
+if TYPE_CHECKING:
+    from pathlib import Path
 
 PY311 = Interpreter("/usr/bin/python3.11", (3, 11, 2))
 PY312 = Interpreter("/opt/py/bin/python3.12", (3, 12, 1))
