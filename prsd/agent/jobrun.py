@@ -110,6 +110,8 @@ class JobRun:
     async def _run_workers(self) -> None:
         # The job's own environment (prsd/envs) before any worker starts or claims.
         python = await self.environment.prepare()
+        if self.environment.note:
+            self.main_log(self.environment.note)
         if self.environment.failed:
             self.first_init_error = self.environment.init_error()
             self.gave_up = True

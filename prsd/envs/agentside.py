@@ -19,8 +19,9 @@ from typing import TYPE_CHECKING, Any
 
 import anyio.to_thread
 
+from prsd.envs.image import image_note
 from prsd.envs.node import Prepared, prepare, wanted
-from prsd.envs.settings import EnvSettings
+from prsd.envs.settings import EnvSettings, node_runtime
 from prsd.envs.spec import EnvError
 from prsd.owner import run_as_for_job, unreadable_for
 
@@ -48,6 +49,7 @@ class JobEnvironment:
         self.state = ""  # "" (nothing to build) | building | ready | failed
         self.since = ""
         self.error = ""
+        self.note = ""  # an image named and not used (prsd/envs/image.py)
         self._prepared: Prepared | None = None
 
     @property
@@ -56,6 +58,9 @@ class JobEnvironment:
 
     async def prepare(self) -> str | None:
         """Find or build the job's environment; the workers' interpreter."""
+        if "image" in self.spec.build_environment:
+            runtime = node_runtime()
+            self.note = image_note(self.spec.build_environment, runtime) or ""
         if self.spec.python or not wanted(self.spec.build_environment):
             return None
         try:

@@ -89,3 +89,11 @@ def _tool(named: str | None, known: tuple[str, ...], path: str | None) -> str | 
     if named:
         raise EnvError(f"{named!r} (named in the agent's settings) is not found or not executable")
     return None
+
+
+def node_runtime() -> str | None:
+    """The container runtime of this node's settings (None: none, or settings unread)."""
+    try:
+        return EnvSettings.from_env().runtime
+    except EnvError:
+        return None

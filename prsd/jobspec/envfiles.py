@@ -6,7 +6,8 @@ inline) or ``requirements`` file is read once at intake, checked to parse
 path as written, so nodes build from what was submitted; a registered environment
 (``azureml:<name>:<version>`` / ``@latest``) is recorded by name and resolved on the
 nodes. ``python`` wins over all of them (those then listed as ignored); an ``image``
-is recorded and named once in the job's notes as not used.
+is recorded (:mod:`prsd.envs.image` names it as not used). Azure's curated names
+(``azureml:AzureML-...``) build nothing unless registered in the spool.
 
 Errors: JobSpecError at the key: a file outside the job folder or missing, a file
 that does not parse, both ``conda_file`` and ``requirements``, a ``python_mismatch``
@@ -57,11 +58,7 @@ def environment_to_build(setting: Setting | None, base: Path) -> tuple[dict[str,
             return {}, []
         if not parse_reference(name)[0].startswith(CURATED):
             return {"registered": name}, []
-        note = (
-            f"{setting.site.key} {name!r} is one of Azure's curated environments: used when "
-            "registered here (prsctl env list), else the workers run on the agent's Python"
-        )
-        return {"registered": name, "curated": True}, [note]
+        return {"registered": name, "curated": True}, []
     if not isinstance(setting.value, dict) or "python" in setting.value:
         return {}, []
     entry: dict[str, Any] = setting.value
@@ -81,11 +78,7 @@ def environment_to_build(setting: Setting | None, base: Path) -> tuple[dict[str,
         out.update({key: text, "source": source})
     if entry.get("image") is not None:
         image = as_str(entry["image"], site.child("image"), "an image name")
-        out["image"] = image
-        notes.append(
-            f"{site.key}.image {image!r} is not used: workers run on the node's Python"
-            + (" in the environment built from the job's file" if files else "")
-        )
+        out["image"] = image  # named as not used by prsd run and the nodes (envs/image.py)
     if entry.get("python_mismatch") is not None:
         mode = as_str(entry["python_mismatch"], site.child("python_mismatch"), "error or warn")
         if mode not in MISMATCH_MODES:

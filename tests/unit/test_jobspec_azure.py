@@ -605,7 +605,7 @@ def test_real_iris_pipeline_inline(tmp_path: Path) -> None:
     assert "jobs.batch_prediction.task.environment.name" in spec.ignored
     assert spec.build_environment["source"] == "./environment/environment_parallel.yml"
     assert "python=3.8" in spec.build_environment["conda_file"]
-    assert any("openmpi4.1.0" in n and "is not used" in n for n in spec.notes)
+    assert spec.build_environment["image"] == "mcr.microsoft.com/azureml/openmpi4.1.0-ubuntu20.04"
 
 
 def test_real_iris_pipeline_with_parent_bindings(tmp_path: Path) -> None:

@@ -290,8 +290,8 @@ def test_task_environment_python_not_usable(tmp_path: Path, executable: bool) ->
 @pytest.mark.parametrize(
     ("environment", "ignored", "build", "note"),
     [
-        ("azureml:AzureML-sklearn-1.0@latest", None, "registered", "curated"),
-        ("{image: mcr.microsoft.com/azureml/openmpi}", None, "image", "is not used"),
+        ("azureml:AzureML-sklearn-1.0@latest", None, "registered", None),
+        ("{image: mcr.microsoft.com/azureml/openmpi}", None, "image", None),
         ("{name: prs-env, version: 1}", "task.environment.name", None, None),
     ],
 )
