@@ -69,7 +69,8 @@ def pip_index_env(environ: Mapping[str, str], config_texts: list[str]) -> dict[s
 
     ``index-url`` -> ``UV_INDEX_URL``, ``extra-index-url`` -> ``UV_EXTRA_INDEX_URL``,
     ``find-links`` -> ``UV_FIND_LINKS``, ``cert`` -> ``SSL_CERT_FILE``; a ``file://``
-    index or link folder that does not exist is left out (uv would fail on it).
+    index or link folder that does not exist is left out (uv would fail on it). With
+    extra indexes, uv picks the best version across all of them, as pip does.
     """
     merged: dict[str, str] = {}
     for text in config_texts:
@@ -95,6 +96,10 @@ def pip_index_env(environ: Mapping[str, str], config_texts: list[str]) -> dict[s
         kept = [u for u in merged.get(key, "").split() if _usable(u)]
         if kept:
             out[name] = (" " if name == "UV_EXTRA_INDEX_URL" else ",").join(kept)
+    if "UV_EXTRA_INDEX_URL" in out:
+        # pip takes the best version from all indexes; uv's default stops at the first
+        # index that has the package, which a partial local mirror would cut short.
+        out["UV_INDEX_STRATEGY"] = "unsafe-best-match"
     if merged.get("cert"):
         out["SSL_CERT_FILE"] = merged["cert"]
     return out

@@ -15,7 +15,7 @@ def image_note(build_environment: dict[str, Any], runtime: str | None) -> str | 
     if not image:
         return None
     why = (
-        "no container runtime (podman or docker) on this node"
+        "no container runtime (podman or docker) configured on this node"
         if runtime is None
         else f"this prsd does not run workers in containers ({runtime} found)"
     )

@@ -136,6 +136,7 @@ def test_pip_index_settings_passed_to_uv(tmp_path: Path) -> None:
         "UV_INDEX_URL": "https://mirror.example/simple",
         "UV_EXTRA_INDEX_URL": f"file://{local}",
         "UV_FIND_LINKS": str(tmp_path),
+        "UV_INDEX_STRATEGY": "unsafe-best-match",
         "SSL_CERT_FILE": "/etc/ca.pem",
     }
     assert commands.pip_index_env({}, ["not an ini file ["]) == {}
