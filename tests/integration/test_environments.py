@@ -9,6 +9,7 @@ two jobs at once build once, after a killed builder's lock is recovered.
 
 from __future__ import annotations
 
+import functools
 import importlib.util
 import json
 import os
@@ -205,6 +206,10 @@ def test_bad_environments_fail_while_a_healthy_job_completes(tmp_path: Path, fle
     assert fleet.alive("leader") and fleet.alive("n1")
 
 
+def _shows_building(spool: Path, job_id: str) -> bool:
+    return "building environment (" in ctl(spool, "status", job_id)
+
+
 def _key(conda_text: str) -> str:
     spec = parse_conda(conda_text)
     chosen, _ = choose(spec.python, find_interpreters())
@@ -247,7 +252,7 @@ def test_two_jobs_build_once_after_a_killed_builder(
     ]
     for job_id in ids:
         wait_until(
-            lambda j=job_id: "building environment (" in ctl(fleet.spool, "status", j),
+            functools.partial(_shows_building, fleet.spool, job_id),
             60,
             f"{job_id} to show its environment building",
         )
