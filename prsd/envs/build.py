@@ -88,6 +88,7 @@ def run_logged(cmd: list[str], log: TextIO, env: dict[str, str], deadline: float
             errors="replace",
             timeout=max(left, 1.0),
             check=False,
+            umask=0o022,  # readable by the job owners the workers run as
         )
     except subprocess.TimeoutExpired as exc:
         out = exc.output if isinstance(exc.output, str) else ""

@@ -20,6 +20,7 @@ the job's owner cannot run).
 from __future__ import annotations
 
 import json
+import os
 import time
 from dataclasses import dataclass
 from datetime import UTC, datetime
@@ -28,7 +29,7 @@ from typing import TYPE_CHECKING, Any, TextIO
 from prsd.envs import registry
 from prsd.envs.build import build_with_conda, build_with_uv
 from prsd.envs.cache import READY, Entry, EnvCache
-from prsd.envs.interp import choose, find_interpreters
+from prsd.envs.interp import Interpreter, choose, find_interpreters
 from prsd.envs.spec import EnvError, EnvSpec, parse_conda, parse_requirements
 
 if TYPE_CHECKING:
@@ -123,7 +124,7 @@ def _prepare(
         key, interp = spec.key(f"conda:{conda}"), conda
         _say(log, f"conda-family tool: {conda}")
     else:
-        chosen, note = choose(spec.python, find_interpreters(settings.pythons), mismatch)
+        chosen, note = choose(spec.python, _runnable(settings, log, check_runnable), mismatch)
         key, interp = spec.key(f"{chosen.path} {chosen.version}"), chosen.path
         _say(log, f"interpreter: {chosen.shown}" + (f" ({note})" if note else ""))
     cache = EnvCache(settings.cache, settings.budget_bytes, settings.build_timeout_s)
@@ -166,7 +167,9 @@ def _prepare(
         _say(log, f"environment {key} built in {time.monotonic() - started:.1f} s: {entry.path}")
     else:
         _say(log, f"environment {key} found in the cache; nothing built: {entry.path}")
-    why = check_runnable(prepared.python or "")
+    why = check_runnable(prepared.python or "") or check_runnable(
+        os.path.realpath(prepared.python or "")
+    )
     if why is not None:
         prepared.release()
         raise EnvError(f"the job's owner cannot run the environment's python: {why}")
@@ -176,6 +179,20 @@ def _prepare(
     except OSError as exc:
         _say(log, f"could not trim the cache: {exc}")
     return prepared
+
+
+def _runnable(
+    settings: EnvSettings, log: TextIO, check_runnable: Callable[[str], str | None]
+) -> list[Interpreter]:
+    """The node's interpreters the job's owner can run (the others named in the log)."""
+    usable = []
+    for found in find_interpreters(settings.pythons):
+        why = check_runnable(found.path)
+        if why is None:
+            usable.append(found)
+        else:
+            _say(log, f"interpreter {found.shown} skipped: the job's owner cannot run it: {why}")
+    return usable
 
 
 def _say(log: TextIO, line: str) -> None:
