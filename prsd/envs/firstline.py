@@ -2,9 +2,10 @@
 
 Invariant: the line returned is text the tool printed (box-drawing marks and colour
 codes removed), never prsd's paraphrase: the first line that starts with ``error:``,
-``×``, ``ERROR``, a conda ``...Error:`` or ``CondaError``; when it ends in a colon or
-names no cause and the next line gives the cause (``cause:``, ``╰─▶``, ``Because``),
-that line is joined on. No such line: the last non-empty line of the output.
+``×``, ``ERROR``, a conda ``...Error:`` or ``CondaError``; when the lines after it give
+its causes (``cause:``, ``╰─▶``, ``Because``), the deepest cause of that chain is
+joined on (uv: "Failed to download ...: ... No space left on device"). No such line:
+the last non-empty line of the output.
 """
 
 from __future__ import annotations
@@ -22,11 +23,13 @@ def first_error_line(output: str) -> str:
     lines = [line for line in lines if line]
     for i, line in enumerate(lines):
         if _ERROR.match(line):
-            nxt = lines[i + 1] if i + 1 < len(lines) else ""
-            if nxt and _CAUSE.match(nxt):
-                cause = re.sub(r"^(cause:|╰─▶)\s*", "", nxt)
-                return f"{line.rstrip(':')}: {cause}"
-            return line
+            causes = []
+            for nxt in lines[i + 1 :]:
+                if not _CAUSE.match(nxt):
+                    break
+                causes.append(re.sub(r"^(cause:|╰─▶)\s*", "", nxt))
+            # A chain of causes (uv): the deepest one says what went wrong.
+            return f"{line.rstrip(':')}: {causes[-1]}" if causes else line
     return lines[-1] if lines else "the build printed nothing"
 
 

@@ -104,6 +104,15 @@ def test_first_error_line_of_uv_and_conda() -> None:
         "error: No solution found when resolving dependencies: "
         "Because nope was not found in the package registry, ..."
     )
+    chain = (
+        "error: Failed to download `pyfiglet==1.0.4`\n"
+        "  cause: Failed to extract archive: pyfiglet-1.0.4-py3-none-any.whl\n"
+        "  cause: failed to write to file `/c/x.tlf`: No space left on device (os error 28)\n"
+    )
+    assert first_error_line(chain) == (
+        "error: Failed to download `pyfiglet==1.0.4`: "
+        "failed to write to file `/c/x.tlf`: No space left on device (os error 28)"
+    )
     boxed = "  \x1b[31m×\x1b[0m No solution found when resolving dependencies:\n  ╰─▶ Because x\n"
     assert first_error_line(boxed) == "× No solution found when resolving dependencies: Because x"
     conda = "Collecting package metadata: done\nPackagesNotFoundError: The following packages are not available\n"
