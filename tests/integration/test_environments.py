@@ -162,7 +162,13 @@ def ctl(spool: Path, *args: str) -> str:
 def test_bad_environments_fail_while_a_healthy_job_completes(tmp_path: Path, fleet: Fleet) -> None:
     """The resolver's first error line first in job_result.txt, job_error.txt and status."""
     fleet.leader()
-    fleet.agent("n1")
+    fleet.agent("n1", "--slots", "2")
+    wait_until((fleet.spool / "jobs").is_dir, 30, "the spool to be made")
+    (tmp_path / "figlet.conda.yml").write_text(conda(PACKAGE), encoding="utf-8")
+    (tmp_path / "figlet.yml").write_text("name: figlet\nconda_file: figlet.conda.yml\n")
+    said = ctl(fleet.spool, "env", "register", str(tmp_path / "figlet.yml"))
+    assert said == "registered azureml:figlet:1\n", said
+    assert "figlet\tversions 1\t(azureml:figlet@latest is 1)" in ctl(fleet.spool, "env", "list")
     jobs = {
         "nopkg": env_job(
             tmp_path / "a",
@@ -177,6 +183,7 @@ def test_bad_environments_fail_while_a_healthy_job_completes(tmp_path: Path, fle
             {"conda.yml": conda(PACKAGE, python="3.99")},
         ),
         "noname": env_job(tmp_path / "c", "noname", "azureml:prsd-missing@latest", {}),
+        "registered": env_job(tmp_path / "e", "registered", "azureml:figlet@latest", {}),
         "healthy": env_job(
             tmp_path / "d",
             "healthy",
@@ -190,7 +197,7 @@ def test_bad_environments_fail_while_a_healthy_job_completes(tmp_path: Path, fle
         "nopkg": "error: No solution found when resolving dependencies: Because "
         "prsd-no-such-package-q7x was not found in the package registry",
         "nopin": "no interpreter for python=3.99 on this node (found: ",
-        "noname": "unknown environment 'prsd-missing'; known: none are registered",
+        "noname": "unknown environment 'prsd-missing'; known: figlet (prsctl env list)",
     }
     for name, first in firsts.items():
         job_id = ids[name]
@@ -199,10 +206,12 @@ def test_bad_environments_fail_while_a_healthy_job_completes(tmp_path: Path, fle
         assert result[0] == "Failed" and result[1].startswith(f"Reason: {first}"), result
         assert (logs / "job_error.txt").read_text(encoding="utf-8").startswith(first)
         assert first in ctl(fleet.spool, "status", job_id)
-    healthy = fleet.final(ids["healthy"])
-    assert healthy is not None and healthy["state"] == "Completed", healthy
-    log = build_log(fleet.spool, ids["healthy"])
-    assert f"+ {PACKAGE}" in log
+    for name in ("healthy", "registered"):
+        final = fleet.final(ids[name])
+        assert final is not None and final["state"] == "Completed", (name, final)
+    logs = build_log(fleet.spool, ids["healthy"]) + build_log(fleet.spool, ids["registered"])
+    assert "environment from azureml:figlet@latest" in logs
+    assert logs.count(" built in ") == 1, "the same needs, from two kinds of file: one build"
     assert fleet.alive("leader") and fleet.alive("n1")
 
 
