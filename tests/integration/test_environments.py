@@ -209,9 +209,9 @@ def test_bad_environments_fail_while_a_healthy_job_completes(tmp_path: Path, fle
     for name in ("healthy", "registered"):
         final = fleet.final(ids[name])
         assert final is not None and final["state"] == "Completed", (name, final)
-    logs = build_log(fleet.spool, ids["healthy"]) + build_log(fleet.spool, ids["registered"])
-    assert "environment from azureml:figlet@latest" in logs
-    assert logs.count(" built in ") == 1, "the same needs, from two kinds of file: one build"
+    built = build_log(fleet.spool, ids["healthy"]) + build_log(fleet.spool, ids["registered"])
+    assert "environment from azureml:figlet@latest" in built
+    assert built.count(" built in ") == 1, "the same needs, from two kinds of file: one build"
     assert fleet.alive("leader") and fleet.alive("n1")
 
 
