@@ -65,7 +65,7 @@ class JobEnvironment:
             return None
         try:
             self._prepared = await anyio.to_thread.run_sync(self._prepare_blocking)
-        except EnvError as exc:
+        except (EnvError, OSError) as exc:  # OSError: the job's log folder cannot be written
             self.state, self.error = "failed", str(exc)
             return None
         self.state = "ready"

@@ -4,7 +4,8 @@ Invariant: every command's output goes to the build log as it is printed; a comm
 that fails or runs past the time left raises :class:`BuildFailed` whose message is
 the tool's own first error line (:mod:`prsd.envs.firstline`). uv gets the node's
 pip index settings (:func:`prsd.envs.commands.pip_index_env`) and its own cache
-beside the environments; conda-only packages installed from PyPI are said in the log.
+beside the environments; conda-only packages installed from PyPI are said in the log. A root agent installs wheels only: building
+a source package would run the package's own code as root.
 
 Errors: :class:`BuildFailed` (one line); OSError when the tool cannot be started.
 """
@@ -29,10 +30,17 @@ class BuildFailed(EnvError):
 
 
 def uv_binary() -> str:
-    """The uv binary shipped by the ``uv`` package prsd depends on."""
-    import uv
+    """The uv binary shipped by the ``uv`` package prsd depends on.
 
-    return uv.find_uv_bin()
+    Raises:
+        EnvError: the package or its binary is missing (prsd installed without it).
+    """
+    try:
+        import uv
+
+        return str(uv.find_uv_bin())
+    except (ImportError, FileNotFoundError) as exc:
+        raise EnvError(f"uv is not installed with prsd ({exc}): pip install uv") from None
 
 
 def build_with_uv(
@@ -53,7 +61,8 @@ def build_with_uv(
     if spec.pip:
         reqs = prefix / ".prsd-requirements.txt"
         reqs.write_text("".join(f"{line}\n" for line in spec.pip))
-        run_logged(commands.uv_install(uv, str(prefix), str(reqs)), log, env, deadline)
+        cmd = commands.uv_install(uv, str(prefix), str(reqs), wheels_only=os.geteuid() == 0)
+        run_logged(cmd, log, env, deadline)
 
 
 def build_with_conda(
@@ -78,6 +87,8 @@ def run_logged(cmd: list[str], log: TextIO, env: dict[str, str], deadline: float
     log.write("$ " + " ".join(cmd) + "\n")
     log.flush()
     left = deadline - time.monotonic()
+    if not os.access(cmd[0], os.X_OK):
+        raise BuildFailed(f"cannot run {cmd[0]}: not an executable file")
     try:
         done = subprocess.run(
             cmd,

@@ -31,9 +31,11 @@ def uv_venv(uv: str, interpreter: str, prefix: str) -> list[str]:
     return [uv, "venv", "--relocatable", "--no-project", "--python", interpreter, prefix]
 
 
-def uv_install(uv: str, prefix: str, requirements: str) -> list[str]:
+def uv_install(uv: str, prefix: str, requirements: str, *, wheels_only: bool) -> list[str]:
+    """``wheels_only``: no source builds (they run the package's code as the builder)."""
     python = str(Path(prefix) / "bin" / "python")
-    return [uv, "pip", "install", "--no-progress", "--python", python, "-r", requirements]
+    cmd = [uv, "pip", "install", "--no-progress", "--python", python, "-r", requirements]
+    return [*cmd, "--only-binary", ":all:"] if wheels_only else cmd
 
 
 def conda_create(tool: str, prefix: str, env_file: str) -> list[str]:

@@ -11,7 +11,8 @@ Conda-only packages become PyPI requirements of the same name (``numpy=1.26`` ->
 ``python`` entry is the interpreter pin.
 
 Errors: :class:`EnvError` (one line) for a file that does not parse, a section of
-the wrong type, or a package spec that cannot be read.
+the wrong type, a package spec that cannot be read, or a requirement that is a URL
+or a path (the daemons never fetch or read what a job names).
 """
 
 from __future__ import annotations
@@ -27,6 +28,12 @@ import yaml
 _CONDA_SPEC = re.compile(r"^(?:[\w.-]+::)?([A-Za-z0-9_.\-]+)\s*(.*)$")
 _PIN = re.compile(r"^(\d+(?:\.\d+){0,2})(?:\.\*)?$")
 SKIPPED = frozenset({"python", "pip"})
+# A PyPI requirement: name, extras, version specifiers, a marker; never a URL or a path,
+# which would have the daemons read or fetch what the job names.
+_REQUIREMENT = re.compile(
+    r"^[A-Za-z0-9](?:[A-Za-z0-9._-]*[A-Za-z0-9])?\s*(?:\[[A-Za-z0-9._,\s-]*\])?"
+    r"\s*(?:(?:===|==|!=|~=|<=|>=|<|>)\s*[A-Za-z0-9.*+!_-]+\s*,?\s*)*(?:;[^@]*)?$"
+)
 
 
 class EnvError(Exception):
@@ -115,7 +122,7 @@ def parse_conda(text: str, where: str = "conda file") -> EnvSpec:
         if name == "python":
             python = parse_pin(rest, where) if rest else None
         elif name not in SKIPPED:
-            conda.append(_conda_to_pip(name, rest))
+            conda.append(_pip_line(_conda_to_pip(name, rest), where))
     conda.sort()
     return EnvSpec("conda", text, python, (*conda, *pip), tuple(conda), tuple(map(str, channels)))
 
@@ -185,6 +192,11 @@ def _pip_line(line: str, where: str) -> str:
     line = line.strip()
     if line.startswith("-"):
         raise EnvError(f"{where}: pip options such as {line.split()[0]} are not allowed")
+    if not _REQUIREMENT.match(line):
+        raise EnvError(
+            f"{where}: {line!r} is not a package name with an optional version "
+            "(URLs, paths and 'name @ url' are not allowed)"
+        )
     return line
 
 

@@ -50,7 +50,11 @@ def test_uv_command_lines() -> None:
         "/usr/bin/python3.11",
         "/c/.build-k-1",
     ]
-    assert commands.uv_install("/x/uv", "/c/e", "/c/e/r.txt") == [
+    assert commands.uv_install("/x/uv", "/c/e", "/c/e/r.txt", wheels_only=True)[-2:] == [
+        "--only-binary",
+        ":all:",
+    ]
+    assert commands.uv_install("/x/uv", "/c/e", "/c/e/r.txt", wheels_only=False) == [
         "/x/uv",
         "pip",
         "install",

@@ -52,12 +52,32 @@ def test_key_depends_on_what_is_installed_only() -> None:
         ("dependencies: [3]\n", "a dependency must be a string"),
         ("dependencies: ['python<4']\n", "cannot read the python pin '<4'"),
         ("dependencies: [{pip: ['--index-url http://x']}]\n", "pip options such as --index-url"),
+        ("dependencies: [{pip: ['x @ https://h/x.whl']}]\n", "URLs, paths and 'name @ url'"),
+        ("dependencies: [{pip: ['/root/secret.whl']}]\n", "is not a package name"),
+        ("dependencies: ['numpy @ https://h/n.whl']\n", "is not a package name"),
+        ("dependencies: [{pip: ['./local/pkg']}]\n", "is not a package name"),
+        ("dependencies: [{pip: ['git+https://h/r.git']}]\n", "is not a package name"),
     ],
 )
 def test_bad_conda_files(text: str, fragment: str) -> None:
     with pytest.raises(EnvError, match=None) as info:
         parse_conda(text, "conda.yml")
     assert fragment in str(info.value) and "\n" not in str(info.value)
+
+
+@pytest.mark.parametrize(
+    "line",
+    [
+        "pyfiglet==1.0.4",
+        "requests[socks,security] >=2.31, <3",
+        "numpy==1.26.*",
+        "torch~=2.1",
+        "pywin32; sys_platform == 'win32'",
+        "zope.interface",
+    ],
+)
+def test_requirements_allowed(line: str) -> None:
+    assert parse_requirements(line + "\n").pip == (line,)
 
 
 def test_requirements_file() -> None:
