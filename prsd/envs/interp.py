@@ -5,7 +5,8 @@ one that satisfies the pin, or (with ``python_mismatch: warn``) the nearest newe
 with a note saying so, or raises :class:`EnvError` naming the pin and what was found.
 :func:`find_interpreters` looks on the node: the agent's list
 (``PRSD_ENV_PYTHONS``), ``python3.N`` and ``python3`` on ``PATH``, and the agent's own
-Python; each is asked for its version (a file that does not answer is left out).
+Python; each is asked for its version (a file that does not answer is left out), at
+most once every ``REASK_S`` seconds per agent.
 """
 
 from __future__ import annotations
@@ -14,11 +15,16 @@ import os
 import shutil
 import subprocess
 import sys
+import time
 from dataclasses import dataclass
 
 from prsd.envs.spec import EnvError, Pin
 
 MISMATCH_MODES = ("error", "warn")
+# An agent asks its interpreters once in a while, not for every job (a pyenv shim
+# takes a good part of a second to answer).
+REASK_S = 300.0
+_memo: dict[tuple[str, str], tuple[float, list[Interpreter]]] = {}
 
 
 @dataclass(frozen=True)
@@ -76,7 +82,17 @@ def candidates(path_env: str | None = None, configured: str | None = None) -> li
 
 
 def find_interpreters(configured: str | None = None) -> list[Interpreter]:
-    """Every candidate that runs and says its version."""
+    """Every candidate that runs and says its version (asked again after ``REASK_S``)."""
+    memo_key = (configured or "", os.environ.get("PATH", ""))
+    known = _memo.get(memo_key)
+    if known is not None and time.monotonic() - known[0] < REASK_S:
+        return list(known[1])
+    found = _ask_all(configured)
+    _memo[memo_key] = (time.monotonic(), found)
+    return list(found)
+
+
+def _ask_all(configured: str | None) -> list[Interpreter]:
     found: dict[str, Interpreter] = {}
     for path in candidates(os.environ.get("PATH"), configured):
         asked = ask(path)
