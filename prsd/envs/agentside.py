@@ -69,6 +69,7 @@ class JobEnvironment:
             self.state, self.error = "failed", str(exc)
             return None
         self.state = "ready"
+        self.note = self.note or self._prepared.note
         self.on_change()
         return self._prepared.python
 

@@ -29,6 +29,7 @@ from typing import TYPE_CHECKING, Any, TextIO
 from prsd.envs import registry
 from prsd.envs.build import build_with_conda, build_with_uv
 from prsd.envs.cache import READY, Entry, EnvCache
+from prsd.envs.image import image_note
 from prsd.envs.interp import Interpreter, choose, find_interpreters
 from prsd.envs.spec import EnvError, EnvSpec, parse_conda, parse_requirements
 
@@ -44,6 +45,7 @@ class Prepared:
     python: str | None
     entry: Entry | None = None
     built: bool = False
+    note: str = ""  # a registered environment's image, named as not used
 
     def release(self) -> None:
         if self.entry is not None:
@@ -61,21 +63,30 @@ def resolve(build_environment: dict[str, Any], spool: Path) -> EnvSpec | None:
     Raises:
         EnvError: an unknown registered name or version, or a file that does not parse.
     """
+    return resolve_with_image(build_environment, spool)[0]
+
+
+def resolve_with_image(
+    build_environment: dict[str, Any], spool: Path
+) -> tuple[EnvSpec | None, str]:
+    """:func:`resolve`, and the image a registered environment names ("" when none)."""
     source = str(build_environment.get("source", ""))
     if "conda_file" in build_environment:
-        return parse_conda(build_environment["conda_file"], source or "conda_file")
+        return parse_conda(build_environment["conda_file"], source or "conda_file"), ""
     if "requirements" in build_environment:
-        return parse_requirements(build_environment["requirements"], source or "requirements")
+        text = build_environment["requirements"]
+        return parse_requirements(text, source or "requirements"), ""
     if "registered" in build_environment:
         name, version = registry.parse_reference(build_environment["registered"])
         if build_environment.get("curated") and name not in registry.known(spool):
-            return None  # Azure's curated environment, not registered here: the agent's Python
+            return None, ""  # Azure's curated environment, not registered here
         data = registry.lookup(spool, name, version)
+        image = str(data.get("image") or "")
         text = registry.conda_text(data)
         if text is None:
-            return None  # an image only: nothing to build here
-        return parse_conda(text, f"environment {name}:{data.get('version', version)}")
-    return None
+            return None, image  # an image only: nothing to build here
+        return parse_conda(text, f"environment {name}:{data.get('version', version)}"), image
+    return None, ""
 
 
 def prepare(
@@ -108,25 +119,21 @@ def _prepare(
     on_building: Callable[[], None],
     check_runnable: Callable[[str], str | None],
 ) -> Prepared:
-    spec = resolve(build_environment, spool)
+    spec, image = resolve_with_image(build_environment, spool)
+    note = image_note({**build_environment, "image": image}, settings.runtime) if image else None
+    if note:
+        _say(log, note)
     if spec is None:
         what = build_environment.get("registered", "")
         _say(log, f"{what}: nothing to build here; the workers run on the agent's Python")
-        return Prepared(None)
+        return Prepared(None, note=note or "")
     _say(
         log,
         f"environment from {build_environment.get('source') or build_environment.get('registered') or spec.kind}: "
         f"{spec.python or 'no python pin'}; packages: {', '.join(spec.pip) or 'none'}",
     )
-    mismatch = str(build_environment.get("python_mismatch") or settings.mismatch)
     conda = settings.conda
-    if conda:
-        key, interp = spec.key(f"conda:{conda}"), conda
-        _say(log, f"conda-family tool: {conda}")
-    else:
-        chosen, note = choose(spec.python, _runnable(settings, log, check_runnable), mismatch)
-        key, interp = spec.key(f"{chosen.path} {chosen.version}"), chosen.path
-        _say(log, f"interpreter: {chosen.shown}" + (f" ({note})" if note else ""))
+    key, interp = _target(spec, build_environment, settings, log, check_runnable)
     cache = EnvCache(settings.cache, settings.budget_bytes, settings.build_timeout_s)
     started = time.monotonic()
 
@@ -162,23 +169,43 @@ def _prepare(
         raise EnvError(str(exc)) from None
     except OSError as exc:
         raise EnvError(f"the environment cache {settings.cache} is not usable: {exc}") from None
-    prepared = Prepared(str(entry.path / "bin" / "python"), entry, entry.built)
+    prepared = Prepared(str(entry.path / "bin" / "python"), entry, entry.built, note or "")
     if entry.built:
         _say(log, f"environment {key} built in {time.monotonic() - started:.1f} s: {entry.path}")
     else:
         _say(log, f"environment {key} found in the cache; nothing built: {entry.path}")
-    why = check_runnable(prepared.python or "") or check_runnable(
-        os.path.realpath(prepared.python or "")
-    )
+    python = prepared.python or ""
+    why = check_runnable(python) or check_runnable(os.path.realpath(python))
     if why is not None:
         prepared.release()
         raise EnvError(f"the job's owner cannot run the environment's python: {why}")
+    _trim(cache, key, log)
+    return prepared
+
+
+def _target(
+    spec: EnvSpec,
+    build_environment: dict[str, Any],
+    settings: EnvSettings,
+    log: TextIO,
+    check_runnable: Callable[[str], str | None],
+) -> tuple[str, str]:
+    """The cache key and what builds it: the conda-family tool, else the interpreter."""
+    if settings.conda:
+        _say(log, f"conda-family tool: {settings.conda}")
+        return spec.key(f"conda:{settings.conda}"), settings.conda
+    mismatch = str(build_environment.get("python_mismatch") or settings.mismatch)
+    chosen, why = choose(spec.python, _runnable(settings, log, check_runnable), mismatch)
+    _say(log, f"interpreter: {chosen.shown}" + (f" ({why})" if why else ""))
+    return spec.key(f"{chosen.path} {chosen.version}"), chosen.path
+
+
+def _trim(cache: EnvCache, key: str, log: TextIO) -> None:
     try:
         for gone in cache.evict(keep=key):
             _say(log, f"removed least-recently-used environment {gone} (cache over its budget)")
     except OSError as exc:
         _say(log, f"could not trim the cache: {exc}")
-    return prepared
 
 
 def _runnable(

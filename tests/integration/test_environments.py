@@ -165,7 +165,9 @@ def test_bad_environments_fail_while_a_healthy_job_completes(tmp_path: Path, fle
     fleet.agent("n1", "--slots", "2")
     wait_until((fleet.spool / "jobs").is_dir, 30, "the spool to be made")
     (tmp_path / "figlet.conda.yml").write_text(conda(PACKAGE), encoding="utf-8")
-    (tmp_path / "figlet.yml").write_text("name: figlet\nconda_file: figlet.conda.yml\n")
+    (tmp_path / "figlet.yml").write_text(
+        "name: figlet\nimage: ubuntu:22.04\nconda_file: figlet.conda.yml\n"
+    )
     said = ctl(fleet.spool, "env", "register", str(tmp_path / "figlet.yml"))
     assert said == "registered azureml:figlet:1\n", said
     assert "figlet\tversions 1\t(azureml:figlet@latest is 1)" in ctl(fleet.spool, "env", "list")
@@ -211,6 +213,8 @@ def test_bad_environments_fail_while_a_healthy_job_completes(tmp_path: Path, fle
         assert final is not None and final["state"] == "Completed", (name, final)
     built = build_log(fleet.spool, ids["healthy"]) + build_log(fleet.spool, ids["registered"])
     assert "environment from azureml:figlet@latest" in built
+    main = fleet.spool / "jobs" / ids["registered"] / "logs" / "sys" / "node" / "n1" / "_main.txt"
+    assert main.read_text(encoding="utf-8").count("image 'ubuntu:22.04' is not used") == 1
     assert built.count(" built in ") == 1, "the same needs, from two kinds of file: one build"
     assert fleet.alive("leader") and fleet.alive("n1")
 

@@ -10,7 +10,7 @@ import yaml
 
 from prsd.cli.envs import node_environment_line
 from prsd.envs import registry
-from prsd.envs.node import resolve
+from prsd.envs.node import resolve, resolve_with_image
 from prsd.envs.spec import EnvError
 
 if TYPE_CHECKING:
@@ -38,8 +38,9 @@ def test_register_list_and_resolve(tmp_path: Path) -> None:
     stored = yaml.safe_load((spool / "environments" / "figlet" / "1.yaml").read_text())
     assert stored["conda_file"]["dependencies"][0] == "python=3.11"
     assert registry.lookup(spool, "figlet", "latest")["version"] == "10"
-    spec = resolve({"registered": "azureml:figlet:2"}, spool)
-    assert spec is not None and spec.pip == ("pyfiglet==1.0.4",)
+    spec, image = resolve_with_image({"registered": "azureml:figlet:2"}, spool)
+    assert spec is not None and spec.pip == ("pyfiglet==1.0.4",) and image == "ubuntu:22.04"
+    assert resolve({"registered": "azureml:figlet:10"}, spool) is not None
     with pytest.raises(EnvError, match="figlet:10 is already registered"):
         registry.register(spool, pinned)
 
