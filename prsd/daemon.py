@@ -128,8 +128,13 @@ def _node_id(args: argparse.Namespace) -> str:
 def _run(spool: SpoolLayout, args: argparse.Namespace) -> int:
     from prsd.embedded import run_until_done
 
-    job_id, _ = submit(args.job_dir, spool, name=args.name)
+    job_id, spec = submit(args.job_dir, spool, name=args.name)
     console.say(f"job {job_id}")
+    if spec.python is None and "image" in spec.build_environment:
+        from prsd.envs.image import image_note
+        from prsd.envs.settings import node_runtime
+
+        console.warn(image_note(spec.build_environment, node_runtime()) or "")
     options = AgentOptions(node_id=_node_id(args))
     final = anyio.run(lambda: run_until_done(spool, job_id, options, on_progress=console.say))
     result = spool.job(job_id).logs / "job_result.txt"

@@ -13,7 +13,7 @@ from __future__ import annotations
 import itertools
 import json
 from collections.abc import Callable
-from dataclasses import asdict
+from dataclasses import asdict, replace
 from datetime import UTC, datetime
 from typing import TYPE_CHECKING, Any
 
@@ -30,6 +30,7 @@ from prsd.agent.workerstate import (
     WorkerState,
     may_replace_after_init_failures,
 )
+from prsd.envs.agentside import JobEnvironment
 from prsd.storage.atomic import write_atomic
 from prsd.storage.layout import TaskName, node_report
 
@@ -80,6 +81,7 @@ class JobRun:
         self.allowance: int | None = None
         self._closed = anyio.Event()
         self._slots_running: set[int] = set()
+        self.environment = JobEnvironment(ctx.layout, ctx.node_id, ctx.spec, self._write_report)
 
     @property
     def job_id(self) -> str:
@@ -105,6 +107,27 @@ class JobRun:
         for line in self.gpus.inventory.log_lines():
             self.main_log(line)
         self._write_report()
+        try:
+            await self._run_workers()
+        finally:
+            self.environment.release()
+
+    async def _run_workers(self) -> None:
+        # The job's own environment (prsd/envs) before any worker starts or claims.
+        python = await self.environment.prepare()
+        if self.environment.note:
+            self.main_log(self.environment.note)
+        if self.environment.failed:
+            self.first_init_error = self.environment.init_error()
+            self.gave_up = True
+            self._close_feed()
+            self.main_log(f"the job's environment failed: {self.environment.error}")
+            self._write_report()
+            await self._hand_back_local()
+            return
+        if python is not None:
+            self.ctx = replace(self.ctx, spec=replace(self.ctx.spec, python=python))
+            self.main_log(f"workers run on the job's environment: {python}")
         monitor = open_resource_monitor(self.ctx, lambda: self.sessions)
         try:
             async with monitor, anyio.create_task_group() as tg:
@@ -291,6 +314,7 @@ class JobRun:
             "node_id": self.ctx.node_id,
             **asdict(self.statistics()),
             "first_init_error": self.first_init_error,
+            **self.environment.report(),
             "updated_at": datetime.now(UTC).isoformat(timespec="seconds"),
         }
         path = node_report(self.ctx.layout, self.ctx.node_id)

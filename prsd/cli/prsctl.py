@@ -23,6 +23,8 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from prsd.cli.access import permission_line, require_owner, unreadable_line
+from prsd.cli.envs import add_parser as add_env_parser
+from prsd.cli.envs import cmd_env, environment_lines
 from prsd.cli.jobs import all_statuses, is_ended, read_status, resolve_job
 from prsd.cli.settings import spool_folder
 from prsd.errors import ExitCode, PrsdError
@@ -79,7 +81,8 @@ def parser() -> argparse.ArgumentParser:
     rep = sub.add_parser("report", help="a self-contained HTML report of a job (and CSV)")
     rep.add_argument("job")
     rep.add_argument("-o", "--output", type=Path, default=None, help="default: <job>.html")
-    for sp in (s, st, c, lg, n, r, rep):
+    env = add_env_parser(sub)
+    for sp in (s, st, c, lg, n, r, rep, env):
         sp.add_argument(
             "--spool", type=Path, default=None, help="spool folder (default: $PRSD_SPOOL)"
         )
@@ -173,12 +176,17 @@ def cmd_status(spool: SpoolLayout, args: argparse.Namespace) -> int:
 
 
 def _job_renderable(spool: SpoolLayout, job_id: str) -> tuple[RenderableType, dict[str, Any]]:
+    from rich.console import Group
+    from rich.text import Text
+
     from prsd.cli.nodes import node_rows
     from prsd.cli.statusview import job_view
 
     doc = read_status(spool, job_id)
     nodes = [] if is_ended(doc) else node_rows(spool, datetime.now(UTC), job_id)
-    return job_view(doc, nodes), doc
+    view = job_view(doc, nodes)
+    building = [] if is_ended(doc) else environment_lines(spool, job_id)
+    return (Group(view, *map(Text, building)) if building else view), doc
 
 
 def watch(spool: SpoolLayout, job_id: str, interval_s: float) -> int:
@@ -295,6 +303,7 @@ COMMANDS = {
     "nodes": cmd_nodes,
     "retry": cmd_retry,
     "report": cmd_report,
+    "env": cmd_env,
 }
 
 

@@ -16,12 +16,14 @@ from pathlib import Path
 from typing import Any
 
 from prsd.errors import JobSpecError
+from prsd.jobspec.envfiles import FILE_KEYS, is_registered
 from prsd.jobspec.paths import Roots, inside, is_remote, resolve, stays_inside
 from prsd.jobspec.schema import ENVIRONMENT_AZURE_ONLY, check_entry_keys
 from prsd.jobspec.values import as_mapping, as_str, shown, suggest
 from prsd.jobspec.yamlsafe import Setting, Site, read_limited
 
 SETTINGS_FILE = "parallel_run_step.settings.json"
+ENVIRONMENT_KEYS = frozenset({"python", *FILE_KEYS, "image", "python_mismatch"})
 _MODULE = re.compile(r"^[A-Za-z_]\w*(\.[A-Za-z_]\w*)*$")
 TO_CSV_KWARGS = frozenset(
     {
@@ -114,8 +116,10 @@ def _module_file(code_dir: Path, name: str) -> bool:
 def worker_python(setting: Setting | None, base: Path) -> tuple[str | None, list[str]]:
     """``task.environment``: the workers' interpreter, and the Azure-only keys met.
 
-    An Azure environment (a name like ``azureml:env@latest``, or ``image`` /
-    ``conda_file`` / ``name`` ...) is accepted and listed as ignored.
+    The files an environment is built from (``conda_file``, ``requirements``) and a
+    registered name (``azureml:env@latest``) are read by
+    :mod:`prsd.jobspec.envfiles`; with a ``python`` they are listed as ignored, as are
+    Azure's other keys (``name``, ``build`` ...).
 
     Raises:
         JobSpecError: an unknown key, or a ``python`` that is not an executable file.
@@ -123,14 +127,15 @@ def worker_python(setting: Setting | None, base: Path) -> tuple[str | None, list
     if setting is None or setting.value is None:
         return None, []
     if isinstance(setting.value, str):
-        return None, [setting.site.key]
+        return None, [] if is_registered(setting.value) else [setting.site.key]
     entry = as_mapping(
         setting.value, setting.site, "{python: /path/to/bin/python} or an Azure environment"
     )
-    ignored = check_entry_keys(entry, setting.site, frozenset({"python"}), ENVIRONMENT_AZURE_ONLY)
+    ignored = check_entry_keys(entry, setting.site, ENVIRONMENT_KEYS, ENVIRONMENT_AZURE_ONLY)
     if "python" not in entry:
-        return None, [setting.site.key]
-    return _interpreter(entry["python"], setting.site.child("python"), base), ignored
+        return None, ignored
+    unused = [setting.site.child(k).key for k in FILE_KEYS if k in entry]
+    return _interpreter(entry["python"], setting.site.child("python"), base), ignored + unused
 
 
 def _interpreter(value: Any, site: Site, base: Path) -> str:

@@ -22,6 +22,7 @@ from prsd.jobspec import build, confine
 from prsd.jobspec.aliases import apply_aliases
 from prsd.jobspec.arguments import PathContext, read_arguments
 from prsd.jobspec.code import code_folder, entry_script, to_csv_settings, worker_python
+from prsd.jobspec.envfiles import environment_to_build
 from prsd.jobspec.inputs import InputContext, plan_input
 from prsd.jobspec.model import JobSpec
 from prsd.jobspec.output import OutputContext, plan_output
@@ -234,8 +235,9 @@ class _Loader:
         out = plan_output(self.settings, out_ctx)
         code_dir = self._code_dir()
         python, env_ignored = worker_python(self.settings.get("task.environment"), self.base)
+        to_build, env_notes = environment_to_build(self.settings.get("task.environment"), self.base)
         self.ignored += [*env_ignored, *args.ignored]
-        self.notes += [*plan.notes, *out.notes, *args.notes]
+        self.notes += [*plan.notes, *out.notes, *args.notes, *env_notes]
         fields = self._fields(plan.input.tabular, args.tuning)  # adds its notes first
         return JobSpec(
             name=build.job_name(self.settings.get("name"), self._default_name()),
@@ -249,6 +251,7 @@ class _Loader:
             to_csv_kwargs=to_csv_settings(code_dir),
             environment_variables=build.environment(self.settings),
             python=python,
+            build_environment=to_build,
             side_inputs=plan.side_inputs,
             outputs={name: str(p) for name, p in io.places.items()},
             **fields,

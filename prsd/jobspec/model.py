@@ -85,6 +85,7 @@ class JobSpec:
     to_csv_kwargs: dict[str, Any] = field(default_factory=dict)  # settings.json overrides
     environment_variables: dict[str, str] = field(default_factory=dict)
     python: str | None = None  # task.environment.python: the workers' interpreter
+    build_environment: dict[str, Any] = field(default_factory=dict)  # prsd/envs/node.py
     side_inputs: dict[str, str] = field(default_factory=dict)  # name -> absolute path
     outputs: dict[str, str] = field(default_factory=dict)  # v2 output name -> absolute path
     bisect_failed_mini_batches: bool = False

@@ -87,8 +87,6 @@ ENVIRONMENT_AZURE_ONLY = frozenset(
     {
         "name",
         "version",
-        "image",
-        "conda_file",
         "build",
         "description",
         "tags",

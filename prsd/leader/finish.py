@@ -80,6 +80,8 @@ def finish_job(driver: JobDriver, state: str, reason: str, now: float) -> FinalS
         root = driver.errors.root_cause()
     text = result_text(driver, state, reason, output, root, now, note=note or "")
     summary = driver.errors.summary(poison_items(driver))
+    if state == "Failed" and reason and not driver.errors.ranked():
+        summary = f"{reason}\n"  # failed before any mini-batch ran (init, environment)
     summary = "".join(one_line(line) + "\n" for line in summary.splitlines())
     write_atomic(layout.logs / "job_error.txt", summary.encode())
     (layout.logs / "user").mkdir(parents=True, exist_ok=True)

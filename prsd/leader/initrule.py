@@ -57,6 +57,13 @@ def init_failure(
         return None
     failures = sum(r.failures for r in reports)
     workers = sum(r.workers for r in reports)
+    if all(r.gave_up for r in reports) and all(_environment(r) for r in reports):
+        # Building the job's environment failed: the tool's own error line first.
+        r = reports[0]
+        where = (r.first_error or {}).get("build_log", "")
+        return (
+            f"{_environment(r)} (building the job's environment on node {r.node_id}; see {where})"
+        )
     if all(r.gave_up for r in reports):
         return f"init() failed {failures} times and every node stopped starting workers: " + (
             _first(reports)
@@ -74,6 +81,11 @@ def init_failure(
             f"{limit}) with no success: " + _first(reports)
         )
     return None
+
+
+def _environment(report: NodeInit) -> str:
+    e = report.first_error
+    return str(e.get("error", "")) if e and e.get("environment") else ""
 
 
 def _first(reports: list[NodeInit]) -> str:

@@ -602,7 +602,10 @@ def test_real_iris_pipeline_inline(tmp_path: Path) -> None:
     assert spec.resource_monitor_interval_s == 600.0
     assert any("--resource_monitor_interva is passed to the script" in n for n in spec.notes)
     assert "jobs.batch_prediction.task.program_arguments --copy_logs_to_parent" in spec.ignored
-    assert "jobs.batch_prediction.task.environment" in spec.ignored
+    assert "jobs.batch_prediction.task.environment.name" in spec.ignored
+    assert spec.build_environment["source"] == "./environment/environment_parallel.yml"
+    assert "python=3.8" in spec.build_environment["conda_file"]
+    assert spec.build_environment["image"] == "mcr.microsoft.com/azureml/openmpi4.1.0-ubuntu20.04"
 
 
 def test_real_iris_pipeline_with_parent_bindings(tmp_path: Path) -> None:

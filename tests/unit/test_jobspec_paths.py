@@ -288,22 +288,26 @@ def test_task_environment_python_not_usable(tmp_path: Path, executable: bool) ->
 
 
 @pytest.mark.parametrize(
-    ("environment", "ignored"),
+    ("environment", "ignored", "build", "note"),
     [
-        ("azureml:AzureML-sklearn-1.0@latest", "task.environment"),
-        ("{image: mcr.microsoft.com/azureml/openmpi, conda_file: ./conda.yml}", "task.environment"),
-        ("{name: prs-env, version: 1}", "task.environment"),
+        ("azureml:AzureML-sklearn-1.0@latest", None, "registered", None),
+        ("{image: mcr.microsoft.com/azureml/openmpi}", None, "image", None),
+        ("{name: prs-env, version: 1}", "task.environment.name", None, None),
     ],
 )
-def test_azure_environment_ignored(tmp_path: Path, environment: str, ignored: str) -> None:
-    """An Azure environment is accepted and listed as ignored; workers use the agent's Python."""
+def test_azure_environment_recorded(
+    tmp_path: Path, environment: str, ignored: str | None, build: str | None, note: str | None
+) -> None:
+    """An Azure environment is accepted: a registered name or image recorded, metadata ignored."""
     root = make_job(
         tmp_path,
         f"input_data: ./data\ntask:\n  entry_script: score.py\n  environment: {environment}\n",
     )
     spec = load(root)
     assert spec.python is None
-    assert ignored in spec.ignored
+    assert ignored is None or ignored in spec.ignored
+    assert build is None or build in spec.build_environment
+    assert note is None or any(note in n for n in spec.notes), spec.notes
 
 
 def test_environment_unknown_key(tmp_path: Path) -> None:

@@ -80,6 +80,21 @@ def azure_copy(root: Path, name: str) -> Path:
     return root
 
 
+IRIS_CONDA = """\
+name: prs-env
+channels:
+  - conda-forge
+dependencies:
+  - python=3.8
+  - pip
+  - pip:
+      - mlflow
+      - azureml-mlflow
+      - pandas
+      - scikit-learn
+"""
+
+
 def iris_folders(root: Path) -> None:
     """The folders Azure's iris samples refer to, with the sample's MLTable."""
     table = root / "neural-iris-mltable"
@@ -87,5 +102,7 @@ def iris_folders(root: Path) -> None:
     (table / "MLTable").write_bytes((AZURE / "neural_iris_MLTable").read_bytes())
     (table / "iris.csv").write_text("sepal_length,species\n5.1,setosa\n", encoding="utf-8")
     (root / "iris-model").mkdir()
+    (root / "environment").mkdir()
+    (root / "environment" / "environment_parallel.yml").write_text(IRIS_CONDA, encoding="utf-8")
     (root / "script").mkdir()
     (root / "script" / "iris_prediction.py").write_text(SCRIPT, encoding="utf-8")

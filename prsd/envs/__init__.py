@@ -1,0 +1,1 @@
+"""Per-job environments: built on each node from the job's conda file or requirements."""

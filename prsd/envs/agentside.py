@@ -1,0 +1,122 @@
+"""One job's environment as its agent sees it: prepared once, reported, released.
+
+Invariant: :meth:`JobEnvironment.prepare` runs before any worker of the job starts
+on this node and returns the interpreter the workers run (None: the job's own
+``python`` or the agent's); while it runs, the node report says
+``environment: building`` with the time it began (``prsctl status`` shows it);
+afterwards ``ready`` or ``failed`` with the one-line error. The cache entry stays
+held in use until :meth:`JobEnvironment.release` (the job's run on this node ended).
+
+Errors: none raised; a failure is kept in :attr:`JobEnvironment.error` and reported
+as the node's first init error, marked ``environment`` (prsd/leader/initrule.py puts
+its text first in the job's result).
+"""
+
+from __future__ import annotations
+
+from datetime import UTC, datetime
+from typing import TYPE_CHECKING, Any
+
+import anyio.to_thread
+
+from prsd.envs.image import image_note
+from prsd.envs.node import Prepared, prepare, wanted
+from prsd.envs.settings import EnvSettings, node_runtime
+from prsd.envs.spec import EnvError
+from prsd.owner import run_as_for_job, unreadable_for
+
+if TYPE_CHECKING:
+    from collections.abc import Callable
+    from pathlib import Path
+
+    from prsd.jobspec import JobSpec
+    from prsd.storage.layout import JobLayout
+
+
+def build_log(layout: JobLayout, node_id: str) -> Path:
+    """``logs/sys/environment/<node>.txt``: every build step of the job on this node."""
+    return layout.logs / "sys" / "environment" / f"{node_id}.txt"
+
+
+class JobEnvironment:
+    def __init__(
+        self, layout: JobLayout, node_id: str, spec: JobSpec, on_change: Callable[[], None]
+    ) -> None:
+        self.layout = layout
+        self.node_id = node_id
+        self.spec = spec
+        self.on_change = on_change
+        self.state = ""  # "" (nothing to build) | building | ready | failed
+        self.since = ""
+        self.error = ""
+        self.note = ""  # an image named and not used (prsd/envs/image.py)
+        self._prepared: Prepared | None = None
+
+    @property
+    def failed(self) -> bool:
+        return self.state == "failed"
+
+    async def prepare(self) -> str | None:
+        """Find or build the job's environment; the workers' interpreter."""
+        if "image" in self.spec.build_environment:
+            runtime = node_runtime()
+            self.note = image_note(self.spec.build_environment, runtime) or ""
+        if self.spec.python or not wanted(self.spec.build_environment):
+            return None
+        try:
+            self._prepared = await anyio.to_thread.run_sync(self._prepare_blocking)
+        except (EnvError, OSError) as exc:  # OSError: the job's log folder cannot be written
+            self.state, self.error = "failed", str(exc)
+            return None
+        self.state = "ready"
+        self.note = self.note or self._prepared.note
+        self.on_change()
+        return self._prepared.python
+
+    def _prepare_blocking(self) -> Prepared:
+        settings = EnvSettings.from_env()
+        run_as = run_as_for_job(self.layout)
+        spool = self.layout.root.parent.parent
+
+        def check(python: str) -> str | None:
+            return None if run_as is None else unreadable_for(run_as, python)
+
+        return prepare(
+            self.spec.build_environment,
+            spool=spool,
+            log_path=build_log(self.layout, self.node_id),
+            settings=settings,
+            on_building=self._building,
+            check_runnable=check,
+        )
+
+    def _building(self) -> None:
+        if self.state != "building":
+            self.state = "building"
+            self.since = datetime.now(UTC).isoformat(timespec="seconds")
+            self.on_change()
+
+    def report(self) -> dict[str, Any]:
+        """The node report's ``environment`` field (nothing when there is none)."""
+        if not self.state:
+            return {}
+        entry = {"state": self.state, "since": self.since}
+        if self.error:
+            entry["error"] = self.error
+        return {"environment": entry}
+
+    def init_error(self) -> dict[str, Any]:
+        """The node's first init error for a failed environment."""
+        return {
+            "process_name": "environment",
+            "error": self.error,
+            "environment": True,
+            "traceback_tail": "",
+            "error_file": "",  # the reason names the build log; no traceback to point at
+            "build_log": str(build_log(self.layout, self.node_id)),
+        }
+
+    def release(self) -> None:
+        if self._prepared is not None:
+            self._prepared.release()
+            self._prepared = None

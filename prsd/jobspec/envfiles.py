@@ -1,0 +1,103 @@
+"""``task.environment``'s files: what each node builds the workers' environment from.
+
+Guarantees: the job's ``conda_file`` (a path in the job folder, or the mapping
+inline) or ``requirements`` file is read once at intake, checked to parse
+(:mod:`prsd.envs.spec`), and recorded whole in ``JobSpec.build_environment`` with the
+path as written, so nodes build from what was submitted; a registered environment
+(``azureml:<name>:<version>`` / ``@latest``) is recorded by name and resolved on the
+nodes. ``python`` wins over all of them (those then listed as ignored); an ``image``
+is recorded (:mod:`prsd.envs.image` names it as not used). Azure's curated names
+(``azureml:AzureML-...``) build nothing unless registered in the spool.
+
+Errors: JobSpecError at the key: a file outside the job folder or missing, a file
+that does not parse, both ``conda_file`` and ``requirements``, a ``python_mismatch``
+other than ``error`` / ``warn``.
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING, Any
+
+import yaml
+
+from prsd.envs.interp import MISMATCH_MODES
+from prsd.envs.registry import parse_reference
+from prsd.envs.spec import EnvError, parse_conda, parse_requirements
+from prsd.jobspec.paths import stays_inside
+from prsd.jobspec.values import as_str
+from prsd.jobspec.yamlsafe import Setting, Site, read_limited
+
+if TYPE_CHECKING:
+    from pathlib import Path
+
+FILE_LIMIT = 1024 * 1024
+FILE_KEYS = ("conda_file", "requirements")
+CURATED = "AzureML-"  # the prefix of Azure's curated environment names
+
+
+def is_registered(text: str) -> bool:
+    """``azureml:<name>[:<version>|@latest]``: an environment registered in the spool."""
+    try:
+        parse_reference(text)
+    except EnvError:
+        return False
+    return True
+
+
+def environment_to_build(setting: Setting | None, base: Path) -> tuple[dict[str, Any], list[str]]:
+    """``JobSpec.build_environment`` and the notes for the user (an image not used).
+
+    Raises:
+        JobSpecError: see the module doc.
+    """
+    if setting is None or setting.value is None:
+        return {}, []
+    if isinstance(setting.value, str):
+        name = setting.value.strip()
+        if not is_registered(name):
+            return {}, []
+        if not parse_reference(name)[0].startswith(CURATED):
+            return {"registered": name}, []
+        return {"registered": name, "curated": True}, []
+    if not isinstance(setting.value, dict) or "python" in setting.value:
+        return {}, []
+    entry: dict[str, Any] = setting.value
+    site = setting.site
+    out: dict[str, Any] = {}
+    notes: list[str] = []
+    files = [k for k in FILE_KEYS if entry.get(k) is not None]
+    if len(files) > 1:
+        raise site.error("names both conda_file and requirements; keep one")
+    for key in files:
+        text, source = _read(entry[key], site.child(key), base)
+        parse = parse_conda if key == "conda_file" else parse_requirements
+        try:
+            parse(text, source)
+        except EnvError as exc:
+            raise site.child(key).error(str(exc)) from None
+        out.update({key: text, "source": source})
+    if entry.get("image") is not None:
+        image = as_str(entry["image"], site.child("image"), "an image name")
+        out["image"] = image  # named as not used by prsd run and the nodes (envs/image.py)
+    if entry.get("python_mismatch") is not None:
+        mode = as_str(entry["python_mismatch"], site.child("python_mismatch"), "error or warn")
+        if mode not in MISMATCH_MODES:
+            raise site.child("python_mismatch").error(f"expected error or warn, got {mode!r}")
+        out["python_mismatch"] = mode
+    return out, notes
+
+
+def _read(value: Any, site: Site, base: Path) -> tuple[str, str]:
+    if isinstance(value, dict):
+        return yaml.safe_dump(value, sort_keys=False), f"{site.key} (inline)"
+    text = as_str(value, site, "a file in the job folder")
+    path = base / text
+    if not stays_inside(path, base):
+        raise site.error(f"{text!r} leaves the job folder ({base})")
+    if not path.is_file():
+        raise site.error(f"{path} is not a file")
+    data = read_limited(path, FILE_LIMIT, what=site.key)
+    try:
+        return data.decode("utf-8-sig"), text
+    except UnicodeDecodeError:
+        raise site.error(f"{path} is not UTF-8 text") from None
