@@ -11,8 +11,6 @@ from __future__ import annotations
 
 import json
 import os
-import pwd
-import secrets
 import shutil
 import stat
 import subprocess
@@ -27,8 +25,10 @@ from typing import TYPE_CHECKING
 
 from prsd.storage.spool import open_spool
 from tests.helpers import wait_until
+from tests.realusers import chown_tree, plain_user, python_for, reachable_checkout
 
 if TYPE_CHECKING:
+    import pwd
     from collections.abc import Iterator
 
 PRSD = [sys.executable, "-m", "prsd.daemon"]
@@ -73,59 +73,6 @@ def job_yaml(python: str, **over: str) -> str:
     )
 
 
-@contextmanager
-def owner_user() -> Iterator[pwd.struct_passwd]:
-    """A fresh unprivileged user (no home), deleted afterwards."""
-    assert os.geteuid() == 0, "the hostile tests need root (CI runs as root)"
-    name = f"prsdh{secrets.token_hex(3)}"
-    subprocess.run(["useradd", "-M", "-s", "/usr/sbin/nologin", name], check=True)
-    try:
-        yield pwd.getpwnam(name)
-    finally:
-        subprocess.run(["userdel", name], check=False)
-
-
-@contextmanager
-def reachable_checkout() -> Iterator[None]:
-    """Let others enter the folders above prsd's checkout and list the checkout (modes restored)."""
-    from prsd.worker import boot
-
-    installation = Path(boot.__file__).parents[2]
-    changed: list[tuple[Path, int]] = []
-    for folder in reversed(Path(boot.__file__).parents):
-        mode = folder.stat().st_mode
-        need = stat.S_IXOTH | (stat.S_IROTH if folder.is_relative_to(installation) else 0)
-        if mode & need != need:
-            changed.append((folder, mode))
-            folder.chmod(stat.S_IMODE(mode) | need)
-    try:
-        yield
-    finally:
-        for folder, mode in reversed(changed):
-            folder.chmod(stat.S_IMODE(mode))
-
-
-def python_for(user: pwd.struct_passwd) -> str:
-    """An interpreter this user may run (the suite's own may live under /root)."""
-    for candidate in (os.path.realpath(sys.executable), "/usr/bin/python3"):
-        probe = subprocess.run(
-            ["runuser", "-u", user.pw_name, "--", candidate, "-c", "pass"],
-            stderr=subprocess.DEVNULL,
-            check=False,
-        )
-        if probe.returncode == 0:
-            return candidate
-    raise AssertionError(f"no Python interpreter is usable by {user.pw_name}")
-
-
-def chown_tree(root: Path, uid: int, gid: int) -> None:
-    """Give ``root`` and everything in it to uid:gid (links themselves, never followed)."""
-    for folder, dirs, files in os.walk(root):
-        for name in [*dirs, *files]:
-            os.chown(os.path.join(folder, name), uid, gid, follow_symlinks=False)
-    os.chown(root, uid, gid)
-
-
 @dataclass
 class Fleet:
     """A spool served by one root leader and one root agent."""
@@ -150,7 +97,7 @@ class Fleet:
             (staging / "data" / f"f{i}.txt").write_text(f"{i}\n", encoding="utf-8")
         (staging / "job.yaml").write_text(yaml_text, encoding="utf-8")
         if owner:
-            chown_tree(staging, self.user.pw_uid, self.user.pw_gid)
+            chown_tree(staging, self.user)
         staging.rename(self.spool / "inbox" / name)
 
     def submit_as_owner(self, folder: Path) -> subprocess.CompletedProcess[str]:
@@ -183,7 +130,7 @@ class Fleet:
         for i in range(4):
             (folder / "data" / f"f{i}.txt").write_text(f"{i}\n", encoding="utf-8")
         (folder / "job.yaml").write_text(yaml_text, encoding="utf-8")
-        chown_tree(folder, self.user.pw_uid, self.user.pw_gid)
+        chown_tree(folder, self.user)
         return folder
 
     def job(self, name: str) -> Path:
@@ -233,7 +180,7 @@ class Fleet:
 @contextmanager
 def fleet(roots: str) -> Iterator[Fleet]:
     """Root daemons on a fresh spool with ``PRSD_ALLOWED_ROOTS=roots`` ("": none), and an owner."""
-    with owner_user() as user, reachable_checkout():
+    with plain_user("prsdh") as user, reachable_checkout():
         base = Path(tempfile.mkdtemp(prefix="prsd-hostile-"))
         base.chmod(0o755)
         spool = base / "spool"

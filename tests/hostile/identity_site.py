@@ -26,7 +26,7 @@ from prsd.cli.jobs import job_ids
 from prsd.storage.spool import open_spool
 from prsd.submit import submit
 from tests.helpers import wait_until
-from tests.hostile.users import User, as_user, chown_tree
+from tests.realusers import User, as_user, chown_tree
 
 if TYPE_CHECKING:
     from collections.abc import Callable

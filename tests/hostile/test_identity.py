@@ -3,7 +3,7 @@
 One root ``prsd leader`` and one root ``prsd agent`` serve every case of this module;
 users A (the attacker) and B are created with useradd. Each case asserts that the
 attack is refused with a reason, that nothing outside A's own job changed, and that
-B's job completes untouched. Users act through :func:`tests.hostile.users.as_user`
+B's job completes untouched. Users act through :func:`tests.realusers.as_user`
 (a forked child with the user's ids), so the kernel's own permission checks decide.
 """
 
@@ -24,7 +24,7 @@ from prsd.cli.jobs import job_ids
 from prsd.storage.spool import open_spool
 from tests.helpers import wait_until
 from tests.hostile.identity_site import Site, prsctl_as, reader, tree, warm_up
-from tests.hostile.users import as_user, open_base, python_for, reachable_checkout, real_users
+from tests.realusers import as_user, open_base, python_for, reachable_checkout, real_users
 
 if TYPE_CHECKING:
     from collections.abc import Iterator

@@ -16,18 +16,8 @@ import tempfile
 import textwrap
 from pathlib import Path
 
-from tests.hostile.fleet import (
-    PYTHONPATH,
-    SCRIPT,
-    Fleet,
-    chown_tree,
-    fleet,
-    job_yaml,
-    owner_user,
-    python_for,
-    reachable_checkout,
-    snapshot,
-)
+from tests.hostile.fleet import PYTHONPATH, SCRIPT, Fleet, fleet, job_yaml, snapshot
+from tests.realusers import chown_tree, plain_user, python_for, reachable_checkout
 
 FORGED = "root:x:0:0:FORGED:/root:/bin/sh"
 
@@ -157,7 +147,7 @@ def _submit_applies_the_leaders_rule(f: Fleet) -> None:
 def test_a_users_own_prsd_run_is_not_confined() -> None:
     """prsd run by a user of their own job, no allowed roots: absolute inputs and outputs
     outside the job folder work as before (the user's own rights bound it)."""
-    with owner_user() as user, reachable_checkout():
+    with plain_user("prsdh") as user, reachable_checkout():
         base = Path(tempfile.mkdtemp(prefix="prsd-own-"))
         try:
             base.chmod(0o755)
@@ -172,7 +162,7 @@ def test_a_users_own_prsd_run_is_not_confined() -> None:
             (job / "code" / "score.py").write_text(textwrap.dedent(SCRIPT))
             text = job_yaml(python, name="own", input_data=str(data), append_row_to=f"{out}/o.txt")
             (job / "job.yaml").write_text(text)
-            chown_tree(base, user.pw_uid, user.pw_gid)
+            chown_tree(base, user)
             env = [
                 "env",
                 "PATH=/usr/bin:/bin",

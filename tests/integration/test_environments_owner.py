@@ -17,7 +17,7 @@ import pytest
 
 from prsd.storage.spool import open_spool
 from tests.helpers import wait_until
-from tests.hostile.users import (
+from tests.realusers import (
     User,
     chown_tree,
     open_base,

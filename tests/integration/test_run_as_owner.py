@@ -26,7 +26,7 @@ import pytest
 
 from prsd.storage.spool import open_spool
 from tests.helpers import wait_until
-from tests.hostile.users import User, chown_tree, python_for, reachable_checkout, real_users
+from tests.realusers import User, chown_tree, python_for, reachable_checkout, real_users
 
 if TYPE_CHECKING:
     from collections.abc import Iterator

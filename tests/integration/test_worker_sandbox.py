@@ -11,10 +11,7 @@ from __future__ import annotations
 
 import json
 import os
-import pwd
-import secrets
 import shutil
-import stat
 import subprocess
 import sys
 import tempfile
@@ -28,8 +25,10 @@ import pytest
 
 from prsd.storage.spool import open_spool
 from tests.helpers import wait_until
+from tests.realusers import plain_user, python_for, reachable_checkout
 
 if TYPE_CHECKING:
+    import pwd
     from collections.abc import Iterator
 
 PRSD = [sys.executable, "-m", "prsd.daemon"]
@@ -77,46 +76,15 @@ YAML = """
 @pytest.fixture
 def user() -> Iterator[pwd.struct_passwd]:
     """A fresh unprivileged user, deleted afterwards."""
-    assert os.geteuid() == 0, "this test needs root (CI runs as root)"
-    name = f"prsds{secrets.token_hex(3)}"
-    subprocess.run(["useradd", "-M", "-s", "/usr/sbin/nologin", name], check=True)
-    try:
-        yield pwd.getpwnam(name)
-    finally:
-        subprocess.run(["userdel", name], check=False)
+    with plain_user("prsds") as made:
+        yield made
 
 
-@pytest.fixture
-def reachable_checkout() -> Iterator[None]:
-    """Others may enter the folders above the checkout and list the checkout's (as
-    tests/integration/test_run_as_owner.py explains); modes are restored after."""
-    from prsd.worker import boot
-
-    installation = Path(boot.__file__).parents[2]
-    changed: list[tuple[Path, int]] = []
-    for folder in reversed(Path(boot.__file__).parents):
-        mode = folder.stat().st_mode
-        need = stat.S_IXOTH | (stat.S_IROTH if folder.is_relative_to(installation) else 0)
-        if mode & need != need:
-            changed.append((folder, mode))
-            folder.chmod(stat.S_IMODE(mode) | need)
-    try:
+@pytest.fixture(name="reachable_checkout")
+def _reachable_checkout() -> Iterator[None]:
+    """Others may enter the folders above the checkout and list the checkout's."""
+    with reachable_checkout():
         yield
-    finally:
-        for folder, mode in reversed(changed):
-            folder.chmod(stat.S_IMODE(mode))
-
-
-def _python_for(user: pwd.struct_passwd) -> str:
-    for candidate in (os.path.realpath(sys.executable), "/usr/bin/python3"):
-        probe = subprocess.run(
-            ["runuser", "-u", user.pw_name, "--", candidate, "-c", "pass"],
-            stderr=subprocess.DEVNULL,
-            check=False,
-        )
-        if probe.returncode == 0:
-            return candidate
-    raise AssertionError(f"no Python interpreter is usable by {user.pw_name}")
 
 
 def _drop_job(spool: Path, user: pwd.struct_passwd, pids: Path) -> None:
@@ -126,7 +94,7 @@ def _drop_job(spool: Path, user: pwd.struct_passwd, pids: Path) -> None:
     (staging / "data").mkdir()
     for name in ("ok1.txt", "ok2.txt", "hang.txt"):
         (staging / "data" / name).write_text("x\n", encoding="utf-8")
-    yaml = YAML.format(python=_python_for(user), pids=pids)
+    yaml = YAML.format(python=python_for(user), pids=pids)
     (staging / "job.yaml").write_text(textwrap.dedent(yaml), encoding="utf-8")
     for folder, dirs, files in os.walk(staging):
         for name in [*dirs, *files]:
@@ -148,7 +116,7 @@ def _check_environment(
     assert "SECRET_ROOT_TOKEN" not in seen
     assert seen["HOME"] == "/" or seen["HOME"] == user.pw_dir
     assert seen["USER"] == seen["LOGNAME"] == user.pw_name
-    assert seen["PATH"] == f"{Path(_python_for(user)).parent}:/usr/local/bin:/usr/bin:/bin"
+    assert seen["PATH"] == f"{Path(python_for(user)).parent}:/usr/local/bin:/usr/bin:/bin"
     assert seen["CUDA_CACHE_DISABLE"] == "1"
     assert seen["PIDS_DIR"] == str(pids) and seen["OMP_NUM_THREADS"] == "1"
     assert seen["PYTHONFAULTHANDLER"] == "1"

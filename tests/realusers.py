@@ -94,17 +94,19 @@ def as_user(user: User, fn: Callable[[], object]) -> tuple[int, str]:
     return os.waitstatus_to_exitcode(status), out
 
 
-def python_for(user: User) -> str:
-    """An interpreter this user may run for the job's workers (stdlib only)."""
+def python_for(user: User | pwd.struct_passwd) -> str:
+    """An interpreter this user may run for the job's workers (stdlib only); the
+    suite's own may live where the user cannot read (a pyenv under /root)."""
+    name = user.name if isinstance(user, User) else user.pw_name
     for candidate in (os.path.realpath(sys.executable), "/usr/bin/python3"):
         probe = subprocess.run(
-            ["runuser", "-u", user.name, "--", candidate, "-c", "pass"],
+            ["runuser", "-u", name, "--", candidate, "-c", "pass"],
             stderr=subprocess.DEVNULL,
             check=False,
         )
         if probe.returncode == 0:
             return candidate
-    raise AssertionError(f"no Python interpreter is usable by {user.name}")
+    raise AssertionError(f"no Python interpreter is usable by {name}")
 
 
 @contextmanager
@@ -141,9 +143,22 @@ def open_base(prefix: str) -> Iterator[Path]:
         shutil.rmtree(base, ignore_errors=True)
 
 
-def chown_tree(root: Path, user: User) -> None:
+def chown_tree(root: Path, user: User | pwd.struct_passwd) -> None:
     """Give ``root`` and everything under it to ``user`` (links themselves, never targets)."""
+    uid, gid = (user.uid, user.gid) if isinstance(user, User) else (user.pw_uid, user.pw_gid)
     for folder, dirs, files in os.walk(root):
         for name in [*dirs, *files]:
-            os.chown(os.path.join(folder, name), user.uid, user.gid, follow_symlinks=False)
-    os.chown(root, user.uid, user.gid)
+            os.chown(os.path.join(folder, name), uid, gid, follow_symlinks=False)
+    os.chown(root, uid, gid)
+
+
+@contextmanager
+def plain_user(prefix: str) -> Iterator[pwd.struct_passwd]:
+    """One fresh unprivileged user (no home, no login), deleted afterwards."""
+    assert os.geteuid() == 0, "these tests need root (CI runs as root)"
+    name = f"{prefix}{secrets.token_hex(3)}"
+    subprocess.run(["useradd", "-M", "-s", "/usr/sbin/nologin", name], check=True)
+    try:
+        yield pwd.getpwnam(name)
+    finally:
+        subprocess.run(["userdel", name], check=False)
