@@ -2,11 +2,12 @@
 
 from __future__ import annotations
 
+import subprocess
 import time
 from typing import TYPE_CHECKING
 
 if TYPE_CHECKING:
-    from collections.abc import Callable
+    from collections.abc import Callable, Iterable
 
 
 def wait_until(predicate: Callable[[], bool], timeout_s: float, what: str = "condition") -> None:
@@ -18,3 +19,16 @@ def wait_until(predicate: Callable[[], bool], timeout_s: float, what: str = "con
             raise AssertionError(f"timed out after {timeout_s} s waiting for {what}")
         time.sleep(delay)
         delay = min(delay * 2, 0.1)
+
+
+def stop_daemons(procs: Iterable[subprocess.Popen[bytes]], grace_s: float = 60) -> None:
+    """SIGTERM every daemon, then wait for each (SIGKILL after ``grace_s``): none outlives the test."""
+    procs = list(procs)
+    for proc in procs:
+        proc.terminate()
+    for proc in procs:
+        try:
+            proc.wait(timeout=grace_s)
+        except subprocess.TimeoutExpired:
+            proc.kill()
+            proc.wait()

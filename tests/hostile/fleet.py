@@ -24,7 +24,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from prsd.storage.spool import open_spool
-from tests.helpers import wait_until
+from tests.helpers import stop_daemons, wait_until
 from tests.realusers import chown_tree, plain_user, python_for, reachable_checkout
 
 if TYPE_CHECKING:
@@ -195,14 +195,7 @@ def fleet(roots: str) -> Iterator[Fleet]:
                     f.procs.append(subprocess.Popen(command, env=env, stdout=log, stderr=log))
             yield f
         finally:
-            for proc in f.procs:
-                proc.terminate()
-            for proc in f.procs:
-                try:
-                    proc.wait(timeout=60)
-                except subprocess.TimeoutExpired:
-                    proc.kill()
-                    proc.wait()
+            stop_daemons(f.procs)
             shutil.rmtree(base, ignore_errors=True)
 
 

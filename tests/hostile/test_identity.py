@@ -14,7 +14,6 @@ import io
 import json
 import os
 import stat
-import subprocess
 from typing import TYPE_CHECKING
 
 import pytest
@@ -22,7 +21,7 @@ import pytest
 from prsd import daemon
 from prsd.cli.jobs import job_ids
 from prsd.storage.spool import open_spool
-from tests.helpers import wait_until
+from tests.helpers import stop_daemons, wait_until
 from tests.hostile.identity_site import Site, prsctl_as, reader, tree, warm_up
 from tests.realusers import as_user, open_base, python_for, reachable_checkout, real_users
 
@@ -45,14 +44,7 @@ def site() -> Iterator[Site]:
             s.start(["agent", "--node-id", "n1", "--slots", "2"])
             yield s
         finally:
-            for proc in s.procs:
-                proc.terminate()
-            for proc in s.procs:
-                try:
-                    proc.wait(timeout=60)
-                except subprocess.TimeoutExpired:
-                    proc.kill()
-                    proc.wait()
+            stop_daemons(s.procs)
 
 
 def test_an_inbox_folder_named_after_another_users_job_gets_a_fresh_id(site: Site) -> None:

@@ -29,7 +29,7 @@ import pytest
 
 from prsd.cli.settings import parse_env_text
 from prsd.storage.spool import open_spool
-from tests.helpers import wait_until
+from tests.helpers import stop_daemons, wait_until
 
 if TYPE_CHECKING:
     from collections.abc import Iterator
@@ -160,14 +160,7 @@ def fleet() -> Iterator[Fleet]:
                 daemons.append(subprocess.Popen(command, env=env, stdout=log, stderr=log))
         yield Fleet(base, spool, env_file, bindir, (users[0], users[1]), users[2], python)
     finally:
-        for proc in daemons:
-            proc.terminate()
-        for proc in daemons:
-            try:
-                proc.wait(timeout=60)
-            except subprocess.TimeoutExpired:
-                proc.kill()
-                proc.wait()
+        stop_daemons(daemons)
         for user in users:
             subprocess.run(["userdel", "-r", user.pw_name], check=False, capture_output=True)
         subprocess.run(["groupdel", admins], check=False, capture_output=True)

@@ -25,7 +25,7 @@ from typing import TYPE_CHECKING
 import pytest
 
 from prsd.storage.spool import open_spool
-from tests.helpers import wait_until
+from tests.helpers import stop_daemons, wait_until
 from tests.realusers import User, chown_tree, python_for, reachable_checkout, real_users
 
 if TYPE_CHECKING:
@@ -136,12 +136,5 @@ def test_root_agent_runs_the_job_as_its_owner(user: User) -> None:
             info = os.lstat(path)
             assert (info.st_uid, info.st_gid) == (user.uid, user.gid), path
     finally:
-        for proc in daemons:
-            proc.terminate()
-        for proc in daemons:
-            try:
-                proc.wait(timeout=60)
-            except subprocess.TimeoutExpired:
-                proc.kill()
-                proc.wait()
+        stop_daemons(daemons)
         shutil.rmtree(base, ignore_errors=True)

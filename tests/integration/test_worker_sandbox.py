@@ -24,7 +24,7 @@ import psutil
 import pytest
 
 from prsd.storage.spool import open_spool
-from tests.helpers import wait_until
+from tests.helpers import stop_daemons, wait_until
 from tests.realusers import plain_user, python_for, reachable_checkout
 
 if TYPE_CHECKING:
@@ -164,14 +164,7 @@ def test_workers_start_clean_and_their_processes_die_with_them(user: pwd.struct_
         main_log = "".join(p.read_text() for p in job.glob("logs/sys/node/n1/_main.txt"))
         assert "worker cgroups: kill by cgroup" in main_log, main_log
     finally:
-        for proc in daemons:
-            proc.terminate()
-        for proc in daemons:
-            try:
-                proc.wait(timeout=60)
-            except subprocess.TimeoutExpired:
-                proc.kill()
-                proc.wait()
+        stop_daemons(daemons)
         for pid_file in pids.glob("*.pid"):
             try:
                 os.kill(int(pid_file.read_text()), 9)
