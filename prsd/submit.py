@@ -20,7 +20,7 @@ from prsd.jobspec import JobSpec
 from prsd.jobspec.load import find_job_file, load_job_spec
 from prsd.leader.planner import plan_mini_batches
 from prsd.leader.rerun import RETRY_FILE, RetryPlan, succeeded_pieces
-from prsd.storage.atomic import move_verified, write_atomic
+from prsd.storage.atomic import fsync_dir, fsync_tree, move_verified, write_atomic
 from prsd.storage.jobid import make_job_id
 
 if TYPE_CHECKING:
@@ -50,8 +50,10 @@ def submit(job_dir: Path, spool: SpoolLayout, *, name: str | None = None) -> tup
         snapshot_code(Path(spec.code_dir), staging / "code", skip)
         origin = {"job_dir": str(job_dir), "name": name or ""}
         write_atomic(staging / "origin.json", json.dumps(origin, indent=1).encode())
+        fsync_tree(staging)  # durable before it is published (docs/spool.md, Durability)
         if not move_verified(staging, spool.inbox / job_id):
             raise OSError(f"could not move {staging} into the inbox")
+        fsync_dir(spool.inbox)
     except BaseException:
         shutil.rmtree(staging, ignore_errors=True)
         raise
@@ -127,8 +129,10 @@ def submit_retry(spool: SpoolLayout, job_id: str, *, name: str | None = None) ->
         origin["name"] = name or f"{spec.name}-retry"
         write_atomic(staging / "origin.json", json.dumps(origin, indent=1).encode())
         write_atomic(staging / RETRY_FILE, RetryPlan(job_id, total, run).encode())
+        fsync_tree(staging)
         if not move_verified(staging, spool.inbox / new_id):
             raise OSError(f"could not move {staging} into the inbox")
+        fsync_dir(spool.inbox)
     except BaseException:
         shutil.rmtree(staging, ignore_errors=True)
         raise

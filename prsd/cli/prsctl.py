@@ -79,6 +79,15 @@ def main(argv: list[str] | None = None) -> int:
 
         console.error(exc.one_line())
         return ExitCode.CONFIG
+    except OSError as exc:
+        from prsd.cli import console
+        from prsd.storage.faults import fault_line
+
+        line = fault_line(exc, f"{args.command} (spool)")
+        if line is None:
+            raise
+        console.error(line)
+        return ExitCode.FAILURE
     except KeyboardInterrupt:
         return 130
 

@@ -111,7 +111,7 @@ class JobDriver:
             layout, spec, kind=input_kind(spec), epoch=epoch, log=self.logs.master
         )
         self.poison_items = self.bisect.isolated  # inputs found by bisection (user/error.txt)
-        self.status = StatusWriter(layout, spec)
+        self.status = StatusWriter(layout, spec, epoch)
         self.merge = _open_merge(spec)
         self.thresholds = Thresholds(
             spec.mini_batch_error_threshold,
@@ -297,6 +297,7 @@ class JobDriver:
 
     def _requeue(self, out: OutTask, src: Path, why: str) -> bool:
         """Move a task that never finished back to pending as its next attempt."""
+        self.fence()  # a deposed leader must not create attempt names (handed back or lost)
         new = out.task.next_attempt(self.table.epoch)
         if not requeue(self.layout, src, new):
             return False
@@ -321,10 +322,9 @@ class JobDriver:
         moved = 0
         for name in names:
             out = self.table.outstanding.get(name)
-            if out is not None and self.final is None:
-                self.fence()
-                if self._requeue(out, self.layout.claimed_task(node_id, out.task), why):
-                    moved += 1
+            if out is None or self.final is not None:
+                continue
+            moved += self._requeue(out, self.layout.claimed_task(node_id, out.task), why)
         self.requeued_lost += moved
         if free_seats(self.layout, node_id):
             self.logs.master(f"node {node_id}'s seat is free for another node")

@@ -37,6 +37,7 @@ class Heartbeat:
     draining: bool = False
     jobs: dict[str, dict[str, Any]] = field(default_factory=dict)  # job id -> its workers
     schema: int = 1
+    fault: str = ""  # a storage fault the agent is waiting out ("" when healthy)
 
     def encode(self) -> bytes:
         return json.dumps(asdict(self), indent=1, sort_keys=True).encode()

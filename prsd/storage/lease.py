@@ -62,6 +62,7 @@ class LeaderBeat:
     holder: str
     seq: int
     updated_at: str  # for people only
+    fault: str = ""  # a storage fault the leader is waiting out ("" when healthy)
 
     def encode(self) -> bytes:
         return json.dumps(asdict(self), sort_keys=True).encode()
@@ -70,8 +71,8 @@ class LeaderBeat:
     def decode(cls, data: bytes) -> LeaderBeat | None:
         try:
             obj = json.loads(data)
-            return cls(**{k: obj[k] for k in cls.__dataclass_fields__})
-        except (ValueError, TypeError, KeyError):
+            return cls(**{k: obj[k] for k in cls.__dataclass_fields__ if k in obj})
+        except (ValueError, TypeError, KeyError, AttributeError):
             return None
 
 

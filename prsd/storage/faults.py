@@ -1,0 +1,134 @@
+"""Storage faults of the spool: which errors heal by themselves, and waiting them out.
+
+Invariant: an error of the spool's file system that a person can fix without
+touching prsd (the disk is full, the mount went read-only, the server returned an
+I/O error or a stale handle) never ends a daemon or a job. The daemon that meets one
+logs it once, reports it (heartbeats carry :attr:`FaultState.condition`), retries
+with a capped exponential backoff, and carries on when the spool is healthy again.
+Any other error is a fault of one job (or a bug) and is handled at that job's
+boundary by the caller.
+
+Errors: :func:`wait_until_writable` raises only what is not a storage fault.
+"""
+
+from __future__ import annotations
+
+import errno
+import os
+import secrets
+import time
+from dataclasses import dataclass
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    from collections.abc import Callable
+    from pathlib import Path
+
+# errno -> the condition as people say it
+STORAGE_ERRNOS: dict[int, str] = {
+    errno.ENOSPC: "the spool's disk is full",
+    errno.EDQUOT: "the spool's disk quota is exceeded",
+    errno.EROFS: "the spool is mounted read-only",
+    errno.EIO: "the spool's file system returned an I/O error",
+    errno.ESTALE: "the spool's file server returned a stale file handle",
+}
+
+BACKOFF_FIRST_S = 0.5
+BACKOFF_MAX_S = 10.0
+
+
+def storage_fault(exc: BaseException) -> str | None:
+    """The condition ``exc`` stands for when it is a storage fault, else None."""
+    seen: set[int] = set()
+    cur: BaseException | None = exc
+    while cur is not None and id(cur) not in seen:
+        seen.add(id(cur))
+        if isinstance(cur, OSError) and cur.errno in STORAGE_ERRNOS:
+            return f"{STORAGE_ERRNOS[cur.errno]} ({os.strerror(cur.errno)})"
+        cur = cur.__cause__ or cur.__context__
+    return None
+
+
+def fault_line(exc: BaseException, doing: str) -> str | None:
+    """One line for a command that met a storage fault while ``doing``; None if not one."""
+    condition = storage_fault(exc)
+    if condition is None:
+        return None
+    where = f" at {exc.filename}" if isinstance(exc, OSError) and exc.filename else ""
+    return f"cannot {doing}: {condition}{where}; free space or remount it read-write, then retry"
+
+
+def next_backoff_s(previous_s: float) -> float:
+    """The next wait after a storage fault: doubling from BACKOFF_FIRST_S, capped."""
+    if previous_s <= 0:
+        return BACKOFF_FIRST_S
+    return min(previous_s * 2, BACKOFF_MAX_S)
+
+
+@dataclass
+class FaultState:
+    """A daemon's current storage condition: "" while the spool is healthy.
+
+    :meth:`hit` returns True the first time a condition is seen (log it then, not at
+    every retry); :meth:`clear` returns True when a fault just ended.
+    """
+
+    condition: str = ""
+    since: float = 0.0  # monotonic seconds
+    backoff_s: float = 0.0
+    retry_at: float = 0.0
+
+    def hit(self, condition: str, now: float) -> bool:
+        new = condition != self.condition
+        if new:
+            self.condition, self.since = condition, now
+        self.backoff_s = next_backoff_s(self.backoff_s)
+        self.retry_at = now + self.backoff_s
+        return new
+
+    def clear(self) -> bool:
+        ended = bool(self.condition)
+        self.condition, self.backoff_s, self.retry_at = "", 0.0, 0.0
+        return ended
+
+    def waiting(self, now: float) -> bool:
+        return bool(self.condition) and now < self.retry_at
+
+
+def probe_writable(folder: Path) -> None:
+    """Create, fsync and remove a small file in ``folder``.
+
+    Raises:
+        OSError: the folder cannot take a new file now.
+    """
+    path = folder / f".probe-{os.getpid()}-{secrets.token_hex(4)}"
+    fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600)
+    try:
+        os.write(fd, b"prsd probe\n" * 64)
+        os.fsync(fd)
+    finally:
+        os.close(fd)
+        try:
+            os.unlink(path)
+        except FileNotFoundError:
+            pass
+
+
+def wait_until_writable(folder: Path, on_fault: Callable[[str], None]) -> None:
+    """Block until ``folder`` takes a new file; ``on_fault`` hears each new condition.
+
+    Raises:
+        OSError: an error that is not a storage fault (missing folder, permissions).
+    """
+    state = FaultState()
+    while True:
+        try:
+            probe_writable(folder)
+            return
+        except OSError as exc:
+            condition = storage_fault(exc)
+            if condition is None:
+                raise
+            if state.hit(condition, time.monotonic()):
+                on_fault(condition)
+            time.sleep(state.backoff_s)
