@@ -17,6 +17,7 @@ from prsd.agent.agent import EXIT_IDLE, Agent, AgentOptions
 from prsd.cli import console
 from prsd.doctor import cli as doctor_cli
 from prsd.doctor import require_safe_spool
+from prsd.doctor.probes import MIN_FREE_BYTES
 from prsd.errors import ExitCode, PrsdError, UnsafeSpoolError
 from prsd.leader.election import Election
 from prsd.leader.leader import NODE_LEASE_S, Leader
@@ -108,7 +109,11 @@ def main(argv: list[str] | None = None) -> int:
         unsafe = args.unsafe_spool or doctor_cli.unsafe_from_env()
         # A full or read-only spool heals: wait for it here rather than fail the
         # start-up check (exit 3 means a file system that can never hold a spool).
-        wait_until_writable(spool.root, lambda why: log.error("waiting for the spool", why=why))
+        wait_until_writable(
+            spool.root,
+            lambda why: log.error("waiting for the spool", why=why),
+            min_free_bytes=MIN_FREE_BYTES,
+        )
         require_safe_spool(spool.root, unsafe=unsafe)  # refuse a spool that fails, with why
         if args.command == "leader":
             return _leader(spool, args)
@@ -120,7 +125,7 @@ def main(argv: list[str] | None = None) -> int:
         console.error(exc.one_line())
         return ExitCode.CONFIG
     except OSError as exc:
-        line = fault_line(exc, f"{args.command} (spool)")
+        line = fault_line(exc, args.command, args.spool or default_spool())
         if line is None:
             raise
         console.error(line)

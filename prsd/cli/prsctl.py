@@ -83,7 +83,7 @@ def main(argv: list[str] | None = None) -> int:
         from prsd.cli import console
         from prsd.storage.faults import fault_line
 
-        line = fault_line(exc, f"{args.command} (spool)")
+        line = fault_line(exc, args.command, args.spool or default_spool())
         if line is None:
             raise
         console.error(line)

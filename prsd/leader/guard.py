@@ -39,10 +39,16 @@ if TYPE_CHECKING:
 log = get_logger("prsd.leader")
 
 
-def fault_reason(exc: BaseException) -> str:
+def fault_reason(exc: BaseException, layout: JobLayout | None = None) -> str:
     """One line naming what went wrong and where, for job_result.txt."""
     if isinstance(exc, PrsdError):
         return exc.one_line()
+    missing = _missing_in_job(exc, layout)
+    if missing is not None:
+        return (
+            f"the job's folder changed while it ran: {missing} is missing (was the job "
+            "folder, or a folder in it such as state/, moved or deleted?)"
+        )
     where = ""
     frames = traceback.extract_tb(exc.__traceback__)
     if frames:
@@ -50,6 +56,21 @@ def fault_reason(exc: BaseException) -> str:
         where = f" (in {os.path.basename(last.filename)}:{last.lineno})"
     text = " ".join(str(exc).split()) or type(exc).__name__
     return f"system error while serving the job: {type(exc).__name__}: {text}{where}"
+
+
+def _missing_in_job(exc: BaseException, layout: JobLayout | None) -> str | None:
+    """The job-relative path of a FileNotFoundError inside the job's folder, else None."""
+    if layout is None or not isinstance(exc, FileNotFoundError) or not exc.filename:
+        return None
+    path = os.path.abspath(os.fsdecode(exc.filename))
+    root = os.path.abspath(layout.root)
+    if not layout.root.is_dir():
+        return f"jobs/{layout.job_id}/"
+    if not path.startswith(root + os.sep):
+        return None
+    rel = os.path.relpath(path, root)
+    head = rel.split(os.sep)[0]
+    return f"jobs/{layout.job_id}/{head}/" if not (layout.root / head).exists() else rel
 
 
 def end_broken_job(spool: SpoolLayout, layout: JobLayout, reason: str) -> FinalState:

@@ -116,7 +116,7 @@ class Leader:
             raise
         except Exception as exc:  # noqa: BLE001 - the job's boundary (prsd.leader.guard)
             if not self._storage_fault(exc, now, job_id):
-                reason = f"the job could not be resumed: {fault_reason(exc)}"
+                reason = f"the job could not be resumed: {fault_reason(exc, layout)}"
                 self.finished[job_id] = end_broken_job(self.spool, layout, reason)
             return
         self.drivers[job_id] = driver
@@ -159,7 +159,7 @@ class Leader:
         if self._storage_fault(exc, now, job_id):
             abandon_quietly(driver)
             return
-        reason = fault_reason(exc)
+        reason = fault_reason(exc, driver.layout)
         log.error("job fault", job_id=job_id, error=reason, exc_info=exc)
         try:
             driver.finish("Failed", reason, now)
@@ -301,7 +301,7 @@ class Leader:
             if self._storage_fault(exc, now, None):
                 self.intake_retry[layout.job_id] = layout
                 return
-            reason = f"the job could not be taken in: {fault_reason(exc)}"
+            reason = f"the job could not be taken in: {fault_reason(exc, layout)}"
             self.finished[layout.job_id] = end_broken_job(self.spool, layout, reason)
             return
         self.drivers[layout.job_id] = driver

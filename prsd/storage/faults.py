@@ -38,24 +38,34 @@ BACKOFF_MAX_S = 10.0
 
 
 def storage_fault(exc: BaseException) -> str | None:
-    """The condition ``exc`` stands for when it is a storage fault, else None."""
+    """The condition ``exc`` stands for when it is a storage fault, else None.
+
+    Looks through causes, contexts and exception groups (a task group's failure).
+    """
     seen: set[int] = set()
-    cur: BaseException | None = exc
-    while cur is not None and id(cur) not in seen:
+    todo: list[BaseException] = [exc]
+    while todo:
+        cur = todo.pop()
+        if id(cur) in seen:
+            continue
         seen.add(id(cur))
         if isinstance(cur, OSError) and cur.errno in STORAGE_ERRNOS:
             return f"{STORAGE_ERRNOS[cur.errno]} ({os.strerror(cur.errno)})"
-        cur = cur.__cause__ or cur.__context__
+        if isinstance(cur, BaseExceptionGroup):
+            todo.extend(cur.exceptions)
+        todo.extend(e for e in (cur.__cause__, cur.__context__) if e is not None)
     return None
 
 
-def fault_line(exc: BaseException, doing: str) -> str | None:
+def fault_line(exc: BaseException, doing: str, spool: object) -> str | None:
     """One line for a command that met a storage fault while ``doing``; None if not one."""
     condition = storage_fault(exc)
     if condition is None:
         return None
-    where = f" at {exc.filename}" if isinstance(exc, OSError) and exc.filename else ""
-    return f"cannot {doing}: {condition}{where}; free space or remount it read-write, then retry"
+    return (
+        f"cannot {doing}: {condition} (spool {spool}); free space or make it writable "
+        "again, then retry"
+    )
 
 
 def next_backoff_s(previous_s: float) -> float:
@@ -114,8 +124,11 @@ def probe_writable(folder: Path) -> None:
             pass
 
 
-def wait_until_writable(folder: Path, on_fault: Callable[[str], None]) -> None:
-    """Block until ``folder`` takes a new file; ``on_fault`` hears each new condition.
+def wait_until_writable(
+    folder: Path, on_fault: Callable[[str], None], *, min_free_bytes: int = 0
+) -> None:
+    """Block until ``folder`` takes a new file and has ``min_free_bytes`` free;
+    ``on_fault`` hears each new condition.
 
     Raises:
         OSError: an error that is not a storage fault (missing folder, permissions).
@@ -124,6 +137,9 @@ def wait_until_writable(folder: Path, on_fault: Callable[[str], None]) -> None:
     while True:
         try:
             probe_writable(folder)
+            st = os.statvfs(folder)
+            if st.f_bavail * st.f_frsize < min_free_bytes:
+                raise OSError(errno.ENOSPC, f"less than {min_free_bytes >> 20} MiB free", folder)
             return
         except OSError as exc:
             condition = storage_fault(exc)
