@@ -165,6 +165,8 @@ def nodes_table(rows: list[dict[str, Any]]) -> Table:
         beat = "-" if age is None else f"{age:.0f}s ago"
         if r.get("stale"):
             beat += " (stale)"
+        if r.get("fault"):
+            beat += f" ({r['fault']})"
         table.add_row(
             str(r.get("node_id")),
             str(r.get("host", "")),
