@@ -112,3 +112,27 @@ def test_garbage_spec_at_resume_fails_that_job(tmp_path: Path, fleet: Fleet) -> 
     assert output_lines(fleet, healthy) == expected_lines(40)
     assert fleet.alive("leader") and fleet.alive("n1"), daemon_log(fleet, "leader")
     fleet.kill("leader", signal.SIGTERM)
+
+
+def _pending(fleet: Fleet, job_id: str) -> list[Path]:
+    root = job_dir(fleet, job_id) / "tasks" / "pending"
+    return sorted(p for p in root.glob("*/*") if not p.name.startswith("."))
+
+
+def test_unreadable_task_is_planned_again(tmp_path: Path, fleet: Fleet) -> None:
+    """A queued task file that cannot be parsed: the agent voids it, the leader plans its
+    mini-batches again, and the job completes with exact output (no progress timeout)."""
+    fleet.leader()
+    job_id = fleet.submit(make_files_job(tmp_path, "torn", 40, size=2))
+    healthy = fleet.submit(make_files_job(tmp_path, "healthy", 40))
+    wait_until(lambda: len(_pending(fleet, job_id)) >= 3, 60, "tasks to be queued")
+    victim = _pending(fleet, job_id)[1]
+    victim.write_bytes(b"\0\0 torn")
+    fleet.agent("n1", "--slots", "4")
+    final = wait_final(fleet, job_id)
+    assert final["state"] == "Completed", final
+    assert output_lines(fleet, job_id) == expected_lines(40)
+    assert list((job_dir(fleet, job_id) / "tasks" / "void").iterdir())
+    assert "planned again" in master_log(fleet, job_id)
+    assert wait_final(fleet, healthy)["state"] == "Completed"
+    assert output_lines(fleet, healthy) == expected_lines(40)
