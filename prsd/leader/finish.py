@@ -15,6 +15,7 @@ from typing import TYPE_CHECKING
 
 from prsd.errors import ExitCode
 from prsd.leader.joblogs import format_duration
+from prsd.leader.partial import keep_partial_output
 from prsd.leader.rerun import combine_outputs
 from prsd.storage.atomic import write_atomic
 
@@ -57,7 +58,7 @@ def finish_job(driver: JobDriver, state: str, reason: str, now: float) -> FinalS
             write_header = driver.spec.append_row_dataframe_header
             combine_outputs(layout, driver.merge.out_path, write_header=write_header)
         else:
-            driver.merge.abandon()
+            output = keep_partial_output(driver, state)
     root = ""
     if state == "Failed":
         root = driver.errors.root_cause() or driver.init_detail

@@ -24,6 +24,7 @@ from tests.chaos.faultkit import (
 )
 from tests.fleet import Fleet
 from tests.helpers import wait_until
+from tests.jobkit import make_job, run_prsd
 
 if TYPE_CHECKING:
     from collections.abc import Iterator
@@ -136,3 +137,44 @@ def test_unreadable_task_is_planned_again(tmp_path: Path, fleet: Fleet) -> None:
     assert "planned again" in master_log(fleet, job_id)
     assert wait_final(fleet, healthy)["state"] == "Completed"
     assert output_lines(fleet, healthy) == expected_lines(40)
+
+
+FAIL_ONE = """
+import os, time
+
+def run(mini_batch):
+    time.sleep(0.02)
+    names = [os.path.basename(p) for p in mini_batch]
+    if "item00030.txt" in names:
+        raise RuntimeError("this one always fails")
+    return [n + " " + open(p).read().strip() for n, p in zip(names, mini_batch)]
+"""
+
+
+def test_failed_job_keeps_what_succeeded(tmp_path: Path) -> None:
+    """A job failed by its threshold still publishes the succeeded mini-batches' rows,
+    each once and in order, and its result names that output (Azure keeps them)."""
+    yaml_text = """
+    type: parallel
+    name: partial
+    input_data: ./data
+    mini_batch_size: "1"
+    resources: {max_concurrency_per_instance: 2}
+    retry_settings: {max_retries: 0, timeout: 60}
+    mini_batch_error_threshold: 0
+    output_action: append_row
+    append_row_file_name: out.txt
+    task:
+      code: ./code
+      entry_script: score.py
+    """
+    job = make_job(tmp_path, FAIL_ONE, yaml_text, files=60)
+    r = run_prsd(job, tmp_path / "spool", "--node-id", "n1")
+    assert r.returncode == 42, r.stderr + r.stdout
+    succeeded = sorted(
+        int(row["mini_batch_id"]) for row in r.report() if row["status"] == "succeeded"
+    )
+    assert succeeded and 30 not in succeeded
+    lines = r.output("out.txt").read_text(encoding="utf-8").splitlines()
+    assert lines == [f"item{i:05d}.txt {i}" for i in succeeded]
+    assert f"Output: {r.output('out.txt')}" in r.result_text()
