@@ -22,6 +22,7 @@ import anyio.to_thread
 
 from prsd.agent.context import JobContext
 from prsd.agent.gpu import GpuSlots
+from prsd.agent.health import SpoolHealth
 from prsd.agent.jobrun import CommitHook, JobRun
 from prsd.agent.nodelog import host_ip
 from prsd.agent.share import share_slots
@@ -30,7 +31,6 @@ from prsd.errors import PrsdError
 from prsd.jobspec import JobSpec
 from prsd.logconfig import get_logger
 from prsd.storage.atomic import write_atomic
-from prsd.storage.faults import FaultState, storage_fault
 from prsd.storage.fstype import is_local_spool
 from prsd.storage.heartbeat import HEARTBEAT_INTERVAL_S, Heartbeat, write_heartbeat
 from prsd.storage.layout import node_report
@@ -97,7 +97,7 @@ class Agent:
         self._drain = anyio.Event()
         self._fast = False
         self._relist = False  # list active/ at the next ring without waiting
-        self.faults = FaultState()  # the spool's storage condition, as this node meets it
+        self.health = SpoolHealth(options.node_id, spool.nodes)  # storage faults met
         self.restart: set[str] = set()  # runs ended by a storage fault: start them again
         self._active: set[str] = set()  # the last listing of active/ that worked
 
@@ -160,29 +160,14 @@ class Agent:
         try:
             active = set(await anyio.to_thread.run_sync(active_jobs, self.spool))
         except OSError as exc:
-            if not self.note_fault(exc, listed, None):
+            if not self.health.note(exc, listed, None):
                 raise
-            await anyio.sleep(self.faults.backoff_s)
+            await anyio.sleep(self.health.backoff_s)
             return listed, set(self._active)
         if self.only_job is not None:
             active &= {self.only_job}
         self._active = active
         return listed, active
-
-    def note_fault(self, exc: BaseException, now: float, job_id: str | None) -> bool:
-        """If ``exc`` is a storage fault: log it once, report it in the heartbeat; True."""
-        condition = storage_fault(exc)
-        if condition is None:
-            return False
-        if self.faults.hit(condition, now):
-            log.error(
-                "storage fault; waiting for the spool to heal",
-                node_id=self.node_id,
-                condition=condition,
-                job_id=job_id,
-                error=str(exc),
-            )
-        return True
 
     def job_ended(self) -> None:
         """A job ended (the leader in this process says so, or this node's run of it
@@ -245,7 +230,7 @@ class Agent:
             gpus=self.gpus.count,
             draining=self.draining,
             jobs={job_id: r.run.snapshot() for job_id, r in self.runs.items()},
-            fault=self.faults.condition,
+            fault=self.health.condition,
         )
 
     async def _heartbeats(self) -> None:
@@ -255,11 +240,10 @@ class Agent:
             try:
                 await anyio.to_thread.run_sync(write_heartbeat, self.spool, beat)
             except OSError as exc:
-                if not self.note_fault(exc, now, None):
+                if not self.health.note(exc, now, None):
                     log.warning("cannot write heartbeat", node_id=self.node_id, error=str(exc))
-            else:
-                if self.faults.condition and not self.faults.waiting(now) and self.faults.clear():
-                    log.warning("the spool is healthy again; going on", node_id=self.node_id)
+            if self.health.due(now):
+                await anyio.to_thread.run_sync(self.health.check_healed, now)
             await anyio.sleep(self.options.heartbeat_interval_s)
 
     async def _ended_here(self, job_id: str, active: set[str]) -> bool:
@@ -305,8 +289,8 @@ class Agent:
         try:
             self._try_start(tg, job_id, now)
         except Exception as exc:  # noqa: BLE001 - the job's boundary
-            if self.note_fault(exc, now, job_id):
-                self.waiting[job_id] = self.faults.retry_at
+            if self.health.note(exc, now, job_id):
+                self.waiting[job_id] = self.health.retry_at
                 return
             log.error("cannot serve the job", job_id=job_id, node_id=self.node_id, error=repr(exc))
             self.refused.add(job_id)
@@ -378,9 +362,9 @@ class Agent:
         except PrsdError as exc:
             log.error("job failed on this node", job_id=job_id, error=exc.one_line())
         except Exception as exc:
-            if self.note_fault(exc, anyio.current_time(), job_id):
+            if self.health.note(exc, anyio.current_time(), job_id):
                 # Its claims stay in claimed/<node>/: the next run here adopts them.
-                self.waiting[job_id] = self.faults.retry_at
+                self.waiting[job_id] = self.health.retry_at
                 self.restart.add(job_id)
             else:
                 log.error(

@@ -14,6 +14,7 @@ from datetime import UTC, datetime
 from typing import TYPE_CHECKING, Any
 
 from prsd.storage.heartbeat import HEARTBEAT_INTERVAL_S, read_heartbeats
+from prsd.storage.lease import read_beat
 
 if TYPE_CHECKING:
     from prsd.storage.heartbeat import Heartbeat
@@ -92,3 +93,19 @@ def node_rows(spool: SpoolLayout, now: datetime, job_id: str | None = None) -> l
     if job_id:
         rows = [r for r in rows if r["jobs"]]
     return rows
+
+
+def storage_faults(spool: SpoolLayout) -> list[str]:
+    """One line per daemon that reports a storage fault it is waiting out."""
+    lines = [
+        f"node {b.node_id}: {b.fault}; it waits and goes on by itself once the spool heals"
+        for b in read_heartbeats(spool).values()
+        if b.fault
+    ]
+    beat = read_beat(spool)
+    if beat is not None and beat.fault:
+        lines.append(
+            f"leader (epoch {beat.epoch}): {beat.fault}; it waits and goes on by itself "
+            "once the spool heals"
+        )
+    return lines

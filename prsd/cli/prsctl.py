@@ -113,6 +113,7 @@ def cmd_status(spool: SpoolLayout, args: argparse.Namespace) -> int:
             console.out.print(jobs_table(docs))
         else:
             console.say(f"no jobs in {spool.root}")
+        _say_storage_faults(spool)
         return ExitCode.OK
     job_id = resolve_job(spool, args.job)
     if args.json:
@@ -123,7 +124,16 @@ def cmd_status(spool: SpoolLayout, args: argparse.Namespace) -> int:
     from prsd.cli import console
 
     console.out.print(_job_renderable(spool, job_id)[0])
+    _say_storage_faults(spool)
     return ExitCode.OK
+
+
+def _say_storage_faults(spool: SpoolLayout) -> None:
+    from prsd.cli import console
+    from prsd.cli.nodes import storage_faults
+
+    for line in storage_faults(spool):
+        console.say(line)
 
 
 def _job_renderable(spool: SpoolLayout, job_id: str) -> tuple[RenderableType, dict[str, Any]]:

@@ -27,7 +27,7 @@ from prsd.leader.jobclock import record_start, restore_start
 from prsd.leader.liveness import Observer
 from prsd.logconfig import get_logger
 from prsd.storage.atomic import write_atomic
-from prsd.storage.faults import FaultState, storage_fault
+from prsd.storage.faults import FaultState, probe_writable, storage_fault
 from prsd.storage.heartbeat import read_heartbeats
 from prsd.storage.spool import active_jobs
 from prsd.storage.watch import Doorbell
@@ -148,10 +148,21 @@ class Leader:
                 log.info("job ended", job_id=job_id, state=driver.final.state)
                 moved = True
             moved = moved or driver.table.written != written
-        healed = self.faults.condition and not self.faults.waiting(now) and not self.suspended
-        if healed and self.faults.clear():
-            log.warning("the spool is healthy again; going on", epoch=self.epoch)
+        if self.faults.condition and not self.faults.waiting(now):
+            self._check_healed(now)
         return moved
+
+    def _check_healed(self, now: float) -> None:
+        """After a storage fault's backoff: is the spool writable again? (Log once.)"""
+        try:
+            probe_writable(self.spool.root)
+        except OSError as exc:
+            if not self._storage_fault(exc, now, None):
+                log.warning("cannot probe the spool", error=str(exc))
+            return
+        self.faults.clear()
+        self.election.fault = ""
+        log.warning("the spool is healthy again; going on", epoch=self.epoch)
 
     def _job_fault(self, job_id: str, driver: JobDriver, exc: Exception, now: float) -> None:
         """A job's step raised: wait out a storage fault, else fail that job alone."""
@@ -261,7 +272,8 @@ class Leader:
                 self.spool.leader / "nodes.json", json.dumps(view, indent=1).encode(), durable=False
             )
         except OSError as exc:
-            log.warning("cannot write leader/nodes.json", error=str(exc))
+            if not self._storage_fault(exc, now, None):
+                log.warning("cannot write leader/nodes.json", error=str(exc))
 
     def _intake(self, now: float) -> bool:
         took = False

@@ -105,8 +105,44 @@ class FaultState:
         return bool(self.condition) and now < self.retry_at
 
 
+PROBE_BYTES = 128 * 1024  # a probe file this big must fit before a fault counts as healed
+PAD_BYTES = 4096  # small status files are padded to a multiple of this (a page; see below)
+
+
+def padded(data: bytes) -> bytes:
+    """``data`` (JSON) padded with spaces to the next multiple of PAD_BYTES.
+
+    A heartbeat written padded leaves room to be overwritten in place when the disk
+    is full (:func:`overwrite_in_place`): liveness and the fault itself stay visible.
+    """
+    return data + b" " * (-len(data) % PAD_BYTES)
+
+
+def overwrite_in_place(path: Path, data: bytes) -> bool:
+    """Overwrite an existing file's blocks with ``data`` (padded to its size); True if done.
+
+    Only for a full disk: it needs no new block, but a reader may see a torn file
+    (readers of heartbeats skip one that does not parse and keep their last view).
+    False when the file is missing or smaller than ``data``.
+    """
+    try:
+        fd = os.open(path, os.O_WRONLY)
+    except OSError:
+        return False
+    try:
+        size = os.fstat(fd).st_size
+        if size < len(data):
+            return False
+        os.pwrite(fd, data + b" " * (size - len(data)), 0)
+    except OSError:
+        return False
+    finally:
+        os.close(fd)
+    return True
+
+
 def probe_writable(folder: Path) -> None:
-    """Create, fsync and remove a small file in ``folder``.
+    """Create, fsync and remove a PROBE_BYTES file in ``folder``.
 
     Raises:
         OSError: the folder cannot take a new file now.
@@ -114,7 +150,9 @@ def probe_writable(folder: Path) -> None:
     path = folder / f".probe-{os.getpid()}-{secrets.token_hex(4)}"
     fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600)
     try:
-        os.write(fd, b"prsd probe\n" * 64)
+        # room for more than a heartbeat, so a fault does not flap healed and back
+        if os.write(fd, b"\0" * PROBE_BYTES) < PROBE_BYTES:
+            raise OSError(errno.ENOSPC, os.strerror(errno.ENOSPC), str(path))
         os.fsync(fd)
     finally:
         os.close(fd)

@@ -19,7 +19,8 @@ from dataclasses import asdict, dataclass
 from datetime import UTC, datetime
 from typing import TYPE_CHECKING
 
-from prsd.storage.atomic import create_exclusive, write_atomic
+from prsd.storage.atomic import create_exclusive
+from prsd.storage.heartbeat import write_padded
 
 if TYPE_CHECKING:
     from pathlib import Path
@@ -136,7 +137,8 @@ def try_take(spool: SpoolLayout, holder: Holder) -> bool:
 
 
 def write_beat(spool: SpoolLayout, beat: LeaderBeat) -> None:
-    write_atomic(spool.leader / "heartbeat.json", beat.encode(), durable=False)
+    """Renew the lease's heartbeat (in place when the disk is full: the lease holds)."""
+    write_padded(spool.leader / "heartbeat.json", beat.encode())
 
 
 def read_beat(spool: SpoolLayout) -> LeaderBeat | None:

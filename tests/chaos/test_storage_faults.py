@@ -115,8 +115,16 @@ def test_full_spool_is_waited_out(tmp_path: Path, fleet: Fleet, mount: Path) -> 
         "a daemon to report the full disk",
     )
     assert fleet.alive("leader") and fleet.alive("n1")
+    # The node's heartbeat (overwritten in place: no new block) keeps it alive and
+    # carries the condition to prsctl nodes and prsctl status.
+    wait_until(lambda: "disk is full" in _ctl(fleet, "nodes", "--json"), 60, "nodes to say so")
+    assert "disk is full" in _ctl(fleet, "status")
     filler.unlink()
     _finish(fleet, {first: 160, second: 60})
+    assert "requeued a lost node" not in daemon_log(fleet, "leader")
+    wait_until(
+        lambda: "disk is full" not in _ctl(fleet, "nodes", "--json"), 60, "the fault to clear"
+    )
 
 
 def _remount(point: Path, mode: str) -> bool:
@@ -124,6 +132,17 @@ def _remount(point: Path, mode: str) -> bool:
     cmd = ["mount", "-o", f"remount,{mode}", str(point)]
     done = subprocess.run(cmd, capture_output=True, check=False)
     return done.returncode == 0
+
+
+def _ctl(fleet: Fleet, *args: str) -> str:
+    done = subprocess.run(
+        [*PRSCTL, *args, "--spool", str(fleet.spool)],
+        capture_output=True,
+        text=True,
+        timeout=60,
+        check=True,
+    )
+    return done.stdout
 
 
 def _one_line_error(args: list[str]) -> str:
