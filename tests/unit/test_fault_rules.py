@@ -4,6 +4,7 @@ void names, stale statuses, elapsed time, printable names."""
 from __future__ import annotations
 
 import errno
+import json
 
 import pytest
 
@@ -77,8 +78,6 @@ def test_fault_state_logs_a_condition_once() -> None:
 
 def test_padding_leaves_room_in_place() -> None:
     """Padded documents are a multiple of 4 KiB and still parse as JSON."""
-    import json
-
     data = padded(b'{"a": 1}')
     assert len(data) % 4096 == 0 and json.loads(data) == {"a": 1}
 
