@@ -18,11 +18,13 @@ from prsd.agent.nodeid import ensure_node_id_free
 from prsd.cli import console
 from prsd.doctor import cli as doctor_cli
 from prsd.doctor import require_safe_spool
+from prsd.doctor.probes import MIN_FREE_BYTES
 from prsd.errors import ExitCode, PrsdError, UnsafeSpoolError
 from prsd.leader.election import Election
 from prsd.leader.leader import NODE_LEASE_S, Leader
-from prsd.logconfig import configure
+from prsd.logconfig import configure, get_logger
 from prsd.sdnotify import serve_notified
+from prsd.storage.faults import fault_line, wait_until_writable
 from prsd.storage.fstype import is_local_spool
 from prsd.storage.heartbeat import HEARTBEAT_INTERVAL_S
 from prsd.storage.jobid import sanitize_name
@@ -31,6 +33,8 @@ from prsd.storage.lease import LEADER_HEARTBEAT_S, LEADER_LEASE_S
 from prsd.storage.spool import open_spool
 from prsd.storage.watch import ring_on_local_changes
 from prsd.submit import submit
+
+log = get_logger("prsd")
 
 
 def default_spool() -> Path:
@@ -104,6 +108,13 @@ def main(argv: list[str] | None = None) -> int:
         if args.command == "run":
             return _run(spool, args)
         unsafe = args.unsafe_spool or doctor_cli.unsafe_from_env()
+        # A full or read-only spool heals: wait for it here rather than fail the
+        # start-up check (exit 3 means a file system that can never hold a spool).
+        wait_until_writable(
+            spool.root,
+            lambda why: log.error("waiting for the spool", why=why),
+            min_free_bytes=MIN_FREE_BYTES,
+        )
         require_safe_spool(spool.root, unsafe=unsafe)  # refuse a spool that fails, with why
         if args.command == "leader":
             return _leader(spool, args)
@@ -114,6 +125,12 @@ def main(argv: list[str] | None = None) -> int:
     except PrsdError as exc:
         console.error(exc.one_line())
         return ExitCode.CONFIG
+    except OSError as exc:
+        line = fault_line(exc, args.command, args.spool or default_spool())
+        if line is None:
+            raise
+        console.error(line)
+        return ExitCode.FAILURE
     except KeyboardInterrupt:
         return 130
 

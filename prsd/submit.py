@@ -31,7 +31,7 @@ from prsd.jobspec import JobSpec
 from prsd.jobspec.load import find_job_file, load_job_spec
 from prsd.leader.rerun import RETRY_FILE
 from prsd.leader.resubmit import code_digest
-from prsd.storage.atomic import move_verified, write_atomic
+from prsd.storage.atomic import fsync_dir, fsync_tree, move_verified, write_atomic
 from prsd.storage.jobid import ever_given, make_job_id
 
 if TYPE_CHECKING:
@@ -99,8 +99,10 @@ def _publish(staging: Path, spool: SpoolLayout, job_id: str) -> None:
         if not entry.is_symlink():
             mode = stat.S_IMODE(entry.stat(follow_symlinks=False).st_mode)
             os.chmod(entry.path, mode & ~0o007)
+    fsync_tree(staging)  # durable before it is published (docs/spool.md, Durability)
     if not move_verified(staging, spool.inbox / job_id):
         raise OSError(f"could not move {staging} into the inbox")
+    fsync_dir(spool.inbox)
 
 
 def _skip_paths(spec: JobSpec, spool: SpoolLayout) -> set[str]:

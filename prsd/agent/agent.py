@@ -22,6 +22,7 @@ import anyio.to_thread
 
 from prsd.agent.context import JobContext
 from prsd.agent.gpu import GpuSlots
+from prsd.agent.health import SpoolHealth
 from prsd.agent.jobrun import CommitHook, JobRun
 from prsd.agent.nodeid import conflict_with
 from prsd.agent.nodelog import host_ip
@@ -103,6 +104,9 @@ class Agent:
         self._fast = False
         self._relist = False  # list active/ at the next ring without waiting
         self.conflict = ""  # another agent writes this node id too (prsd.agent.nodeid)
+        self.health = SpoolHealth(options.node_id, spool.nodes)  # storage faults met
+        self.restart: set[str] = set()  # runs ended by a storage fault: start them again
+        self._active: set[str] = set()  # the last listing of active/ that worked
 
     @property
     def node_id(self) -> str:
@@ -160,9 +164,16 @@ class Agent:
             await anyio.sleep(max(0.0, listed + LIST_MIN_S - anyio.current_time()))
         self._relist = False
         listed = anyio.current_time()
-        active = set(await anyio.to_thread.run_sync(active_jobs, self.spool))
+        try:
+            active = set(await anyio.to_thread.run_sync(active_jobs, self.spool))
+        except OSError as exc:
+            if not self.health.note(exc, listed, None):
+                raise
+            await anyio.sleep(self.health.backoff_s)
+            return listed, set(self._active)
         if self.only_job is not None:
             active &= {self.only_job}
+        self._active = active
         return listed, active
 
     def job_ended(self) -> None:
@@ -228,6 +239,7 @@ class Agent:
             jobs={job_id: r.run.snapshot() for job_id, r in self.runs.items()},
             heartbeat_interval_s=self.options.heartbeat_interval_s,
             conflict=self.conflict,
+            fault=self.health.condition,
         )
 
     async def _heartbeats(self) -> None:
@@ -236,10 +248,14 @@ class Agent:
                 on_disk = await anyio.to_thread.run_sync(read_heartbeat, self.spool, self.node_id)
                 self.conflict = conflict_with(self._boot, on_disk)
             beat = self.heartbeat()
+            now = anyio.current_time()
             try:
                 await anyio.to_thread.run_sync(write_heartbeat, self.spool, beat)
             except OSError as exc:
-                log.warning("cannot write heartbeat", node_id=self.node_id, error=str(exc))
+                if not self.health.note(exc, now, None):
+                    log.warning("cannot write heartbeat", node_id=self.node_id, error=str(exc))
+            if self.health.due(now):
+                await anyio.to_thread.run_sync(self.health.check_healed, now)
             await anyio.sleep(self.options.heartbeat_interval_s)
 
     async def _ended_here(self, job_id: str, active: set[str]) -> bool:
@@ -250,8 +266,9 @@ class Agent:
 
     def _stop_ended(self, active: set[str]) -> None:
         for job_id, running in list(self.runs.items()):
-            if running.done.is_set() and job_id not in active:
+            if running.done.is_set() and (job_id not in active or job_id in self.restart):
                 del self.runs[job_id]
+                self.restart.discard(job_id)
                 self._rebalance()
             elif job_id not in active:
                 running.run.stop(kill_busy=True)
@@ -276,13 +293,30 @@ class Agent:
             run.set_allowance(shares[job_id])
 
     def _start(self, tg: anyio.abc.TaskGroup, job_id: str, now: float) -> None:
-        """(In a worker thread.) Take the job on here if this node can and may."""
+        """(In a worker thread.) Take the job on here if this node can and may.
+
+        The job's boundary: whatever its files make this raise, the job is refused on
+        this node (logged with its id), or tried again after a storage fault.
+        """
+        try:
+            self._try_start(tg, job_id, now)
+        except Exception as exc:  # noqa: BLE001 - the job's boundary
+            if self.health.note(exc, now, job_id):
+                self.waiting[job_id] = self.health.retry_at
+                return
+            log.error("cannot serve the job", job_id=job_id, node_id=self.node_id, error=repr(exc))
+            self.refused.add(job_id)
+
+    def _try_start(self, tg: anyio.abc.TaskGroup, job_id: str, now: float) -> None:
         layout = self.spool.job(job_id)
         try:
             spec = JobSpec.from_json(layout.spec.read_text(encoding="utf-8"))
-        except (OSError, ValueError, TypeError) as exc:
-            log.warning("cannot read job spec", job_id=job_id, error=str(exc))
-            self.refused.add(job_id)
+        except FileNotFoundError:
+            if not layout.root.is_dir():
+                log.warning("an active job has no folder", job_id=job_id)
+                self.refused.add(job_id)
+            else:
+                self.waiting[job_id] = now + RECHECK_S  # being taken in
             return
         missing = unseen(spec)
         if missing:
@@ -333,10 +367,27 @@ class Agent:
         log.info("serving job", job_id=job_id, node_id=self.node_id, workers=ctx.workers())
 
     async def _serve(self, running: _Running) -> None:
+        """Run one job here; its faults end its run on this node, never the agent."""
+        job_id = running.run.job_id
         try:
             await running.run.run()
         except PrsdError as exc:
-            log.error("job failed on this node", job_id=running.run.job_id, error=exc.one_line())
+            log.error("job failed on this node", job_id=job_id, error=exc.one_line())
+        except Exception as exc:
+            if self.health.note(exc, anyio.current_time(), job_id):
+                # Its claims stay in claimed/<node>/: the next run here adopts them.
+                self.waiting[job_id] = self.health.retry_at
+                self.restart.add(job_id)
+            else:
+                log.error(
+                    "job stopped on this node by an error",
+                    job_id=job_id,
+                    node_id=self.node_id,
+                    error=repr(exc),
+                    exc_info=exc,
+                )
+                self.refused.add(job_id)
         finally:
+            running.run.stop(kill_busy=True)
             running.done.set()
             self.job_ended()

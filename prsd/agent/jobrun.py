@@ -172,6 +172,8 @@ class JobRun:
         """Start the slots the allowance permits that are not running."""
         if self._tg is None or self.feed.closed or self.gave_up:
             return
+        if self._tg.cancel_scope.cancel_called:
+            return  # the run is ending (stopped, or failed by a storage fault)
         for index in range(self.ctx.workers()):
             if self._within(index) and index not in self._slots_running:
                 self._slots_running.add(index)

@@ -15,7 +15,7 @@ import stat
 from typing import TYPE_CHECKING, Any
 
 from prsd.errors import PrsdError
-from prsd.leader.status import SCHEMA_VERSION
+from prsd.leader.status import SCHEMA_VERSION, reconcile
 from prsd.storage.layout import valid_job_id
 
 if TYPE_CHECKING:
@@ -40,7 +40,7 @@ def read_status(spool: SpoolLayout, job_id: str) -> dict[str, Any]:
     try:
         doc = json.loads(layout.status.read_bytes())
         if isinstance(doc, dict):
-            return doc
+            return reconcile(doc, _final(layout.final))
     except PermissionError:
         doc = queued_doc(job_id, "Unknown")
         doc["reason"] = f"{layout.status} is not readable by this user"
@@ -50,6 +50,15 @@ def read_status(spool: SpoolLayout, job_id: str) -> dict[str, Any]:
     if _real_folder(spool.inbox / job_id):
         return queued_doc(job_id, "Queued")
     return queued_doc(job_id, "Starting")
+
+
+def _final(path: Path) -> dict[str, Any] | None:
+    """``state/final.json`` when the job has ended (it beats any status document)."""
+    try:
+        doc = json.loads(path.read_bytes())
+    except (OSError, ValueError):
+        return None
+    return doc if isinstance(doc, dict) else None
 
 
 def job_ids(spool: SpoolLayout) -> list[str]:

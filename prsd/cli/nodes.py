@@ -1,16 +1,20 @@
 """``prsctl nodes``: the agents' heartbeats as rows (slots, GPUs, heartbeat age, work).
 
-The heartbeat age compares the agent's wall clock with this machine's: good enough
-for a person (the daemons themselves never compare clocks, see
-``prsd.storage.heartbeat``). A heartbeat older than ``STALE_AFTER_S`` is marked stale.
+Liveness comes from the leader's view (``leader/nodes.json``): the leader watches
+each heartbeat *change* on its own monotonic clock, so a node whose clock is off is
+neither stale nor fresh by mistake. Only when no leader view names the node (no
+leader running) does the age fall back to comparing the agent's wall clock with this
+machine's, marked as such, stale after ``STALE_AFTER_S``.
 """
 
 from __future__ import annotations
 
+import json
 from datetime import UTC, datetime
 from typing import TYPE_CHECKING, Any
 
 from prsd.storage.heartbeat import HEARTBEAT_INTERVAL_S, read_heartbeats
+from prsd.storage.lease import read_beat
 
 if TYPE_CHECKING:
     from prsd.storage.heartbeat import Heartbeat
@@ -30,9 +34,32 @@ def age_s(updated_at: str, now: datetime) -> float | None:
     return max((now - then).total_seconds(), 0.0)
 
 
-def node_row(beat: Heartbeat, now: datetime, job_id: str | None = None) -> dict[str, Any]:
-    """One node as a JSON-able row; with ``job_id``, only that job's workers count."""
+def leader_view(spool: SpoolLayout) -> dict[str, dict[str, Any]]:
+    """The leader's liveness view of the nodes (``leader/nodes.json``), or empty."""
+    try:
+        doc = json.loads((spool.leader / "nodes.json").read_bytes())
+        nodes = doc["nodes"]
+    except (OSError, ValueError, TypeError, KeyError):
+        return {}
+    return (
+        {k: v for k, v in nodes.items() if isinstance(v, dict)} if isinstance(nodes, dict) else {}
+    )
+
+
+def node_row(
+    beat: Heartbeat,
+    now: datetime,
+    job_id: str | None = None,
+    seen: dict[str, Any] | None = None,
+) -> dict[str, Any]:
+    """One node as a JSON-able row; with ``job_id``, only that job's workers count.
+
+    ``seen`` is the leader's observation of the node (silent_s, alive) when it has one.
+    """
     age = age_s(beat.updated_at, now)
+    stale = age is None or age > STALE_AFTER_S
+    if seen is not None and isinstance(seen.get("silent_s"), (int, float)):
+        age, stale = float(seen["silent_s"]), not seen.get("alive", True)
     if job_id:
         jobs = {job_id: beat.jobs[job_id]} if job_id in beat.jobs else {}
     else:
@@ -49,7 +76,8 @@ def node_row(beat: Heartbeat, now: datetime, job_id: str | None = None) -> dict[
         "draining": beat.draining,
         "heartbeat_at": beat.updated_at,
         "heartbeat_age_s": None if age is None else round(age, 1),
-        "stale": age is None or age > STALE_AFTER_S,
+        "stale": stale,
+        "fault": beat.fault,
         "conflict": beat.conflict,  # another agent uses this node id: "pid P on host H"
         "workers": sum(int(s.get("workers", 0)) for s in jobs.values()),
         "busy": sum(int(s.get("busy", 0)) for s in jobs.values()),
@@ -60,7 +88,25 @@ def node_row(beat: Heartbeat, now: datetime, job_id: str | None = None) -> dict[
 
 def node_rows(spool: SpoolLayout, now: datetime, job_id: str | None = None) -> list[dict[str, Any]]:
     """Every node with a heartbeat (for a job: the nodes serving it now)."""
-    rows = [node_row(b, now, job_id) for b in read_heartbeats(spool).values()]
+    view = leader_view(spool)
+    beats = read_heartbeats(spool).values()
+    rows = [node_row(b, now, job_id, view.get(b.node_id)) for b in beats]
     if job_id:
         rows = [r for r in rows if r["jobs"]]
     return rows
+
+
+def storage_faults(spool: SpoolLayout) -> list[str]:
+    """One line per daemon that reports a storage fault it is waiting out."""
+    lines = [
+        f"node {b.node_id}: {b.fault}; it waits and goes on by itself once the spool heals"
+        for b in read_heartbeats(spool).values()
+        if b.fault
+    ]
+    beat = read_beat(spool)
+    if beat is not None and beat.fault:
+        lines.append(
+            f"leader (epoch {beat.epoch}): {beat.fault}; it waits and goes on by itself "
+            "once the spool heals"
+        )
+    return lines

@@ -108,10 +108,16 @@ def main(argv: list[str] | None = None) -> int:
         devnull = os.open(os.devnull, os.O_WRONLY)
         os.dup2(devnull, sys.stdout.fileno())
         return 128 + signal.SIGPIPE
-    except PermissionError as exc:
-        console.error(permission_line(exc, spool))
-        return ExitCode.CONFIG
     except OSError as exc:
+        from prsd.storage.faults import fault_line
+
+        line = fault_line(exc, args.command, spool.root if spool else args.spool or "the spool")
+        if line is not None:  # a full, read-only or failing spool: one line
+            console.error(line)
+            return ExitCode.FAILURE
+        if isinstance(exc, PermissionError):
+            console.error(permission_line(exc, spool))
+            return ExitCode.CONFIG
         where = f"{exc.filename}: " if exc.filename else ""
         console.error(f"{where}{exc.strerror or exc}")
         return ExitCode.FAILURE
@@ -158,6 +164,7 @@ def cmd_status(spool: SpoolLayout, args: argparse.Namespace) -> int:
             console.say(f"no jobs in {spool.root}")
         if any(not is_ended(d) for d in docs):
             _warn_if_unserved(spool, "waiting jobs")
+        _say_storage_faults(spool)
         return ExitCode.OK
     job_id = resolve_job(spool, args.job)
     require_owner(spool, job_id, "look into it")
@@ -172,7 +179,16 @@ def cmd_status(spool: SpoolLayout, args: argparse.Namespace) -> int:
     console.out.print(view)
     if not is_ended(doc):
         _warn_if_unserved(spool, f"job {job_id} ({str(doc.get('state', '')).lower()})")
+    _say_storage_faults(spool)
     return ExitCode.OK
+
+
+def _say_storage_faults(spool: SpoolLayout) -> None:
+    from prsd.cli import console
+    from prsd.cli.nodes import storage_faults
+
+    for line in storage_faults(spool):
+        console.say(line)
 
 
 def _job_renderable(spool: SpoolLayout, job_id: str) -> tuple[RenderableType, dict[str, Any]]:

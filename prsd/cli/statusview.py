@@ -166,6 +166,8 @@ def nodes_table(rows: list[dict[str, Any]]) -> Table:
         beat = "-" if age is None else f"{age:.0f}s ago"
         if r.get("stale"):
             beat += " (stale)"
+        if r.get("fault"):
+            beat += f" ({r['fault']})"
         if r.get("conflict"):
             beat += f" (node id also used by {r['conflict']})"
         table.add_row(

@@ -17,6 +17,7 @@ import anyio.to_thread
 from prsd.errors import PrsdError
 from prsd.leader.liveness import Observer
 from prsd.logconfig import get_logger
+from prsd.storage.faults import storage_fault
 from prsd.storage.lease import (
     LEADER_HEARTBEAT_S,
     LEADER_LEASE_S,
@@ -58,6 +59,7 @@ class Election:
         self.epoch = 0
         self._seq = 0
         self._observer: Observer | None = None
+        self.fault = ""  # the storage fault the leader is waiting out, shown in its beat
 
     def try_once(self, now: float, *, patient: bool = True) -> int:
         """One look at the lease; the epoch won, or 0.
@@ -119,13 +121,28 @@ class Election:
         """Renew the lease (after checking we still hold it)."""
         self.check()
         self._seq += 1
-        write_beat(self.spool, LeaderBeat(self.epoch, self.id, self._seq, _now_iso()))
+        write_beat(self.spool, LeaderBeat(self.epoch, self.id, self._seq, _now_iso(), self.fault))
 
     async def hold(self) -> None:
-        """Renew the lease every ``beat_s`` until cancelled; raises Deposed."""
+        """Renew the lease every ``beat_s`` until cancelled; raises Deposed.
+
+        A beat the spool cannot take (disk full, read-only) is logged once and tried
+        again at the next beat: if the fault lasts longer than the lease, a standby
+        takes over, and this leader finds itself deposed when the spool heals.
+        """
+        failing = ""
         while True:
             await anyio.sleep(self.beat_s)
-            await anyio.to_thread.run_sync(self.beat)
+            try:
+                await anyio.to_thread.run_sync(self.beat)
+                failing = ""
+            except OSError as exc:
+                condition = storage_fault(exc)
+                if condition is None:
+                    raise
+                if condition != failing:
+                    log.error("cannot renew the leader lease", condition=condition)
+                failing = condition
 
 
 def _now_iso() -> str:

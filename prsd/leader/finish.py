@@ -17,6 +17,7 @@ from prsd.errors import ExitCode, PrsdError
 from prsd.leader.bisect import short_is_failure
 from prsd.leader.faileditems import write_failed_items
 from prsd.leader.joblogs import format_duration
+from prsd.leader.partial import keep_partial_output
 from prsd.leader.rerun import combine_outputs, job_code_digest, read_retry_plan, retry_summary
 from prsd.leader.verdict import COMPLETED_WITH_FAILURES, completed_state, failures_reason
 from prsd.logline import one_line
@@ -69,7 +70,10 @@ def finish_job(driver: JobDriver, state: str, reason: str, now: float) -> FinalS
             except (OSError, PrsdError) as exc:
                 state, reason = "Failed", f"the output could not be assembled: {exc}"
         else:
-            driver.merge.abandon()
+            if read_retry_plan(layout.root) is None:
+                output = keep_partial_output(driver, state)
+            else:
+                driver.merge.abandon()  # a retry's output is whole or nothing
     note = retry_summary(layout)
     if note:
         driver.logs.master(f"retry: {note}")

@@ -8,12 +8,11 @@ does a bounded amount of work and reads ``now`` (monotonic seconds) from its cal
 
 from __future__ import annotations
 
-import json
 import os
 import time
 from dataclasses import dataclass
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
 from prsd.errors import InputError, PrsdError
 from prsd.leader.bisect import Bisector
@@ -24,6 +23,7 @@ from prsd.leader.issued import IssueLog, read_issued, unsettled
 from prsd.leader.joblogs import AttemptRow, JobLogs, format_duration, report_parts
 from prsd.leader.ledger import Ledger
 from prsd.leader.merge import OrderedMerge, Piece
+from prsd.leader.nodereports import blind_nodes, read_node_reports
 from prsd.leader.outplace import output_place
 from prsd.leader.packing import advise, ewma
 from prsd.leader.planner import input_kind, plan_mini_batches
@@ -43,6 +43,7 @@ from prsd.leader.resume import (
 from prsd.leader.status import StatusWriter
 from prsd.leader.tasks import OutTask, TaskTable, contiguous_runs
 from prsd.leader.verdict import Thresholds, verdict
+from prsd.leader.voided import scan_void
 from prsd.storage.claim import requeue
 from prsd.storage.fstype import is_local_spool
 from prsd.storage.layout import JobLayout, TaskName, mb_id, parse_done_name
@@ -112,7 +113,7 @@ class JobDriver:
             layout, spec, kind=input_kind(spec), epoch=epoch, log=self.logs.master
         )
         self.poison_items = self.bisect.isolated  # inputs found by bisection (user/error.txt)
-        self.status = StatusWriter(layout, spec)
+        self.status = StatusWriter(layout, spec, epoch)
         self.merge = _open_merge(spec, layout)
         self.thresholds = Thresholds(
             spec.mini_batch_error_threshold,
@@ -190,6 +191,7 @@ class JobDriver:
             self._last_listing = now
             self._scan_done(now)
             self._scan_returned()
+            scan_void(self)  # unreadable task files: planned again (prsd.leader.voided)
 
     # --- results ------------------------------------------------------------------
 
@@ -302,6 +304,7 @@ class JobDriver:
 
     def _requeue(self, out: OutTask, src: Path, why: str) -> bool:
         """Move a task that never finished back to pending as its next attempt."""
+        self.fence()  # a deposed leader must not create attempt names (handed back or lost)
         new = out.task.next_attempt(self.table.epoch)
         if not requeue(self.layout, src, new):
             return False
@@ -326,14 +329,17 @@ class JobDriver:
         moved = 0
         for name in names:
             out = self.table.outstanding.get(name)
-            if out is not None and self.final is None:
-                self.fence()
-                if self._requeue(out, self.layout.claimed_task(node_id, out.task), why):
-                    moved += 1
+            if out is None or self.final is not None:
+                continue
+            moved += self._requeue(out, self.layout.claimed_task(node_id, out.task), why)
         self.requeued_lost += moved
         if free_seats(self.layout, node_id):
             self.logs.master(f"node {node_id}'s seat is free for another node")
         return moved
+
+    def queue_again(self, mbs: list[MiniBatch]) -> None:
+        """Write ``mbs`` (one task, at their current attempt) at the next round."""
+        self._retries.append(mbs)
 
     def _write_retries(self) -> None:
         while self._retries:
@@ -630,33 +636,6 @@ class JobDriver:
 
 class InitRuleFailed(PrsdError):
     """SPEC section 4's init rules failed the job."""
-
-
-def read_node_reports(layout: JobLayout) -> list[dict[str, Any]]:
-    """The nodes' reports for this job (``jobs/<id>/nodes/*.json``), as read."""
-    folder = layout.root / "nodes"
-    reports: list[dict[str, Any]] = []
-    try:
-        names = sorted(n for n in os.listdir(folder) if n.endswith(".json"))
-    except FileNotFoundError:
-        return reports
-    for name in names:
-        try:
-            report = json.loads((folder / name).read_bytes())
-        except (OSError, ValueError):
-            continue
-        if isinstance(report, dict):
-            reports.append(report)
-    return reports
-
-
-def blind_nodes(reports: list[dict[str, Any]]) -> dict[str, list[str]]:
-    """Nodes whose report says they cannot see some of the job's files."""
-    return {
-        str(r.get("node_id", "?")): [str(m) for m in r["cannot_see"]]
-        for r in reports
-        if isinstance(r.get("cannot_see"), list) and r["cannot_see"]
-    }
 
 
 class JobTimeout(PrsdError):

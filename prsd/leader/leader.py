@@ -18,29 +18,36 @@ import anyio.lowlevel
 import anyio.to_thread
 
 from prsd.errors import PrsdError
-from prsd.jobspec import JobSpec
 from prsd.leader.election import Deposed, Election
 from prsd.leader.finish import FinalState
+from prsd.leader.guard import (
+    MAX_STATE_BYTES,
+    abandon_quietly,
+    end_broken_job,
+    fault_reason,
+    load_spec,
+)
 from prsd.leader.intake import fail_intake, load_taken_job, ready_in_inbox, take_in
 from prsd.leader.job import Hint, JobDriver
+from prsd.leader.jobclock import record_start, restore_start
 from prsd.leader.liveness import Observer
 from prsd.leader.requests import RequestDesk
 from prsd.logconfig import get_logger
 from prsd.storage.atomic import write_atomic
+from prsd.storage.faults import FaultState, probe_writable, storage_fault
 from prsd.storage.heartbeat import read_heartbeats
 from prsd.storage.readsafe import read_small
 from prsd.storage.spool import active_jobs
 from prsd.storage.watch import Doorbell
 
 if TYPE_CHECKING:
-    from prsd.storage.layout import SpoolLayout
+    from prsd.storage.layout import JobLayout, SpoolLayout
 
 log = get_logger("prsd.leader")
 
 TICK_S = 0.25
 NODE_LEASE_S = 15.0  # an agent's heartbeat unchanged this long: the node is presumed dead
 NODES_CHECK_S = 1.0
-MAX_STATE_BYTES = 64 * 1024 * 1024  # spec.json / final.json a new leader resumes from
 ORPHANS_CHECK_S = 2.0  # active jobs nobody drives (a deposed leader's last intake) are resumed
 
 
@@ -81,6 +88,9 @@ class Leader:
         self._last_nodes_check = -1e9
         self._last_orphans_check = -1e9
         self.desk = RequestDesk(spool, only_job=only_job)
+        self.faults = FaultState()  # the spool's storage condition, as this leader meets it
+        self.suspended: dict[str, float] = {}  # job -> when to resume it (after a storage fault)
+        self.intake_retry: dict[str, JobLayout] = {}  # taken in, spec not yet recorded
 
     @property
     def epoch(self) -> int:
@@ -97,6 +107,8 @@ class Leader:
             self._resume(job_id, now)
 
     def _resume(self, job_id: str, now: float) -> None:
+        """Drive an active job again from the spool; a job that cannot be resumed fails
+        (or, on a storage fault, is tried again after a backoff)."""
         layout = self.spool.job(job_id)
         try:
             if layout.final.exists():
@@ -105,17 +117,17 @@ class Leader:
                 self.finished[job_id] = FinalState.from_json(final)
                 _unlink(self.spool.active / job_id)
                 return
-            # Trusted only if the daemons wrote it: O_NOFOLLOW, a regular file of ours.
-            spec_bytes = read_small(layout.spec, MAX_STATE_BYTES, daemon_owned=True)
-            spec = JobSpec.from_json(spec_bytes.decode("utf-8"))
+            spec = load_spec(layout)  # trusted only if the daemons wrote it
             driver = JobDriver(
                 layout, spec, epoch=self.epoch, now=now, fence=self.election.check, resume=True
             )
-        except (OSError, ValueError, TypeError) as exc:
-            log.error("cannot resume job", job_id=job_id, error=str(exc))
-            return
-        except PrsdError as exc:
-            log.error("cannot resume job", job_id=job_id, error=exc.one_line())
+            restore_start(driver, now)
+        except Deposed:
+            raise
+        except Exception as exc:  # noqa: BLE001 - the job's boundary (prsd.leader.guard)
+            if not self._storage_fault(exc, now, job_id):
+                reason = f"the job could not be resumed: {fault_reason(exc, layout)}"
+                self.finished[job_id] = end_broken_job(self.spool, layout, reason)
             return
         self.drivers[job_id] = driver
         log.info("job resumed", job_id=job_id, epoch=self.epoch)
@@ -132,14 +144,73 @@ class Leader:
             by_job.setdefault(h.job_id, []).append(h)
         for job_id, driver in list(self.drivers.items()):
             written = driver.table.written
-            if driver.step(now, by_job.get(job_id, [])):
+            try:
+                ended = driver.step(now, by_job.get(job_id, []))
+            except Deposed:
+                raise
+            except Exception as exc:  # noqa: BLE001 - the job's boundary (prsd.leader.guard)
+                self._job_fault(job_id, driver, exc, now)
+                moved = True
+                continue
+            if ended:
                 assert driver.final is not None
                 self.finished[job_id] = driver.final
                 del self.drivers[job_id]
                 log.info("job ended", job_id=job_id, state=driver.final.state)
                 moved = True
             moved = moved or driver.table.written != written
+        if self.faults.condition and not self.faults.waiting(now):
+            self._check_healed(now)
         return moved
+
+    def _check_healed(self, now: float) -> None:
+        """After a storage fault's backoff: is the spool writable again? (Log once.)"""
+        try:
+            probe_writable(self.spool.root)
+        except OSError as exc:
+            if not self._storage_fault(exc, now, None):
+                log.warning("cannot probe the spool", error=str(exc))
+            return
+        self.faults.clear()
+        self.election.fault = ""
+        log.warning("the spool is healthy again; going on", epoch=self.epoch)
+
+    def _job_fault(self, job_id: str, driver: JobDriver, exc: Exception, now: float) -> None:
+        """A job's step raised: wait out a storage fault, else fail that job alone."""
+        del self.drivers[job_id]
+        if self._storage_fault(exc, now, job_id):
+            abandon_quietly(driver)
+            return
+        reason = fault_reason(exc, driver.layout)
+        log.error("job fault", job_id=job_id, error=reason, exc_info=exc)
+        try:
+            driver.finish("Failed", reason, now)
+        except Deposed:
+            raise
+        except Exception as again:  # noqa: BLE001 - the job's boundary, ending it
+            if self._storage_fault(again, now, job_id):
+                abandon_quietly(driver)
+                return
+            abandon_quietly(driver)
+        self.finished[job_id] = driver.final or end_broken_job(self.spool, driver.layout, reason)
+        _unlink(self.spool.active / job_id)
+
+    def _storage_fault(self, exc: BaseException, now: float, job_id: str | None) -> bool:
+        """If ``exc`` is a storage fault: note it (log once), suspend the job; True."""
+        condition = storage_fault(exc)
+        if condition is None:
+            return False
+        if self.faults.hit(condition, now):
+            log.error(
+                "storage fault; waiting for the spool to heal",
+                condition=condition,
+                job_id=job_id,
+                error=str(exc),
+            )
+        self.election.fault = condition
+        if job_id is not None:
+            self.suspended[job_id] = self.faults.retry_at
+        return True
 
     def _adopt_orphans(self, now: float) -> None:
         """Resume active jobs that no driver here owns.
@@ -151,11 +222,17 @@ class Leader:
             return
         self._last_orphans_check = now
         for job_id in active_jobs(self.spool):
-            if job_id in self.drivers or job_id in self.finished:
+            if job_id in self.drivers or job_id in self.finished or job_id in self.intake_retry:
                 continue
             if self.only_job is not None and job_id != self.only_job:
                 continue
-            log.warning("resuming a job no leader drove", job_id=job_id, epoch=self.epoch)
+            if job_id in self.suspended:
+                if now < self.suspended[job_id]:
+                    continue
+                del self.suspended[job_id]
+                log.info("resuming a job after a storage fault", job_id=job_id)
+            else:
+                log.warning("resuming a job no leader drove", job_id=job_id, epoch=self.epoch)
             self._resume(job_id, now)
 
     def _check_nodes(self, now: float) -> None:
@@ -206,10 +283,15 @@ class Leader:
                 self.spool.leader / "nodes.json", json.dumps(view, indent=1).encode(), durable=False
             )
         except OSError as exc:
-            log.warning("cannot write leader/nodes.json", error=str(exc))
+            if not self._storage_fault(exc, now, None):
+                log.warning("cannot write leader/nodes.json", error=str(exc))
 
     def _intake(self, now: float) -> bool:
         took = False
+        for job_id, waiting in list(self.intake_retry.items()):
+            if not self.faults.waiting(now):
+                del self.intake_retry[job_id]
+                self._take_job(waiting, now)
         for name in ready_in_inbox(self.spool):
             if self.only_job is not None and name != self.only_job:
                 continue
@@ -217,20 +299,37 @@ class Leader:
             if layout is None:
                 continue
             took = True
+            self._take_job(layout, now)
+        return took
+
+    def _take_job(self, layout: JobLayout, now: float) -> None:
+        """Record the spec of a job just moved in and start driving it (its boundary)."""
+        try:
             try:
                 spec = load_taken_job(layout)
                 driver = JobDriver(
                     layout, spec, epoch=self.epoch, now=now, fence=self.election.check
                 )
+                record_start(layout)
+            except Deposed:
+                raise
             except PrsdError as exc:
                 self.finished[layout.job_id] = fail_intake(layout, exc)
                 log.warning("job refused", job_id=layout.job_id, error=exc.one_line())
-                continue
-            self.drivers[layout.job_id] = driver
+                return
             write_atomic(self.spool.active / layout.job_id, b"", durable=False)
-            self._ring_agent()  # an agent in this process starts its workers while we split
-            log.info("job taken in", job_id=layout.job_id, name=spec.name)
-        return took
+        except Deposed:
+            raise
+        except Exception as exc:  # noqa: BLE001 - the job's boundary (prsd.leader.guard)
+            if self._storage_fault(exc, now, None):
+                self.intake_retry[layout.job_id] = layout
+                return
+            reason = f"the job could not be taken in: {fault_reason(exc, layout)}"
+            self.finished[layout.job_id] = end_broken_job(self.spool, layout, reason)
+            return
+        self.drivers[layout.job_id] = driver
+        self._ring_agent()  # an agent in this process starts its workers while we split
+        log.info("job taken in", job_id=layout.job_id, name=spec.name)
 
     def _ring_agent(self) -> None:
         """(In the step's thread.) Ring the in-process agent's bell now, not after the step."""
@@ -276,7 +375,14 @@ class Leader:
         while True:
             hints, links.hints[:] = list(links.hints), []
             now = anyio.current_time()
-            moved = await anyio.to_thread.run_sync(self.step, now, hints)
+            try:
+                moved = await anyio.to_thread.run_sync(self.step, now, hints)
+            except OSError as exc:  # a storage fault outside any one job (listing, intake)
+                if not self._storage_fault(exc, now, None):
+                    raise
+                links.hints[:0] = hints
+                await anyio.sleep(self.faults.backoff_s)
+                continue
             if moved:
                 links.agent_bell.ring()
             if until_job is not None and until_job in self.finished:

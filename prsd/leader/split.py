@@ -9,7 +9,11 @@ before ``/``).
 
 Symlinks: a link to a regular file inside the input root is listed (by its own
 path); links to folders are not followed (no cycles), and links that lead out of
-the input root are skipped and reported through ``on_skip``.
+the input root are skipped and reported through ``on_skip``. So are entries whose
+name is not valid UTF-8 (a mini-batch is a list of ``str`` paths every worker and
+log must be able to write; the name is reported with its odd bytes as ``\\xNN``) and
+entries that are neither files, folders nor links (FIFOs, sockets, devices: reading
+a FIFO would block a worker for good).
 """
 
 from __future__ import annotations
@@ -17,6 +21,7 @@ from __future__ import annotations
 import heapq
 import itertools
 import os
+import stat
 from collections.abc import Callable, Iterable, Iterator
 from pathlib import Path
 
@@ -30,6 +35,27 @@ def _inside(path: str, root: str) -> bool:
     return real == root or real.startswith(root.rstrip("/") + "/")
 
 
+def printable(path: str) -> str:
+    """``path`` as text any log can hold: bytes that are not UTF-8 shown as ``\\xNN``."""
+    return path.encode("utf-8", "surrogateescape").decode("utf-8", "backslashreplace")
+
+
+def _special_kind(path: str) -> str:
+    try:
+        mode = os.lstat(path).st_mode
+    except OSError:
+        return "vanished while listed"
+    for test, kind in (
+        (stat.S_ISFIFO, "a FIFO"),
+        (stat.S_ISSOCK, "a socket"),
+        (stat.S_ISCHR, "a character device"),
+        (stat.S_ISBLK, "a block device"),
+    ):
+        if test(mode):
+            return kind
+    return "of an unknown kind"
+
+
 def iter_files(root: str, on_skip: SkipReporter | None = None) -> Iterator[str]:
     """Every regular file under ``root`` (a folder or a file), in sorted path order."""
     if not os.path.isdir(root):
@@ -39,6 +65,7 @@ def iter_files(root: str, on_skip: SkipReporter | None = None) -> Iterator[str]:
     stack: list[_Listing] = [_Listing(root)]
     while stack:
         listing = stack[-1]
+        _report_odd(listing, on_skip)
         name = next(listing.names, None)
         if name is None:
             stack.pop()
@@ -56,6 +83,19 @@ def iter_files(root: str, on_skip: SkipReporter | None = None) -> Iterator[str]:
             yield path
 
 
+def _report_odd(listing: _Listing, on_skip: SkipReporter | None) -> None:
+    """Report (once) the entries of a folder that are left out, and why."""
+    odd, listing.odd = listing.odd, []
+    for name, special in odd:
+        path = os.path.join(listing.folder, name)
+        if on_skip is None:
+            continue
+        if special:
+            on_skip(printable(path), f"not a regular file ({_special_kind(path)})")
+        else:
+            on_skip(printable(path), "the name is not valid UTF-8")
+
+
 class _Listing:
     """One folder's entry names in walk order, and which of them are folders or links.
 
@@ -63,7 +103,8 @@ class _Listing:
     million files costs its names (about 80 MB), not a million ``os.DirEntry`` objects
     (about 280 MB), and sorts without a key function unless it holds a folder. The
     kinds come from the directory listing itself (``d_type``): no ``stat`` per entry.
-    Entries that are neither files, folders nor links (sockets, FIFOs) are left out.
+    Entries that are neither files, folders nor links (sockets, FIFOs), and names
+    that are not valid UTF-8, are left out and kept in ``odd`` (name, special?).
     """
 
     def __init__(self, folder: str) -> None:
@@ -71,8 +112,12 @@ class _Listing:
         names: list[str] = []
         self.folders: set[str] = set()
         self.links: set[str] = set()
+        self.odd: list[tuple[str, bool]] = []
         with os.scandir(folder) as it:
             for entry in it:
+                if not _utf8(entry.name):
+                    self.odd.append((entry.name, False))
+                    continue
                 if entry.is_file(follow_symlinks=False):  # most entries: one test
                     names.append(entry.name)
                     continue
@@ -81,12 +126,23 @@ class _Listing:
                 elif entry.is_symlink():
                     self.links.add(entry.name)
                 else:
-                    continue  # a socket, a FIFO, a device
+                    self.odd.append((entry.name, True))  # a socket, a FIFO, a device
+                    continue
                 names.append(entry.name)
+        self.odd.sort()
         folders = self.folders
         # a folder sorts as "name/": "a.txt" before "a/b", as the full paths sort
         key = (lambda n: n + "/" if n in folders else n) if folders else None
         self.names: Iterator[str] = walk_order(names, key)
+
+
+def _utf8(name: str) -> bool:
+    """False for a name that held bytes which are not UTF-8 (surrogate escapes)."""
+    try:
+        name.encode("utf-8")
+    except UnicodeEncodeError:
+        return False
+    return True
 
 
 HEAD_FIRST = 1024  # names picked before a big folder is sorted

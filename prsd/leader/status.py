@@ -10,6 +10,8 @@ only the four fields marked required.
 from __future__ import annotations
 
 import json
+import os
+import signal
 from datetime import UTC, datetime
 from typing import TYPE_CHECKING, Any
 
@@ -22,6 +24,9 @@ if TYPE_CHECKING:
 
 SCHEMA_VERSION = 1
 STATUS_INTERVAL_S = 0.5
+# Tests only: when the file this names exists, the leader removes it and stops itself
+# (SIGSTOP) just before it publishes a status, to land a stale status late.
+PAUSE_HOOK_ENV = "PRSD_TEST_PAUSE_BEFORE_STATUS"
 
 _INT = (int,)
 _NUM = (int, float)
@@ -41,6 +46,8 @@ STATUS_SCHEMA: dict[str, tuple[tuple[type, ...], bool, str]] = {
     ),
     "reason": (_STR, True, "why the job ended (empty while running or when completed)"),
     "name": (_STR, False, "the job's name"),
+    "epoch": (_INT, False, "the epoch of the leader that wrote this document"),
+    "seq": (_INT, False, "this leader's write number for the job (grows by one per write)"),
     "started_at": (_STR, False, "when the leader took the job in (ISO 8601 UTC)"),
     "updated_at": (_STR, False, "when this document was written (ISO 8601 UTC)"),
     "elapsed_s": (_NUM, False, "seconds since the job was taken in"),
@@ -62,6 +69,11 @@ STATUS_SCHEMA: dict[str, tuple[tuple[type, ...], bool, str]] = {
     "first_error": (_STR, False, "the root cause: first failure, traceback tail, log file"),
     "errors": ((list,), False, "distinct errors: {message, count, first}, most frequent first"),
     "last_errors": ((list,), False, "latest failures: {mini_batch, node_id, process_name, error}"),
+    "stale_status_ignored": (
+        (bool,),
+        False,
+        "prsctl only: the document was older than the job's end; state taken from final.json",
+    ),
     "nodes": ((list,), False, "nodes serving the job: {node_id, workers, init_failures, gave_up}"),
 }
 
@@ -93,9 +105,11 @@ def _names(types: tuple[type, ...]) -> str:
 class StatusWriter:
     """Rewrites status.json at most every STATUS_INTERVAL_S seconds."""
 
-    def __init__(self, layout: JobLayout, spec: JobSpec) -> None:
+    def __init__(self, layout: JobLayout, spec: JobSpec, epoch: int = 0) -> None:
         self.layout = layout
         self.spec = spec
+        self.epoch = epoch
+        self.seq = 0
         self.started_wall = datetime.now(UTC)
         self._last = -1e9
 
@@ -105,8 +119,41 @@ class StatusWriter:
 
     def write(self, driver: JobDriver, now: float) -> None:
         self._last = now
+        self.seq += 1
         data = json.dumps(summary(driver, self, now), indent=1).encode()
+        if driver.final is None:
+            _pause_hook()
         write_atomic(self.layout.status, data, durable=False)
+
+
+def _pause_hook() -> None:
+    hook = os.environ.get(PAUSE_HOOK_ENV)
+    if hook:
+        try:
+            os.unlink(hook)
+        except FileNotFoundError:
+            return
+        os.kill(os.getpid(), signal.SIGSTOP)
+
+
+def reconcile(doc: dict[str, Any], final: dict[str, Any] | None) -> dict[str, Any]:
+    """The status a reader shows: once ``final.json`` exists, its state wins.
+
+    A leader frozen while it wrote a status (deposed meanwhile) can land a "Running"
+    document after its successor ended the job; such a document is stale whatever
+    its epoch, so the end state, reason and output are taken from ``final.json``.
+    """
+    if final is None or doc.get("state") == final.get("state"):
+        return doc
+    fixed = dict(doc)
+    for key in ("state", "reason"):
+        if isinstance(final.get(key), str):
+            fixed[key] = final[key]
+    if isinstance(final.get("output"), str) and final["output"]:
+        fixed["output"] = final["output"]
+    fixed["eta_s"] = None
+    fixed["stale_status_ignored"] = True
+    return fixed
 
 
 def summary(driver: JobDriver, writer: StatusWriter, now: float) -> dict[str, Any]:
@@ -124,6 +171,8 @@ def summary(driver: JobDriver, writer: StatusWriter, now: float) -> dict[str, An
         "schema": SCHEMA_VERSION,
         "job_id": driver.job_id,
         "name": driver.spec.name,
+        "epoch": writer.epoch,
+        "seq": writer.seq,
         "state": final.state if final else "Running",
         "reason": final.reason if final else "",
         "started_at": writer.started_wall.isoformat(timespec="seconds"),

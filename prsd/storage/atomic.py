@@ -22,10 +22,7 @@ from __future__ import annotations
 import errno
 import os
 import secrets
-from typing import TYPE_CHECKING
-
-if TYPE_CHECKING:
-    from pathlib import Path
+from pathlib import Path
 
 TMP_PREFIX = ".tmp-"
 
@@ -45,6 +42,29 @@ def fsync_dir(path: Path) -> None:
             raise
     finally:
         os.close(fd)
+
+
+def fsync_tree(root: Path) -> None:
+    """Flush every file and folder under ``root`` (files first, then their folders).
+
+    Call it on a folder written aside before the rename that publishes it (a
+    submitted job): after a machine crash the published folder must not hold empty
+    or short files. Symbolic links are not followed.
+
+    Raises:
+        OSError: a file cannot be opened or flushed.
+    """
+    for folder, _dirs, files in os.walk(root, topdown=False):
+        for name in files:
+            path = os.path.join(folder, name)
+            if os.path.islink(path):
+                continue
+            fd = os.open(path, os.O_RDONLY)
+            try:
+                os.fsync(fd)
+            finally:
+                os.close(fd)
+        fsync_dir(Path(folder))
 
 
 def write_atomic(path: Path, data: bytes, *, durable: bool = True, mode: int = 0o644) -> None:

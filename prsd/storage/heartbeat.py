@@ -10,13 +10,18 @@ unlink and rename) by keeping their last observation.
 
 from __future__ import annotations
 
+import errno
 import json
 import os
 from dataclasses import asdict, dataclass, field
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from prsd.storage.atomic import write_atomic
+from prsd.storage.faults import overwrite_in_place, padded
 from prsd.storage.layout import SpoolLayout, valid_node_id
+
+if TYPE_CHECKING:
+    from pathlib import Path
 
 HEARTBEAT_INTERVAL_S = 2.0
 
@@ -39,6 +44,7 @@ class Heartbeat:
     heartbeat_interval_s: float = HEARTBEAT_INTERVAL_S  # how often this agent beats
     conflict: str = ""  # another agent writes this node id too: "pid P on host H"
     schema: int = 1
+    fault: str = ""  # a storage fault the agent is waiting out ("" when healthy)
 
     def encode(self) -> bytes:
         return json.dumps(asdict(self), indent=1, sort_keys=True).encode()
@@ -55,8 +61,29 @@ class Heartbeat:
 
 
 def write_heartbeat(spool: SpoolLayout, beat: Heartbeat) -> None:
-    """Replace this node's heartbeat (not fsynced: the next one follows in seconds)."""
-    write_atomic(spool.node_heartbeat(beat.node_id), beat.encode(), durable=False)
+    """Replace this node's heartbeat (not fsynced: the next one follows in seconds).
+
+    On a full disk the padded file is overwritten in place, so the node stays alive
+    to the leader and its ``fault`` shows.
+
+    Raises:
+        OSError: it could be written neither way.
+    """
+    write_padded(spool.node_heartbeat(beat.node_id), beat.encode())
+
+
+def write_padded(path: Path, data: bytes) -> None:
+    """Replace a small, often rewritten file; on ENOSPC or EDQUOT, overwrite it in place.
+
+    Raises:
+        OSError: it could be written neither way.
+    """
+    data = padded(data)
+    try:
+        write_atomic(path, data, durable=False)
+    except OSError as exc:
+        if exc.errno not in (errno.ENOSPC, errno.EDQUOT) or not overwrite_in_place(path, data):
+            raise
 
 
 def read_heartbeats(spool: SpoolLayout) -> dict[str, Heartbeat]:

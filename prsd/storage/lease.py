@@ -19,7 +19,8 @@ from dataclasses import asdict, dataclass
 from datetime import UTC, datetime
 from typing import TYPE_CHECKING
 
-from prsd.storage.atomic import create_exclusive, write_atomic
+from prsd.storage.atomic import create_exclusive
+from prsd.storage.heartbeat import write_padded
 
 if TYPE_CHECKING:
     from pathlib import Path
@@ -62,6 +63,7 @@ class LeaderBeat:
     holder: str
     seq: int
     updated_at: str  # for people only
+    fault: str = ""  # a storage fault the leader is waiting out ("" when healthy)
 
     def encode(self) -> bytes:
         return json.dumps(asdict(self), sort_keys=True).encode()
@@ -70,8 +72,8 @@ class LeaderBeat:
     def decode(cls, data: bytes) -> LeaderBeat | None:
         try:
             obj = json.loads(data)
-            return cls(**{k: obj[k] for k in cls.__dataclass_fields__})
-        except (ValueError, TypeError, KeyError):
+            return cls(**{k: obj[k] for k in cls.__dataclass_fields__ if k in obj})
+        except (ValueError, TypeError, KeyError, AttributeError):
             return None
 
 
@@ -135,7 +137,8 @@ def try_take(spool: SpoolLayout, holder: Holder) -> bool:
 
 
 def write_beat(spool: SpoolLayout, beat: LeaderBeat) -> None:
-    write_atomic(spool.leader / "heartbeat.json", beat.encode(), durable=False)
+    """Renew the lease's heartbeat (in place when the disk is full: the lease holds)."""
+    write_padded(spool.leader / "heartbeat.json", beat.encode())
 
 
 def read_beat(spool: SpoolLayout) -> LeaderBeat | None:

@@ -1,0 +1,86 @@
+"""Clock skew and a fast clock decide nothing (issue 20.7): real processes under libfaketime.
+
+Agents whose wall clocks are hours off, and a standby leader whose clock runs at twice
+the speed, while a job runs: no node is called stale or lost, no standby takes over,
+the job completes with exact output and without a single requeue.
+"""
+
+from __future__ import annotations
+
+import json
+import shutil
+import subprocess
+import sys
+from datetime import UTC, datetime
+from typing import TYPE_CHECKING
+
+import pytest
+
+from tests.chaos.faultkit import (
+    daemon_log,
+    expected_lines,
+    job_dir,
+    make_files_job,
+    output_lines,
+    wait_final,
+)
+from tests.fleet import Fleet
+from tests.helpers import wait_until
+
+if TYPE_CHECKING:
+    from collections.abc import Iterator
+    from pathlib import Path
+
+PRSCTL = [sys.executable, "-m", "prsd.cli.prsctl"]
+
+
+@pytest.fixture
+def fleet(tmp_path: Path) -> Iterator[Fleet]:
+    f = Fleet(tmp_path / "spool", tmp_path / "daemon-logs")
+    yield f
+    f.close()
+
+
+def _faketime(spec: str) -> list[str]:
+    tool = shutil.which("faketime")
+    assert tool, "faketime is missing: apt-get install -y faketime (.ci/run installs it)"
+    return [tool, "-f", spec]
+
+
+def _nodes(fleet: Fleet) -> list[dict[str, object]]:
+    done = subprocess.run(
+        [*PRSCTL, "nodes", "--json", "--spool", str(fleet.spool)],
+        capture_output=True,
+        text=True,
+        timeout=60,
+        check=True,
+    )
+    return list(json.loads(done.stdout)["nodes"])
+
+
+def test_skewed_and_fast_clocks_depose_nobody(tmp_path: Path, fleet: Fleet) -> None:
+    """Agents 2 h behind and ahead, a standby at double speed: nothing is requeued."""
+    fleet.leader("leader-a")
+    wait_until(lambda: fleet.leader_epoch() == 1, 30, "leader-a to lead")
+    fleet._start(
+        "leader-b", ["leader", "--lease-s", "3", "--heartbeat-s", "0.3"], _faketime("+0 x2")
+    )
+    fleet.agent("behind", "--slots", "2", wrap=_faketime("-2h"))
+    fleet.agent("ahead", "--slots", "2", wrap=_faketime("+2h"))
+    job_id = fleet.submit(make_files_job(tmp_path, "skewed", 240, per_mb=0.05))
+    wait_until(lambda: len(_nodes(fleet)) == 2 and fleet.final(job_id) is None, 60, "both agents")
+    wait_until(
+        lambda: (fleet.spool / "leader" / "nodes.json").exists(), 30, "the leader's node view"
+    )
+    rows = _nodes(fleet)
+    assert [r["stale"] for r in rows] == [False, False], rows
+    behind = json.loads((fleet.spool / "nodes" / "behind.json").read_bytes())["updated_at"]
+    skew_s = (datetime.now(UTC) - datetime.fromisoformat(behind)).total_seconds()
+    assert skew_s > 3600, f"faketime did not shift the agent's clock: {behind}"
+    final = wait_final(fleet, job_id, 120)
+    assert final["state"] == "Completed", final
+    assert output_lines(fleet, job_id) == expected_lines(240)
+    status = json.loads((job_dir(fleet, job_id) / "state" / "status.json").read_bytes())
+    assert status["requeues"] == 0, status
+    assert fleet.leader_epoch() == 1, daemon_log(fleet, "leader-b")
+    assert "requeued a lost node" not in daemon_log(fleet, "leader-a")

@@ -1,0 +1,72 @@
+"""A status written by a frozen, deposed leader never wins over the job's end (issue 23.7)."""
+
+from __future__ import annotations
+
+import json
+import os
+import signal
+import subprocess
+import sys
+from typing import TYPE_CHECKING
+
+import psutil
+import pytest
+
+from prsd.leader.status import PAUSE_HOOK_ENV
+from tests.chaos.faultkit import job_dir, make_files_job, status_json, wait_final
+from tests.fleet import Fleet
+from tests.helpers import wait_until
+
+if TYPE_CHECKING:
+    from collections.abc import Iterator
+    from pathlib import Path
+
+PRSCTL = [sys.executable, "-m", "prsd.cli.prsctl"]
+
+
+@pytest.fixture
+def fleet(tmp_path: Path) -> Iterator[Fleet]:
+    f = Fleet(tmp_path / "spool", tmp_path / "daemon-logs")
+    yield f
+    f.close()
+
+
+def _stopped(pid: int) -> bool:
+    return psutil.Process(pid).status() == psutil.STATUS_STOPPED
+
+
+def test_frozen_leaders_late_status_loses_to_the_end(tmp_path: Path, fleet: Fleet) -> None:
+    """Leader A freezes just before it publishes a status; B finishes the job; A wakes and
+    lands "Running": prsctl status shows the end, and --watch exits."""
+    pause = tmp_path / "pause-now"
+    fleet.env[PAUSE_HOOK_ENV] = str(pause)
+    a = fleet.leader("leader-a")
+    fleet.env.clear()
+    wait_until(lambda: fleet.leader_epoch() == 1, 30, "leader-a to lead")
+    fleet.leader("leader-b")
+    fleet.agent("n1", "--slots", "4")
+    job_id = fleet.submit(make_files_job(tmp_path, "stale", 120, per_mb=0.05))
+    wait_until(lambda: job_dir(fleet, job_id).joinpath("state", "status.json").exists(), 60)
+    pause.touch()
+    wait_until(lambda: not pause.exists() and _stopped(a.pid), 30, "leader-a to freeze")
+    assert wait_final(fleet, job_id)["state"] == "Completed"
+    os.kill(a.pid, signal.SIGCONT)
+    wait_until(lambda: status_json(fleet, job_id).get("epoch") == 1, 30, "the stale status to land")
+    assert status_json(fleet, job_id)["state"] == "Running"  # what a naive reader would show
+    shown = subprocess.run(
+        [*PRSCTL, "status", job_id, "--json", "--spool", str(fleet.spool)],
+        capture_output=True,
+        text=True,
+        timeout=60,
+        check=True,
+    )
+    doc = json.loads(shown.stdout)
+    assert doc["state"] == "Completed" and doc["stale_status_ignored"] is True, doc
+    watched = subprocess.run(
+        [*PRSCTL, "status", job_id, "--watch", "--spool", str(fleet.spool)],
+        capture_output=True,
+        text=True,
+        timeout=60,
+        check=False,
+    )
+    assert watched.returncode == 0, watched.stderr

@@ -1,0 +1,183 @@
+"""A full or read-only spool is waited out: no crash, no lost row, exact output after.
+
+Real mounts (the tests run as root): the spool lives on a small tmpfs that is filled
+to ENOSPC, or remounted read-only, while two jobs run; the space is freed (or the
+mount made writable again) and both jobs complete with exact output, every
+mini-batch accounted for in processed_mini-batches.csv, with no daemon restarted.
+"""
+
+from __future__ import annotations
+
+import csv
+import errno
+import os
+import subprocess
+import sys
+from typing import TYPE_CHECKING
+
+import pytest
+
+from tests.chaos.faultkit import (
+    daemon_log,
+    expected_lines,
+    job_dir,
+    make_files_job,
+    output_lines,
+    wait_final,
+)
+from tests.fleet import PRSD, Fleet
+from tests.helpers import wait_until
+
+PRSCTL = [sys.executable, "-m", "prsd.cli.prsctl"]
+
+if TYPE_CHECKING:
+    from collections.abc import Iterator
+    from pathlib import Path
+
+
+@pytest.fixture
+def mount(tmp_path: Path) -> Iterator[Path]:
+    """A 320 MiB tmpfs (the daemons start on 256 MiB free), unmounted at the end."""
+    point = tmp_path / "mnt"
+    point.mkdir()
+    subprocess.run(["mount", "-t", "tmpfs", "-o", "size=320m", "tmpfs", str(point)], check=True)
+    try:
+        yield point
+    finally:
+        subprocess.run(["mount", "-o", "remount,rw", str(point)], check=False)
+        subprocess.run(["umount", "-l", str(point)], check=False)
+
+
+@pytest.fixture
+def fleet(tmp_path: Path, mount: Path) -> Iterator[Fleet]:
+    f = Fleet(mount / "spool", tmp_path / "daemon-logs")
+    yield f
+    f.close()
+
+
+def fill(folder: Path) -> Path:
+    """Write a file until the file system says ENOSPC, to its last page; returns it."""
+    filler = folder / "filler.bin"
+    fd = os.open(filler, os.O_WRONLY | os.O_CREAT, 0o600)
+    try:
+        for chunk in (b"\0" * (1 << 20), b"\0" * 4096):
+            while True:
+                try:
+                    os.write(fd, chunk)
+                except OSError as exc:
+                    assert exc.errno == errno.ENOSPC, exc
+                    break
+    finally:
+        os.close(fd)
+    return filler
+
+
+def succeeded_once(fleet: Fleet, job_id: str, total: int) -> bool:
+    path = job_dir(fleet, job_id) / "logs" / "sys" / "job_report" / "processed_mini-batches.csv"
+    with open(path, newline="", encoding="utf-8") as f:
+        rows = list(csv.DictReader(f))
+    ok = sorted(r["mini_batch_id"] for r in rows if r["status"] == "succeeded")
+    return ok == [f"{i:09d}" for i in range(total)]
+
+
+def _some_done(fleet: Fleet, job_id: str) -> bool:
+    out = job_dir(fleet, job_id) / "results"
+    return out.is_dir() and any(out.rglob("*.res"))
+
+
+def _start(tmp_path: Path, fleet: Fleet) -> tuple[str, str]:
+    fleet.leader()
+    fleet.agent("n1", "--slots", "4")
+    first = fleet.submit(make_files_job(tmp_path, "first", 160, per_mb=0.05))
+    second = fleet.submit(make_files_job(tmp_path, "second", 60, per_mb=0.05))
+    wait_until(lambda: _some_done(fleet, first), 60, "the first results")
+    return first, second
+
+
+def _finish(fleet: Fleet, jobs: dict[str, int]) -> None:
+    for job_id, n in jobs.items():
+        final = wait_final(fleet, job_id, 120)
+        assert final["state"] == "Completed", final
+        assert output_lines(fleet, job_id) == expected_lines(n)
+        assert succeeded_once(fleet, job_id, n // 2)
+    assert fleet.alive("leader") and fleet.alive("n1")
+    assert fleet.starts == {"leader": 1, "n1": 1}
+
+
+@pytest.mark.timeout(300)
+def test_full_spool_is_waited_out(tmp_path: Path, fleet: Fleet, mount: Path) -> None:
+    """ENOSPC while jobs run: the daemons log it and wait; freed space, exact output."""
+    first, second = _start(tmp_path, fleet)
+    filler = fill(mount)
+    wait_until(
+        lambda: "disk is full" in daemon_log(fleet, "leader") + daemon_log(fleet, "n1"),
+        60,
+        "a daemon to report the full disk",
+    )
+    assert fleet.alive("leader") and fleet.alive("n1")
+    # The node's heartbeat (overwritten in place: no new block) keeps it alive and
+    # carries the condition to prsctl nodes and prsctl status.
+    wait_until(lambda: "disk is full" in _ctl(fleet, "nodes", "--json"), 60, "nodes to say so")
+    assert "disk is full" in _ctl(fleet, "status")
+    filler.unlink()
+    _finish(fleet, {first: 160, second: 60})
+    assert "requeued a lost node" not in daemon_log(fleet, "leader")
+    wait_until(
+        lambda: "disk is full" not in _ctl(fleet, "nodes", "--json"), 60, "the fault to clear"
+    )
+
+
+def _remount(point: Path, mode: str) -> bool:
+    """``mount -o remount,<mode>``; False while files are open for writing (busy)."""
+    cmd = ["mount", "-o", f"remount,{mode}", str(point)]
+    done = subprocess.run(cmd, capture_output=True, check=False)
+    return done.returncode == 0
+
+
+def _ctl(fleet: Fleet, *args: str) -> str:
+    done = subprocess.run(
+        [*PRSCTL, *args, "--spool", str(fleet.spool)],
+        capture_output=True,
+        text=True,
+        timeout=60,
+        check=True,
+    )
+    return done.stdout
+
+
+def _one_line_error(args: list[str]) -> str:
+    """Run a command that must fail with one line and no traceback; returns the line."""
+    done = subprocess.run(args, capture_output=True, text=True, timeout=60, check=False)
+    assert done.returncode != 0, done
+    assert "Traceback" not in done.stderr, done.stderr
+    lines = [ln for ln in done.stderr.splitlines() if ln.strip()]
+    assert len(lines) == 1, done.stderr
+    return lines[0]
+
+
+@pytest.mark.timeout(300)
+def test_read_only_spool_is_waited_out(tmp_path: Path, fleet: Fleet, mount: Path) -> None:
+    """The spool remounted read-only: the daemons wait, ``prsctl submit`` and ``prsd run``
+    say so in one line; remounted read-write, the daemons take the next job at once."""
+    fleet.leader()
+    fleet.agent("n1", "--slots", "4")
+    before = fleet.submit(make_files_job(tmp_path, "before", 20))
+    assert wait_final(fleet, before)["state"] == "Completed"
+    # Read-only needs no file open for writing: the daemons hold none between jobs.
+    wait_until(lambda: _remount(mount, "ro"), 60, "the spool to remount read-only")
+    job = make_files_job(tmp_path, "after", 40)
+    line = _one_line_error([*PRSCTL, "submit", str(job), "--spool", str(fleet.spool)])
+    assert "read-only" in line or "not writable" in line, line
+    line = _one_line_error([*PRSD, "run", str(job), "--spool", str(fleet.spool)])
+    assert "read-only" in line or "not writable" in line, line
+    wait_until(
+        lambda: "read-only" in daemon_log(fleet, "leader") + daemon_log(fleet, "n1"),
+        60,
+        "a daemon to report the read-only spool",
+    )
+    assert fleet.alive("leader") and fleet.alive("n1")
+    assert _remount(mount, "rw")
+    after = fleet.submit(job)
+    assert wait_final(fleet, after)["state"] == "Completed"
+    assert output_lines(fleet, after) == expected_lines(40)
+    assert fleet.starts == {"leader": 1, "n1": 1}
