@@ -16,6 +16,8 @@ from typing import TYPE_CHECKING
 
 import pytest
 
+from prsd.cli.nodes import leader_view
+from prsd.storage.spool import open_spool
 from tests.chaos.faultkit import (
     daemon_log,
     expected_lines,
@@ -70,7 +72,9 @@ def test_skewed_and_fast_clocks_depose_nobody(tmp_path: Path, fleet: Fleet) -> N
     job_id = fleet.submit(make_files_job(tmp_path, "skewed", 240, per_mb=0.05))
     wait_until(lambda: len(_nodes(fleet)) == 2 and fleet.final(job_id) is None, 60, "both agents")
     wait_until(
-        lambda: (fleet.spool / "leader" / "nodes.json").exists(), 30, "the leader's node view"
+        lambda: set(leader_view(open_spool(fleet.spool, create=False))) >= {"behind", "ahead"},
+        30,
+        "the leader's view of both nodes",
     )
     rows = _nodes(fleet)
     assert [r["stale"] for r in rows] == [False, False], rows
