@@ -157,20 +157,28 @@ def test_submitted_job_keeps_its_id_and_is_sealed(tmp_path: Path) -> None:
 
 
 def test_a_new_leader_resumes_only_from_a_spec_the_daemons_wrote(tmp_path: Path) -> None:
-    """After a failover, a spec.json that is not the daemons' file (or is a link) is not
-    believed: the job is not resumed from it."""
+    """After a failover, a spec.json that is not the daemons' file is not believed: the job
+    is not resumed from it but fails with a reason naming the file; a job whose spec is the
+    daemons' own is resumed by the same leader."""
     spool = open_spool(tmp_path / "spool")
-    job_id, _ = submit(make_job(tmp_path, SCRIPT, YAML, files=2), spool)
-    layout = take_in(spool, job_id)
-    assert layout is not None
-    load_taken_job(layout)
-    (spool.active / job_id).write_bytes(b"")
-    os.chown(layout.spec, 65534, 65534)  # as if the owner had replaced it
+    planted, _ = submit(make_job(tmp_path / "a", SCRIPT, YAML, files=2), spool)
+    honest, _ = submit(make_job(tmp_path / "b", SCRIPT, YAML, files=2), spool)
+    layouts = {}
+    for job_id in (planted, honest):
+        layout = take_in(spool, job_id)
+        assert layout is not None
+        load_taken_job(layout)
+        (spool.active / job_id).write_bytes(b"")
+        layouts[job_id] = layout
+    os.chown(layouts[planted].spec, 65534, 65534)  # as if the owner had replaced it
     leader = Leader(spool)
     leader.take_office(0.0)
-    assert job_id not in leader.drivers
-    os.chown(layout.spec, 0, 0)
-    leader.take_office(1.0)
-    assert job_id in leader.drivers
+    assert planted not in leader.drivers
+    assert honest in leader.drivers
+    final = json.loads(layouts[planted].final.read_bytes())
+    assert final["state"] == "Failed"
+    assert "could not be resumed" in final["reason"]
+    assert "not to the daemons" in final["reason"]
+    assert not (spool.active / planted).exists()
     for driver in leader.drivers.values():
         driver.abandon()
