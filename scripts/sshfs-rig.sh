@@ -43,6 +43,10 @@ if ! { [ -f "$RIG/sshd/sshd.pid" ] && kill -0 "$(cat "$RIG/sshd/sshd.pid")" 2>/d
 fi
 OPTS="IdentityFile=$RIG/sshd/clientkey,StrictHostKeyChecking=no,UserKnownHostsFile=/dev/null,BatchMode=yes"
 for i in $(seq 0 $((K-1))); do
+  # a mount whose sshfs died ("Transport endpoint is not connected") is dropped first
+  if ! stat "$MNT/sshfs$i" >/dev/null 2>&1; then
+    fusermount3 -uz "$MNT/sshfs$i" 2>/dev/null || umount -l "$MNT/sshfs$i" 2>/dev/null || true
+  fi
   mkdir -p "$MNT/sshfs$i"
   mountpoint -q "$MNT/sshfs$i" && continue
   sshfs -p 2222 -o "$OPTS" "root@127.0.0.1:$EXPORT" "$MNT/sshfs$i"
