@@ -194,6 +194,8 @@ class ProcessProbe:
                         threads += p.num_threads()
                 except psutil.Error:
                     continue
+            if rss == 0:  # the worker exited (or is a zombie) between the listing and the read
+                continue
             out.append(ProcessSample(name, pid, gpu, cpu, int(rss), int(threads), len(tree) - 1))
         self._procs = {pid: p for pid, p in self._procs.items() if pid in live}
         return out
