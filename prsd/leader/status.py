@@ -19,7 +19,7 @@ from prsd.storage.atomic import write_atomic
 
 if TYPE_CHECKING:
     from prsd.jobspec import JobSpec
-    from prsd.leader.job import JobDriver
+    from prsd.leader.snapshot import JobSnapshot
     from prsd.storage.layout import JobLayout
 
 SCHEMA_VERSION = 1
@@ -113,15 +113,15 @@ class StatusWriter:
         self.started_wall = datetime.now(UTC)
         self._last = -1e9
 
-    def maybe_write(self, driver: JobDriver, now: float) -> None:
-        if now - self._last >= STATUS_INTERVAL_S:
-            self.write(driver, now)
+    def due(self, now: float) -> bool:
+        """Is it time for the next write?"""
+        return now - self._last >= STATUS_INTERVAL_S
 
-    def write(self, driver: JobDriver, now: float) -> None:
+    def write(self, snap: JobSnapshot, now: float) -> None:
         self._last = now
         self.seq += 1
-        data = json.dumps(summary(driver, self, now), indent=1).encode()
-        if driver.final is None:
+        data = json.dumps(summary(snap, self), indent=1).encode()
+        if snap.final is None:
             _pause_hook()
         write_atomic(self.layout.status, data, durable=False)
 
@@ -156,21 +156,20 @@ def reconcile(doc: dict[str, Any], final: dict[str, Any] | None) -> dict[str, An
     return fixed
 
 
-def summary(driver: JobDriver, writer: StatusWriter, now: float) -> dict[str, Any]:
+def summary(snap: JobSnapshot, writer: StatusWriter) -> dict[str, Any]:
     """The status document (schema 1)."""
-    c = driver.ledger.counts()
-    elapsed = now - driver.started
+    c = snap.counts
+    elapsed = snap.elapsed_s
     done = c.finished_mbs
     rate = done / elapsed if elapsed > 0 else 0.0
     eta = None
     if c.total_mbs is not None and rate > 0:
         eta = (c.total_mbs - done) / rate
-    final = driver.final
-    first = driver.errors.first
+    final = snap.final
     return {
         "schema": SCHEMA_VERSION,
-        "job_id": driver.job_id,
-        "name": driver.spec.name,
+        "job_id": snap.job_id,
+        "name": snap.name,
         "epoch": writer.epoch,
         "seq": writer.seq,
         "state": final.state if final else "Running",
@@ -178,8 +177,8 @@ def summary(driver: JobDriver, writer: StatusWriter, now: float) -> dict[str, An
         "started_at": writer.started_wall.isoformat(timespec="seconds"),
         "updated_at": datetime.now(UTC).isoformat(timespec="seconds"),
         "elapsed_s": round(elapsed, 3),
-        "split_done": driver.split_done,
-        "planned_mbs": len(driver.ledger),
+        "split_done": snap.split_done,
+        "planned_mbs": snap.planned_mbs,
         "total_mbs": c.total_mbs,
         "succeeded_mbs": c.succeeded_mbs,
         "failed_mbs": c.failed_mbs,
@@ -187,25 +186,25 @@ def summary(driver: JobDriver, writer: StatusWriter, now: float) -> dict[str, An
         "items": c.items,
         "succeeded_items": c.succeeded_items,
         "failed_items": c.failed_items,
-        "attempts": driver.ledger.attempts,
-        "requeues": driver.ledger.requeues,
-        "outstanding_tasks": len(driver.table),
+        "attempts": snap.attempts,
+        "requeues": snap.requeues,
+        "outstanding_tasks": snap.outstanding_tasks,
         "rate_mbs_per_s": round(rate, 3),
         "eta_s": round(eta, 1) if eta is not None else None,
-        "output": final.output if final else (driver.spec.append_row_to or ""),
-        "first_error": driver.errors.root_cause() if first else "",
+        "output": final.output if final else snap.output,
+        "first_error": snap.first_error,
         "errors": [
-            {"message": g.message, "count": g.count, "first": g.first.where()}
-            for g in driver.errors.ranked()[:10]
+            {"message": message, "count": count, "first": first}
+            for message, count, first in snap.errors
         ],
-        "last_errors": [p.brief() for p in driver.errors.recent],
+        "last_errors": list(snap.last_errors),
         "nodes": [
             {
                 "node_id": n.node_id,
                 "workers": n.workers,
-                "init_failures": n.failures,
+                "init_failures": n.init_failures,
                 "gave_up": n.gave_up,
             }
-            for n in driver.node_inits
+            for n in snap.nodes
         ],
     }

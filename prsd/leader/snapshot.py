@@ -1,0 +1,70 @@
+"""A frozen picture of one job: what ``status.json`` and the end-of-job files show.
+
+The driver takes a :class:`JobSnapshot` from its :class:`~prsd.leader.book.JobBook`
+and hands it to :mod:`prsd.leader.status` and :mod:`prsd.leader.finish`, which read
+nothing else of the driver; :class:`FinalState` is how a job ended
+(``state/final.json``).
+"""
+
+from __future__ import annotations
+
+import json
+from dataclasses import asdict, dataclass
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    from prsd.leader.verdict import Counts
+
+
+@dataclass(frozen=True)
+class FinalState:
+    """How a job ended (``state/final.json``)."""
+
+    state: str  # Completed | Completed with failures | Failed | Canceled
+    reason: str
+    exit_code: int
+    output: str
+    root_cause: str
+    finished_at: str
+
+    def to_json(self) -> bytes:
+        return json.dumps(asdict(self), indent=1).encode()
+
+    @classmethod
+    def from_json(cls, data: bytes) -> FinalState:
+        return cls(**json.loads(data))
+
+
+@dataclass(frozen=True)
+class NodeRow:
+    """One node serving the job, as its last report said."""
+
+    node_id: str
+    workers: int
+    init_failures: int
+    gave_up: bool
+
+
+@dataclass(frozen=True)
+class JobSnapshot:
+    """One job's counts, errors and nodes at one moment (no I/O, nothing live)."""
+
+    job_id: str
+    name: str
+    elapsed_s: float
+    counts: Counts
+    planned_mbs: int
+    attempts: int
+    requeues: int
+    outstanding_tasks: int
+    split_done: bool
+    output: str  # the append_row file the job writes ("" when none)
+    final: FinalState | None
+    first_error: str  # the root cause ("" before any failure)
+    errors: tuple[tuple[str, int, str], ...]  # (message, count, first place), top ten
+    has_errors: bool
+    last_errors: tuple[dict[str, Any], ...]
+    nodes: tuple[NodeRow, ...]
+    init_detail: str
+    error_summary: str  # job_error.txt's text (taken at the end only; else "")
+    progress_line: str
