@@ -19,7 +19,6 @@ import os
 import signal
 import socket
 import subprocess
-from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, BinaryIO
 
 import anyio
@@ -28,6 +27,7 @@ from anyio.abc import Process, SocketStream
 from anyio.streams.buffered import BufferedByteReceiveStream
 
 from prsd.agent.outcap import CapturedFile
+from prsd.agent.verdicts import ExitInfo
 from prsd.worker import protocol
 
 if TYPE_CHECKING:
@@ -35,26 +35,6 @@ if TYPE_CHECKING:
     from pathlib import Path
 
     from prsd.agent.cgroup import WorkerGroup
-
-
-@dataclass(frozen=True)
-class ExitInfo:
-    """How a worker process ended."""
-
-    returncode: int
-    signal_name: str  # "" when it exited by itself
-    sent_by_prsd: bool
-
-    def describe(self, process_name: str) -> str:
-        """``process002 exits with returncode -9 (SIGKILL, not sent by prsd)``."""
-        return f"{process_name} exits with {self.summary()}"
-
-    def summary(self) -> str:
-        """``returncode -9 (SIGKILL, not sent by prsd)``, or ``returncode 3``."""
-        if not self.signal_name:
-            return f"returncode {self.returncode}"
-        who = "sent by prsd" if self.sent_by_prsd else "not sent by prsd"
-        return f"returncode {self.returncode} ({self.signal_name}, {who})"
 
 
 def signal_name(returncode: int) -> str:

@@ -31,8 +31,8 @@ from prsd.agent.launcher import launch_worker, sandbox_lines
 from prsd.agent.memwatch import MemoryWatch
 from prsd.agent.nodelog import append_line, append_stamped, batch_record, stamped
 from prsd.agent.outcap import keep_under_cap
-from prsd.agent.proc import BrokenWorker, ExitInfo, WorkerProcess
-from prsd.agent.verdicts import MemoryEvidence, classify_exit, oom_reason
+from prsd.agent.proc import BrokenWorker, WorkerProcess
+from prsd.agent.verdicts import ExitInfo, MemoryEvidence, classify_exit, oom_reason
 from prsd.agent.workerstate import Action, Event, Transition, WorkerState, transition
 from prsd.owner import RunAs, make_files_for
 from prsd.storage.layout import mb_id, process_name
