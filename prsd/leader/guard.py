@@ -93,10 +93,7 @@ def end_broken_job(spool: SpoolLayout, layout: JobLayout, reason: str) -> FinalS
         (layout.status, json.dumps(status, indent=1).encode()),
     ):
         _write_best_effort(layout, path, data)
-    try:
-        os.unlink(spool.active / layout.job_id)
-    except FileNotFoundError:
-        pass
+    (spool.active / layout.job_id).unlink(missing_ok=True)
     log.error("job failed by a fault", job_id=layout.job_id, reason=reason)
     return final
 

@@ -10,6 +10,7 @@ from __future__ import annotations
 import json
 import os
 from dataclasses import dataclass, field
+from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 import anyio
@@ -404,7 +405,4 @@ def _claimants(driver: JobDriver) -> list[str]:
 
 
 def _unlink(path: os.PathLike[str]) -> None:
-    try:
-        os.unlink(path)
-    except FileNotFoundError:
-        pass
+    Path(path).unlink(missing_ok=True)
