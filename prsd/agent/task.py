@@ -13,6 +13,7 @@ import os
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
+from prsd.fdio import write_all
 from prsd.storage.atomic import TMP_PREFIX, publish
 from prsd.storage.claim import Claim, commit, give_back
 from prsd.storage.records import Outcome, ResultMeta, TaskBody
@@ -67,9 +68,7 @@ def finish_task(layout: JobLayout, node_id: str, task: RunningTask, *, durable: 
     meta = ResultMeta(task.task.name, node_id, outcomes).encode()
     fd = os.open(task.out_tmp, os.O_WRONLY | os.O_CREAT | os.O_APPEND | os.O_NOFOLLOW, 0o644)
     try:
-        view = memoryview(meta)
-        while view:
-            view = view[os.write(fd, view) :]
+        write_all(fd, meta)
     finally:
         os.close(fd)
     publish(task.out_tmp, layout.result(task.task, node_id), durable=durable)
@@ -78,8 +77,5 @@ def finish_task(layout: JobLayout, node_id: str, task: RunningTask, *, durable: 
 
 def hand_back(layout: JobLayout, node_id: str, task: RunningTask) -> bool:
     """Give an unstarted task back to the leader (drain, or this node gave up on the job)."""
-    try:
-        os.unlink(task.out_tmp)
-    except FileNotFoundError:
-        pass
+    task.out_tmp.unlink(missing_ok=True)
     return give_back(layout, node_id, task.task)

@@ -33,6 +33,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from prsd.errors import PrsdError
+from prsd.fdio import write_all
 from prsd.leader.outplace import OutputPlace, output_place
 from prsd.storage.atomic import rename_at, tmp_path_for
 from prsd.storage.dirfd import UnsafeFolder, check_owner, open_under, same_folder
@@ -178,10 +179,7 @@ class OrderedMerge:
             self.bytes_written += copied
 
     def _write_all(self, data: bytes) -> int:
-        view = memoryview(data)
-        while view:
-            view = view[os.write(self._fd, view) :]
-        return len(data)
+        return write_all(self._fd, data)
 
     def finish(self, *, durable: bool = True) -> Path:
         """Publish the output under its final name; every mini-batch must be in.
