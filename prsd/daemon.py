@@ -154,7 +154,7 @@ def _run(spool: SpoolLayout, args: argparse.Namespace) -> int:
         console.warn(image_note(spec.build_environment, node_runtime()) or "")
     options = AgentOptions(node_id=_node_id(args))
     final = anyio.run(lambda: run_until_done(spool, job_id, options, on_progress=console.say))
-    result = spool.job(job_id).logs / "job_result.txt"
+    result = spool.job(job_id).log_tree.job_result
     try:
         console.say(result.read_text(encoding="utf-8").rstrip())
     except OSError:

@@ -117,7 +117,7 @@ class TaskFeed:
             void = layout.void / f"{claim.task.name}.{node}"
             move_verified(claim.path, void)
             append_line(
-                layout.logs / "sys" / "error" / node / "agent.txt",
+                layout.log_tree.agent_error(node),
                 f"task file {claim.task.name} is unreadable ({exc}); moved to {void}",
             )
             return None

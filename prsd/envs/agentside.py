@@ -44,7 +44,7 @@ class JobSpec(Protocol):
 
 def build_log(layout: JobLayout, node_id: str) -> Path:
     """``logs/sys/environment/<node>.txt``: every build step of the job on this node."""
-    return layout.logs / "sys" / "environment" / f"{node_id}.txt"
+    return layout.log_tree.environment_log(node_id)
 
 
 class JobEnvironment:

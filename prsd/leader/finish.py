@@ -88,9 +88,10 @@ def finish_job(end: JobEnd, snap: JobSnapshot, state: str, reason: str) -> Final
     if state == "Failed" and reason and not snap.has_errors:
         summary = f"{reason}\n"  # failed before any mini-batch ran (init, environment)
     summary = "".join(one_line(line) + "\n" for line in summary.splitlines())
-    write_atomic(layout.logs / "job_error.txt", summary.encode())
-    (layout.logs / "user").mkdir(parents=True, exist_ok=True)
-    write_atomic(layout.logs / "user" / "error.txt", summary.encode())
+    tree = layout.log_tree
+    write_atomic(tree.job_error, summary.encode())
+    tree.user.mkdir(parents=True, exist_ok=True)
+    write_atomic(tree.user_error, summary.encode())
     end.logs.result(text)
     final = FinalState(
         state,

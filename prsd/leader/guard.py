@@ -88,7 +88,7 @@ def end_broken_job(spool: SpoolLayout, layout: JobLayout, reason: str) -> FinalS
         "updated_at": datetime.now(UTC).isoformat(timespec="seconds"),
     }
     for path, data in (
-        (layout.logs / "job_result.txt", text.encode()),
+        (layout.log_tree.job_result, text.encode()),
         (layout.final, final.to_json()),
         (layout.status, json.dumps(status, indent=1).encode()),
     ):

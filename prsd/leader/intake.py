@@ -205,7 +205,7 @@ def fail_intake(layout: JobLayout, error: PrsdError) -> FinalState:
     layout.state.mkdir(parents=True, exist_ok=True)
     write_readme(layout)
     text = f"Failed\nReason: {reason}\nThe job was not started: fix the job folder and submit it again.\n"
-    write_atomic(layout.logs / "job_result.txt", text.encode())
+    write_atomic(layout.log_tree.job_result, text.encode())
     write_atomic(layout.final, final.to_json())
     status = {"schema": 1, "job_id": layout.job_id, "state": "Failed", "reason": reason}
     write_atomic(layout.status, json.dumps(status, indent=1).encode(), durable=False)

@@ -123,4 +123,4 @@ perf/<node_id>/os/<YYYYMMDDHH>/processes_<MM>
 def write_readme(layout: JobLayout) -> None:
     """Write logs/readme.txt for a job (idempotent)."""
     layout.logs.mkdir(parents=True, exist_ok=True)
-    write_atomic(layout.logs / "readme.txt", README.encode(), durable=False)
+    write_atomic(layout.log_tree.readme, README.encode(), durable=False)

@@ -15,6 +15,7 @@ WORKER_FILES = sorted(
         *(REPO / "prsd" / "worker").glob("*.py"),
         REPO / "prsd" / "__init__.py",
         REPO / "prsd" / "fdio.py",
+        *(REPO / "prsd" / "wire").glob("*.py"),
         *(REPO / "azureml_user").rglob("*.py"),
     ]
 )
