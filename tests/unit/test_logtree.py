@@ -81,7 +81,7 @@ def _joins(path: Path) -> list[str]:
         for part in parts:
             text = part.value if isinstance(part, ast.Constant) else None
             if isinstance(text, str) and (text in SEGMENTS or FILE.search(text)):
-                found.append(f"{path.relative_to(ROOT)}:{node.lineno}: {text!r}")
+                found.append(f"{path.relative_to(ROOT)}:{getattr(node, 'lineno', 0)}: {text!r}")
     return found
 
 
