@@ -10,13 +10,14 @@ columns.
 from __future__ import annotations
 
 from datetime import UTC, datetime
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
 from prsd.agent.verdicts import classify_exit, oom_reason
 from prsd.storage.records import OOM, Outcome
 
 if TYPE_CHECKING:
     from prsd.agent.verdicts import ExitInfo, MemoryEvidence
+    from prsd.storage.records import MiniBatch
 
 
 def timeout_error(*, running: bool, timeout_s: float, overhead_s: float) -> str:
@@ -42,7 +43,7 @@ def death(exit_info: ExitInfo, evidence: MemoryEvidence) -> tuple[str, str]:
 
 
 def failed_outcome(
-    mb: dict[str, Any],
+    mb: MiniBatch,
     status: str,
     error: str,
     *,
@@ -51,10 +52,10 @@ def failed_outcome(
     pid: int,
     error_file: str,
 ) -> Outcome:
-    """The outcome the agent records for mini-batch ``mb`` (its run frame)."""
-    items = max(int(mb.get("n", -1)), 0)
+    """The outcome the agent records for mini-batch ``mb``."""
+    items = max(mb.items, 0)
     return Outcome(
-        index=int(mb["i"]),
+        index=mb.index,
         status=status,
         items=items,
         failed_items=items,

@@ -17,6 +17,7 @@ import anyio
 from prsd.agent.nodelog import append_stamped, batch_record, stamped
 from prsd.agent.proc import BrokenWorker
 from prsd.agent.verdicts import MemoryEvidence
+from prsd.wire import frames
 
 if TYPE_CHECKING:
     from prsd.agent.context import ProcessPaths
@@ -69,9 +70,9 @@ class WorkerHandle:
     async def _ask_shutdown(self) -> None:
         proc = self._proc()
         try:
-            await proc.send({"op": "shutdown"})
+            await proc.send(frames.Shutdown().to_json())
             with anyio.move_on_after(self.stop_grace_s):
-                while (await proc.receive()).get("ev") != "bye":
+                while not isinstance(await proc.receive(), frames.Bye):
                     pass
         except BrokenWorker:
             pass

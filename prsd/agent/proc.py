@@ -28,6 +28,8 @@ from anyio.streams.buffered import BufferedByteReceiveStream
 
 from prsd.agent.outcap import CapturedFile
 from prsd.agent.verdicts import ExitInfo
+from prsd.wire.fields import RecordError
+from prsd.wire.frames import Event, decode_event
 from prsd.worker import protocol
 
 if TYPE_CHECKING:
@@ -73,8 +75,8 @@ class WorkerProcess:
         except (OSError, anyio.BrokenResourceError, anyio.ClosedResourceError) as exc:
             raise BrokenWorker(f"cannot write to the worker: {exc}") from exc
 
-    async def receive(self) -> dict[str, Any]:
-        """The next frame.
+    async def receive(self) -> Event:
+        """The next frame, decoded (prsd.wire.frames).
 
         Raises:
             BrokenWorker: the channel closed (the worker died) or a frame was malformed.
@@ -82,7 +84,7 @@ class WorkerProcess:
         try:
             header = await self._reader.receive_exactly(protocol.HEADER.size)
             body = await self._reader.receive_exactly(protocol.frame_length(header))
-            return protocol.decode(body)
+            return decode_event(protocol.decode(body))
         except (
             anyio.EndOfStream,
             anyio.IncompleteRead,
@@ -91,7 +93,7 @@ class WorkerProcess:
             OSError,
         ) as exc:
             raise BrokenWorker("the worker's channel closed") from exc
-        except protocol.ProtocolError as exc:
+        except RecordError as exc:  # a malformed frame (ProtocolError is one too)
             raise BrokenWorker(str(exc)) from exc
 
     async def watch(self) -> None:

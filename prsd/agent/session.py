@@ -24,7 +24,7 @@ from __future__ import annotations
 
 import time
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
 import anyio
 import anyio.to_thread
@@ -38,9 +38,10 @@ from prsd.agent.outcap import keep_under_cap
 from prsd.agent.proc import BrokenWorker, WorkerProcess
 from prsd.agent.workerstate import Action, Event, Transition, WorkerState, transition
 from prsd.owner import RunAs, make_files_for
-from prsd.storage.layout import mb_id, process_name
+from prsd.storage.layout import process_name
 from prsd.storage.records import TIMEOUT, Outcome
 from prsd.tunables import max_captured_output_bytes
+from prsd.wire import frames
 
 if TYPE_CHECKING:
     from collections.abc import Callable
@@ -51,6 +52,7 @@ if TYPE_CHECKING:
     from prsd.agent.task import RunningTask
     from prsd.agent.verdicts import ExitInfo
     from prsd.agent.writer import FileWriter
+    from prsd.storage.records import MiniBatch
 
 STOP_GRACE_S = 5.0
 
@@ -71,7 +73,7 @@ class InHand:
     """The mini-batch the worker holds when its clock runs out or it dies (FAIL_BATCH)."""
 
     task: RunningTask
-    mb: dict[str, Any]
+    mb: MiniBatch
     started: float | None  # when run() began (None: still loading)
     on_done: Callable[[Outcome], None]
     error: str = ""  # a timeout's text
@@ -195,23 +197,21 @@ class WorkerSession(WorkerHandle):
     async def wait_ready(self, deadline_s: float) -> InitResult:
         """Wait for ``init()`` to finish; a failure or a timeout stops the worker."""
         proc = self._proc()
-        began = time.monotonic()
-        msg: dict[str, Any] | None = None
+        msg: frames.Event | None = None
+        died = False
         with anyio.move_on_after(deadline_s):
             try:
                 msg = await proc.receive()
             except BrokenWorker:
-                msg = {"ev": "died"}
+                died = True
         if self.state in (WorkerState.STOPPING, WorkerState.DEAD, WorkerState.RETIRED):
             await proc.wait_exit()  # stop_now() stopped it: not an init failure
             return InitResult(False, "stopped by prsd during init()", stopped=True)
-        ev = msg.get("ev") if msg is not None else None
-        if ev == "ready" and msg is not None:
+        if isinstance(msg, frames.Ready):
             await self.apply(Event.READY)
-            init_s = float(msg.get("init_s", time.monotonic() - began))
-            self.main_log(f"{self.name} ready: init() took {init_s:.3f} s")
-            return InitResult(True, init_s=init_s)
-        if msg is None:
+            self.main_log(f"{self.name} ready: init() took {msg.init_s:.3f} s")
+            return InitResult(True, init_s=msg.init_s)
+        if msg is None and not died:
             self._init_result = InitResult(
                 False,
                 f"init() did not finish within {deadline_s:g} s (3 x retry_settings.timeout"
@@ -221,13 +221,8 @@ class WorkerSession(WorkerHandle):
                 timed_out=True,
             )
             await self.apply(Event.INIT_TIMED_OUT, "init() timed out")
-        elif ev == "init_failed":
-            self._init_result = InitResult(
-                False,
-                str(msg.get("error", "init() failed")),
-                str(msg.get("traceback_tail", "")),
-                str(msg.get("error_file", "")),
-            )
+        elif isinstance(msg, frames.InitFailed):
+            self._init_result = InitResult(False, msg.error, msg.traceback_tail, msg.error_file)
             await self.apply(Event.INIT_FAILED, "init() failed")
         else:
             await self.apply(Event.EXITED, "died during init()")
@@ -263,15 +258,9 @@ class WorkerSession(WorkerHandle):
             # fills both pipes, and a sender that waited for all its writes first would
             # deadlock with a worker blocked writing its "start" frames.
             try:
+                last = len(remaining) - 1
                 for k, mb in enumerate(remaining):
-                    await proc.send(
-                        {
-                            "op": "run",
-                            "mb": mb,
-                            "out": str(task.out_tmp),
-                            "close": k == len(remaining) - 1,
-                        }
-                    )
+                    await proc.send(frames.Run(mb, str(task.out_tmp), k == last).to_json())
             except BrokenWorker:
                 pass  # the collector sees the closed channel and records the death
 
@@ -290,7 +279,7 @@ class WorkerSession(WorkerHandle):
             self.flush_records()
 
     async def _collect(
-        self, task: RunningTask, remaining: list[dict[str, Any]], on_done: Callable[[Outcome], None]
+        self, task: RunningTask, remaining: list[MiniBatch], on_done: Callable[[Outcome], None]
     ) -> bool:
         """Receive ``start``/``done`` for each mini-batch under its clock.
 
@@ -300,7 +289,7 @@ class WorkerSession(WorkerHandle):
         """
         proc = self._proc()
         spec = self.ctx.spec
-        pending = {int(mb["i"]): mb for mb in remaining}  # in hand-over order
+        pending = {mb.index: mb for mb in remaining}  # in hand-over order
         started: float | None = None
         died = False
         with anyio.CancelScope(
@@ -312,14 +301,13 @@ class WorkerSession(WorkerHandle):
                 except BrokenWorker:
                     died = True
                     break
-                ev = msg.get("ev")
-                if ev == "start":
+                if isinstance(msg, frames.Start):
                     started = time.monotonic()
                     clock.deadline = anyio.current_time() + spec.timeout_s
                     if self.memory is not None:
                         self.memory.reset()
-                elif ev == "done":
-                    outcome = Outcome.from_json(msg["outcome"])
+                elif isinstance(msg, frames.Done):
+                    outcome = msg.outcome
                     task.outcomes[outcome.index] = outcome
                     pending.pop(outcome.index, None)
                     on_done(outcome)
@@ -345,7 +333,7 @@ class WorkerSession(WorkerHandle):
         )
         if self.state is WorkerState.STOPPING:
             return
-        why = f"{hand.error} (mini-batch {mb_id(int(hand.mb['i']))})"
+        why = f"{hand.error} (mini-batch {hand.mb.mb_id})"
         await self.apply(Event.RUN_TIMED_OUT, why)  # ... FAIL_BATCH
 
     async def _died(self) -> None:
@@ -356,7 +344,7 @@ class WorkerSession(WorkerHandle):
             # counts as not run, and its retries are not used up.
             await self._proc().wait_exit()
             return
-        why = f"died while running mini-batch {mb_id(int(hand.mb['i']))}"
+        why = f"died while running mini-batch {hand.mb.mb_id}"
         await self.apply(Event.EXITED, why)  # ... FAIL_BATCH
 
     def _fail_batch(self, event: Event) -> None:
