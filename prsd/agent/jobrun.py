@@ -11,7 +11,6 @@ job-wide rules).
 from __future__ import annotations
 
 import itertools
-import json
 from collections.abc import Callable
 from dataclasses import asdict, replace
 from datetime import UTC, datetime
@@ -34,6 +33,7 @@ from prsd.agent.writer import FileWriter
 from prsd.envs.agentside import JobEnvironment
 from prsd.storage.atomic import write_atomic
 from prsd.storage.layout import TaskName, node_report
+from prsd.wire.nodereport import NodeReport
 
 if TYPE_CHECKING:
     from anyio.abc import TaskGroup
@@ -329,15 +329,15 @@ class JobRun:
         }
 
     def _write_report(self) -> None:
-        report = {
-            "node_id": self.ctx.node_id,
+        report = NodeReport(
+            self.ctx.node_id,
+            updated_at=datetime.now(UTC).isoformat(timespec="seconds"),
+            first_init_error=self.first_init_error,
+            environment=self.environment.report().get("environment"),
             **asdict(self.statistics()),
-            "first_init_error": self.first_init_error,
-            **self.environment.report(),
-            "updated_at": datetime.now(UTC).isoformat(timespec="seconds"),
-        }
+        )
         path = node_report(self.ctx.layout, self.ctx.node_id)
-        data = json.dumps(report, indent=1).encode()
+        data = report.encode()
 
         def write() -> None:
             path.parent.mkdir(parents=True, exist_ok=True)

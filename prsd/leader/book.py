@@ -11,7 +11,7 @@ value; :class:`~prsd.leader.job.JobDriver` is the I/O shell that feeds it.
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
 from prsd.leader.errorbook import ErrorBook
 from prsd.leader.initrule import NodeInit, first_error_detail, init_failure
@@ -26,8 +26,9 @@ if TYPE_CHECKING:
 
     from prsd.leader.ledger import Ledger
     from prsd.leader.retry import Step
-    from prsd.leader.snapshot import FinalState
     from prsd.storage.records import MiniBatch
+    from prsd.wire.final import FinalState
+    from prsd.wire.nodereport import NodeReport
 
 
 @dataclass(frozen=True)
@@ -127,15 +128,9 @@ class JobBook:
         self.split_done = True
         self.ledger.total_mbs = len(self.ledger)
 
-    def read_nodes(self, reports: Iterable[dict[str, Any]]) -> None:
-        """The nodes' reports as last read (a torn or foreign one is skipped)."""
-        inits = []
-        for report in reports:
-            try:
-                inits.append(NodeInit.from_report(report))
-            except (ValueError, TypeError):
-                continue  # the next look reads it again
-        self.node_inits = inits
+    def read_nodes(self, reports: Iterable[NodeReport]) -> None:
+        """The nodes' reports as last read (torn or foreign ones were skipped)."""
+        self.node_inits = [NodeInit.from_report(r) for r in reports]
 
     # --- decisions out ------------------------------------------------------------------
 

@@ -17,10 +17,10 @@ from prsd.leader.faileditems import write_failed_items
 from prsd.leader.joblogs import format_duration
 from prsd.leader.partial import keep_partial_output
 from prsd.leader.rerun import combine_outputs, job_code_digest, read_retry_plan, retry_summary
-from prsd.leader.snapshot import FinalState
 from prsd.leader.verdict import COMPLETED_WITH_FAILURES, completed_state, failures_reason
 from prsd.logline import one_line
 from prsd.storage.atomic import write_atomic
+from prsd.wire.final import FinalState
 
 if TYPE_CHECKING:
     from prsd.jobspec import JobSpec

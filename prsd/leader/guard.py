@@ -30,6 +30,7 @@ from prsd.leader.finish import FinalState
 from prsd.logconfig import get_logger
 from prsd.storage.atomic import write_atomic
 from prsd.storage.readsafe import read_small
+from prsd.wire.status import SCHEMA_VERSION
 
 if TYPE_CHECKING:
     from pathlib import Path
@@ -81,7 +82,7 @@ def end_broken_job(spool: SpoolLayout, layout: JobLayout, reason: str) -> FinalS
     )
     text = f"Failed\nReason: {reason}\nLook first: logs/sys/master_role.txt\n"
     status = {
-        "schema": 1,
+        "schema": SCHEMA_VERSION,
         "job_id": layout.job_id,
         "state": "Failed",
         "reason": reason,

@@ -48,8 +48,9 @@ if TYPE_CHECKING:
     from pathlib import Path
 
     from prsd.jobspec import JobSpec
-    from prsd.leader.snapshot import FinalState, JobSnapshot
+    from prsd.leader.snapshot import JobSnapshot
     from prsd.leader.takeover import Look
+    from prsd.wire.final import FinalState
 
 LIST_INTERVAL_S = 0.2  # how often done/ and returned/ are listed (hints cover the rest)
 CANCEL_CHECK_S = 0.5

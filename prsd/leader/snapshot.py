@@ -2,37 +2,18 @@
 
 The driver takes a :class:`JobSnapshot` from its :class:`~prsd.leader.book.JobBook`
 and hands it to :mod:`prsd.leader.status` and :mod:`prsd.leader.finish`, which read
-nothing else of the driver; :class:`FinalState` is how a job ended
-(``state/final.json``).
+nothing else of the driver. How a job ended (``state/final.json``) is
+:class:`prsd.wire.final.FinalState`.
 """
 
 from __future__ import annotations
 
-import json
-from dataclasses import asdict, dataclass
+from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
     from prsd.leader.verdict import Counts
-
-
-@dataclass(frozen=True)
-class FinalState:
-    """How a job ended (``state/final.json``)."""
-
-    state: str  # Completed | Completed with failures | Failed | Canceled
-    reason: str
-    exit_code: int
-    output: str
-    root_cause: str
-    finished_at: str
-
-    def to_json(self) -> bytes:
-        return json.dumps(asdict(self), indent=1).encode()
-
-    @classmethod
-    def from_json(cls, data: bytes) -> FinalState:
-        return cls(**json.loads(data))
+    from prsd.wire.final import FinalState
 
 
 @dataclass(frozen=True)

@@ -8,6 +8,7 @@ from prsd.leader.snapshot import NodeRow
 from prsd.leader.takeover import settled
 from prsd.leader.verdict import Counts, Thresholds
 from prsd.storage.records import FAILED, REQUEUED, SUCCEEDED, MiniBatch, Outcome
+from prsd.wire.nodereport import NodeReport
 
 TIMEOUTS = Timeouts(first_task_s=60.0, progress_s=300.0)
 
@@ -93,16 +94,11 @@ def test_timeouts_count_from_the_start_and_from_the_last_progress() -> None:
     assert "progress_update_timeout" in (book.timed_out(401.0) or "")
 
 
-def test_node_reports_fill_the_snapshot_and_torn_ones_are_skipped() -> None:
+def test_node_reports_fill_the_snapshot() -> None:
     book = _book(1, [])
-    book.read_nodes(
-        [
-            {"node_id": "n1", "workers": 2, "init_failures": 1},
-            {"node_id": "n2", "workers": "many"},  # torn or foreign
-        ]
-    )
+    book.read_nodes([NodeReport("n1", workers=2, init_failures=1), NodeReport("n2")])
     snap = book.snapshot(101.0, job_id="j", name="n", outstanding=4, output="o")
-    assert snap.nodes == (NodeRow("n1", 2, 1, False),)
+    assert snap.nodes == (NodeRow("n1", 2, 1, False), NodeRow("n2", 1, 0, False))
     assert (snap.planned_mbs, snap.outstanding_tasks, snap.elapsed_s) == (1, 4, 1.0)
 
 

@@ -7,6 +7,8 @@ import pytest
 
 from prsd.wire import frames
 from prsd.wire.fields import RecordError
+from prsd.wire.final import FinalState
+from prsd.wire.nodereport import NodeReport
 from prsd.wire.records import (
     FOOTER,
     RESULT_MAGIC,
@@ -15,6 +17,7 @@ from prsd.wire.records import (
     ResultMeta,
     TaskBody,
 )
+from prsd.wire.status import validate_status
 
 FULL = Outcome(
     7,
@@ -39,7 +42,9 @@ FULL = Outcome(
 
 
 def test_records_round_trip() -> None:
-    body = TaskBody("job-1", "csv", (MiniBatch(0, {"path": "/a"}, -1), MiniBatch(1, [], 2, {"k": 1})))
+    body = TaskBody(
+        "job-1", "csv", (MiniBatch(0, {"path": "/a"}, -1), MiniBatch(1, [], 2, {"k": 1}))
+    )
     assert TaskBody.decode(body.encode()) == body
     assert Outcome.from_json(FULL.to_json()) == FULL
     meta = ResultMeta("000000007.a1.e1", "n1", (FULL, Outcome(8, "succeeded")))
@@ -127,3 +132,30 @@ def test_a_malformed_worker_frame_is_refused_by_name(obj: object, message: str) 
 def test_a_malformed_agent_frame_is_refused_by_name(obj: object, message: str) -> None:
     with pytest.raises(RecordError, match=message):
         frames.decode_command(obj)
+
+
+def test_node_report_final_state_and_status_records() -> None:
+    report = NodeReport(
+        "n1",
+        updated_at="2026-11-25T10:00:00+00:00",
+        workers=2,
+        busy=1,
+        init_failures=1,
+        first_init_error={"error": "boom"},
+        environment={"state": "building", "since": "t"},
+    )
+    assert NodeReport.decode(report.encode()) == report
+    blind = NodeReport("n2", cannot_see=["jobs/j/code/"])
+    assert NodeReport.decode(blind.encode()) == blind
+    with pytest.raises(RecordError, match="node report: workers is str"):
+        NodeReport.decode(b'{"node_id": "n", "workers": "many"}')
+    final = FinalState("Failed", "why", 42, "", "First error: x", "2026-11-25T10:00:00+00:00")
+    assert FinalState.from_json(final.to_json()) == final
+    with pytest.raises(RecordError, match="final.json: state 'Done' is none of"):
+        FinalState.from_json(b'{"state": "Done"}')
+    doc = {"schema": 1, "job_id": "j", "state": "Running", "reason": "", "eta_s": None}
+    assert validate_status(doc) == []
+    assert validate_status({"schema": 1, "job_id": "j", "state": 3}) == [
+        "state: int where str is expected",
+        "reason: missing",
+    ]
