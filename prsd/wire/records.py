@@ -18,7 +18,7 @@ only, Python 3.9: the worker builds its outcomes with this module too.
 from __future__ import annotations
 
 import struct
-from dataclasses import asdict, dataclass, field
+from dataclasses import dataclass, field, fields
 from typing import Any
 
 from prsd.wire.fields import Fields, RecordError, dumps
@@ -136,13 +136,31 @@ class Outcome:
 
     def to_json(self) -> dict[str, Any]:
         """The outcome's JSON: empty fields left out, index and status always in."""
-        obj = {k: v for k, v in asdict(self).items() if v not in ("", 0, 0.0, {})}
-        obj.update(index=self.index, status=self.status)
+        obj = {k: v for k in _OUTCOME_FIELDS if (v := getattr(self, k)) not in _EMPTY}
+        obj["index"], obj["status"] = self.index, self.status
         return obj
 
     @classmethod
     def from_json(cls, obj: Any) -> Outcome:
         """Read an outcome (unknown fields are left out: a newer writer may add some)."""
+        if isinstance(obj, dict):  # the common case in one pass; the checked path says why
+            values = {k: v for k, v in obj.items() if k in _OUTCOME_TYPES}
+            if (
+                "index" in values
+                and values.get("status") in ATTEMPT_STATUSES
+                and all(
+                    isinstance(v, _OUTCOME_TYPES[k]) and not isinstance(v, bool)
+                    for k, v in values.items()
+                )
+            ):
+                for k in _FLOAT_FIELDS:
+                    if k in values:
+                        values[k] = float(values[k])
+                return cls(**values)
+        return cls._checked(obj)
+
+    @classmethod
+    def _checked(cls, obj: Any) -> Outcome:
         f = Fields(obj, "outcome")
         status = f.get("status", str)
         if status not in ATTEMPT_STATUSES:
@@ -153,6 +171,18 @@ class Outcome:
         values.update({k: f.get(k, float, default=0.0) for k in _FLOAT_FIELDS})
         values.update({k: f.get(k, str, default="") for k in _STR_FIELDS})
         return cls(f.get("index", int), status, extra=f.get("extra", dict, default={}), **values)
+
+
+_OUTCOME_FIELDS = tuple(f.name for f in fields(Outcome))
+_EMPTY: tuple[Any, ...] = ("", 0, 0.0, {})
+_OUTCOME_TYPES: dict[str, tuple[type, ...]] = {
+    "index": (int,),
+    "status": (str,),
+    "extra": (dict,),
+    **dict.fromkeys(_INT_FIELDS, (int,)),
+    **dict.fromkeys(_FLOAT_FIELDS, (int, float)),
+    **dict.fromkeys(_STR_FIELDS, (str,)),
+}
 
 
 @dataclass(frozen=True)
