@@ -147,7 +147,7 @@ def _node_id(args: argparse.Namespace) -> str:
 
 def _run(spool: SpoolLayout, args: argparse.Namespace) -> int:
     from prsd.cli.runview import progress_view, write_line
-    from prsd.embedded import LeftEarly, run_until_done
+    from prsd.embedded import LeftEarly, run_interruptible
 
     job_id, spec = submit(args.job_dir, spool, name=args.name)
     write_line(f"job {job_id}")
@@ -160,9 +160,7 @@ def _run(spool: SpoolLayout, args: argparse.Namespace) -> int:
     view = progress_view()
     try:
         final = anyio.run(
-            lambda: run_until_done(
-                spool, job_id, options, on_progress=view.show, say=view.note, interrupts=True
-            )
+            lambda: run_interruptible(spool, job_id, options, on_progress=view.show, say=view.note)
         )
     finally:
         view.close()
@@ -195,6 +193,11 @@ def left_early_line(spool: SpoolLayout, job_id: str, left: LeftEarly) -> str:
 def _leader(spool: SpoolLayout, args: argparse.Namespace) -> int:
     election = Election(spool, lease_s=args.lease_s, beat_s=args.heartbeat_s)
     leader = Leader(spool, election=election, node_lease_s=args.node_lease_s)
+    console.say(
+        f"prsd leader: spool {spool.root}, host {socket.gethostname()} (pid {os.getpid()}): "
+        f"leads when it holds the lease (lease {args.lease_s:g} s, nodes presumed lost after "
+        f"{args.node_lease_s:g} s)"
+    )
 
     async def lead() -> None:
         async with anyio.create_task_group() as tg:
@@ -222,6 +225,10 @@ def _agent(spool: SpoolLayout, args: argparse.Namespace) -> int:
         slots=args.slots,
     )
     agent = Agent(spool, options)
+    console.say(
+        f"prsd agent: spool {spool.root}, node {node_id} on {socket.gethostname()} "
+        f"(pid {os.getpid()}): {agent.node_slots()} worker slots, {agent.gpus.count} GPUs"
+    )
     codes: list[int] = []
 
     async def serve() -> None:

@@ -51,12 +51,26 @@ async def run_until_done(
     *,
     on_progress: Callable[[dict[str, Any]], None] | None = None,
     say: Callable[[str], None] | None = None,
-    interrupts: bool = False,
-) -> FinalState | LeftEarly:
-    """Lead and serve ``job_id`` in this process; returns how it ended.
+) -> FinalState:
+    """Lead and serve ``job_id`` in this process; returns how it ended."""
+    final = await run_interruptible(spool, job_id, options, on_progress=on_progress, say=say)
+    assert isinstance(final, FinalState)  # only a Ctrl-C leaves early
+    return final
 
-    ``on_progress`` gets the job's status document at once and then every
-    PROGRESS_EVERY_S; ``say`` gets one-line notes for the user.
+
+async def run_interruptible(
+    spool: SpoolLayout,
+    job_id: str,
+    options: AgentOptions,
+    *,
+    on_progress: Callable[[dict[str, Any]], None] | None = None,
+    say: Callable[[str], None] | None = None,
+    interrupts: bool = True,
+) -> FinalState | LeftEarly:
+    """Lead and serve ``job_id`` in this process, Ctrl-C being the user's; how it ended.
+
+    ``on_progress`` gets the job's status document at once, every PROGRESS_EVERY_S,
+    and once more at the end; ``say`` gets one-line notes for the user.
     """
     links = LeaderLinks()
 
@@ -77,6 +91,8 @@ async def run_until_done(
             tg.start_soon(lambda: agent.run(until_job=job_id))
             final = await _lead_until_done(leader, job_id, say)
             agent.job_ended()
+        if on_progress is not None:  # the view ends on the job's last counts
+            on_progress(await anyio.to_thread.run_sync(read_status, spool, job_id))
         outer.cancel_scope.cancel()
     if ctrl_c.left:
         return await anyio.to_thread.run_sync(ctrl_c.leave)
