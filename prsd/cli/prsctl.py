@@ -2,8 +2,8 @@
 
 Every command reads or writes the spool and nothing else: ``status`` reads the
 leader's summaries, ``nodes`` the heartbeats, ``logs`` the log tree, ``cancel``
-drops a request the leader checks against the job's owner and answers, ``submit``
-and ``retry`` put a job folder in the inbox. No command talks to a daemon.
+and ``gc`` drop requests the leader checks against the job's owner and answers,
+``submit`` and ``retry`` put a job folder in the inbox. No command talks to a daemon.
 
 Errors reach the user as one line on stderr (``prsctl: error: ...``), never as a
 traceback: refusals, permission problems (the file, the user, what to change) and a
@@ -24,6 +24,8 @@ from typing import TYPE_CHECKING, Any
 from prsd.cli.access import permission_line, require_owner, unreadable_line
 from prsd.cli.envs import add_parser as add_env_parser
 from prsd.cli.envs import cmd_env
+from prsd.cli.gc import add_parser as add_gc_parser
+from prsd.cli.gc import cmd_gc
 from prsd.cli.jobs import all_statuses, is_ended, read_status, resolve_job
 from prsd.cli.settings import spool_folder
 from prsd.errors import ExitCode, PrsdError
@@ -83,7 +85,8 @@ def parser() -> argparse.ArgumentParser:
     rep.add_argument("job")
     rep.add_argument("-o", "--output", type=Path, default=None, help="default: <job>.html")
     env = add_env_parser(sub)
-    for sp in (s, st, c, lg, n, r, rep, env):
+    gc = add_gc_parser(sub)
+    for sp in (s, st, c, lg, n, r, rep, env, gc):
         sp.add_argument(
             "--spool", type=Path, default=None, help="spool folder (default: $PRSD_SPOOL)"
         )
@@ -292,6 +295,7 @@ COMMANDS = {
     "retry": cmd_retry,
     "report": cmd_report,
     "env": cmd_env,
+    "gc": cmd_gc,
 }
 
 

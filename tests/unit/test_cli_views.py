@@ -1,12 +1,14 @@
-"""The pure parts of the command line's views: progress lines, drained nodes, and the
-reason a script without ``run()`` gives (no I/O)."""
+"""The pure parts of the command line: progress lines, drained nodes, the reason a
+script without ``run()`` gives, and what ``prsctl gc`` chooses and the leader allows."""
 
 from __future__ import annotations
 
 from datetime import UTC, datetime, timedelta
 
+from prsd.cli.gc import Ended, old_jobs
 from prsd.cli.nodes import node_row
 from prsd.cli.runview import progress_line
+from prsd.leader.askrule import JobPlace, Person, Verb, decide
 from prsd.leader.initrule import NodeInit, init_failure
 from prsd.storage.heartbeat import Heartbeat
 
@@ -65,3 +67,38 @@ def test_a_script_without_run_is_the_reason_not_the_init_count() -> None:
     other = dict(error, error="OSError: no GPU")
     reason = init_failure([NodeInit("n1", 2, 0, 6, True, other)], 3.0)
     assert reason is not None and reason.startswith("init() failed 6 times")
+
+
+def _ended(job_id: str, state: str, days: float, uid: int) -> Ended:
+    at = (NOW - timedelta(days=days)).isoformat(timespec="seconds")
+    return Ended(job_id, state, at, uid)
+
+
+def test_gc_chooses_ended_jobs_older_than_the_days_and_the_users_own() -> None:
+    jobs = [
+        _ended("old", "Completed", 10, 1000),
+        _ended("partial", "Completed with failures", 8, 1000),
+        _ended("young", "Failed", 2, 1000),
+        _ended("theirs", "Canceled", 30, 1001),
+        _ended("odd", "Running", 30, 1000),  # never, whatever a document says
+        Ended("unreadable", "Completed", "yesterday", 1000),
+    ]
+    chosen, others = old_jobs(jobs, 7, NOW, uid=1000, admin=False)
+    assert [(j.job_id, round(age)) for j, age in chosen] == [("old", 10), ("partial", 8)]
+    assert others == 1
+    everyone, others = old_jobs(jobs, 7, NOW, uid=1000, admin=True)
+    assert [j.job_id for j, _ in everyone] == ["old", "partial", "theirs"] and others == 0
+
+
+def test_remove_acts_on_ended_jobs_only() -> None:
+    owner = Person(1000, "alice")
+    for place, verb in ((JobPlace.ENDED, Verb.ACT), (JobPlace.DRIVEN, Verb.ANSWER)):
+        d = decide("j1", "remove", place, asker=owner, owner=owner, asker_is_admin=False)
+        assert d.verb is verb
+    queued = decide(
+        "j1", "remove", JobPlace.WAITING, asker=owner, owner=owner, asker_is_admin=False
+    )
+    assert (queued.ok, queued.message) == (False, "job j1 is queued: only ended jobs are removed")
+    bob = Person(1001, "bob")
+    theirs = decide("j1", "remove", JobPlace.ENDED, asker=bob, owner=owner, asker_is_admin=False)
+    assert theirs.verb is Verb.ANSWER and not theirs.ok and "may not remove it" in theirs.message
