@@ -158,6 +158,22 @@ def test_status_in_a_pipe_is_not_cut_at_80_columns(tmp_path: Path) -> None:
     view = ctl(spool, "status", done.job_id)
     assert "items 3/3 succeeded" in view.stdout, view.stdout
     assert all(not line.endswith("…") for line in view.stdout.splitlines()), view.stdout
+    # On an 80-column terminal the other columns give way: the id stays whole.
+    primary, secondary = pty.openpty()
+    env = {**os.environ, "COLUMNS": "80", "LINES": "40", "TERM": "xterm"}
+    proc = subprocess.Popen(
+        [*PRSCTL, "status", "--spool", str(spool)],
+        stdin=secondary, stdout=secondary, stderr=secondary, env=env,
+    )  # fmt: skip
+    os.close(secondary)
+    try:
+        screen = b"".join(d for _, d in _read_pty(primary, proc, 60)).decode(errors="replace")
+        assert proc.wait(30) == 0
+    finally:
+        proc.kill()
+        proc.wait()
+        os.close(primary)
+    assert any(done.job_id in line for line in screen.splitlines()), screen
 
 
 def test_watch_in_a_pipe_streams_lines_while_the_job_runs(tmp_path: Path) -> None:
