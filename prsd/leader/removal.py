@@ -1,7 +1,9 @@
 """Removing an ended job from the spool (``prsctl gc``), for the leader's request desk.
 
 Invariant: only a job with a final state (``state/final.json``) and no ``active/``
-marker is removed, and only by the leader (root on a deployed spool), after the
+marker is removed, and never while a job not yet ended (a retry, queued or running)
+keeps results of it (its ``retry_kept.jsonl`` names the job: the retry reads them at
+its end), and only by the leader (root on a deployed spool), after the
 request desk checked who asked (:mod:`prsd.leader.askrule`). The job's folder is
 first renamed aside to a dot name in ``jobs/`` (``prsctl`` stops listing it at once;
 the id stays reserved in ``jobs/.ids``), then deleted in a thread, so a large job
@@ -17,7 +19,9 @@ import shutil
 import threading
 from typing import TYPE_CHECKING
 
+from prsd.errors import PrsdError
 from prsd.leader.finish import FinalState
+from prsd.leader.kept import KEPT_FILE, read_kept
 from prsd.logconfig import get_logger
 from prsd.storage.atomic import move_verified
 
@@ -48,12 +52,48 @@ def remove_ended_job(spool: SpoolLayout, job_id: str) -> tuple[bool, str]:
         return False, f"job {job_id} has not ended: only ended jobs are removed"
     except (ValueError, TypeError) as exc:
         return False, f"job {job_id}: its final state cannot be read ({exc}); not removed"
+    keeper = kept_by(spool, job_id)
+    if keeper:
+        return False, (
+            f"job {job_id} is kept by job {keeper}, a retry that has not ended (it reads "
+            f"{job_id}'s results at its end); remove it once {keeper} has ended"
+        )
     aside = spool.jobs / f"{ASIDE_PREFIX}{job_id}-{secrets.token_hex(4)}"
     if not move_verified(layout.root, aside):
         return False, f"job {job_id} is gone already"
     _delete_in_background(aside)
     log.info("job removed", job_id=job_id, state=final.state, finished_at=final.finished_at)
     return True, f"job {job_id} removed ({final.state}, ended {final.finished_at})"
+
+
+def kept_by(spool: SpoolLayout, job_id: str) -> str:
+    """A job not yet ended (active, or queued in the inbox) that keeps results of
+    ``job_id``; "" when there is none. A keep file that cannot be read counts as
+    keeping it when it names the job at all."""
+    for folder in _unended_folders(spool):
+        try:
+            text = (folder / KEPT_FILE).read_text(encoding="utf-8")
+        except (OSError, UnicodeDecodeError):
+            continue
+        if job_id not in text:
+            continue
+        try:
+            if any(k.job == job_id for k in read_kept(folder)):
+                return folder.name
+        except (PrsdError, OSError):
+            return folder.name
+    return ""
+
+
+def _unended_folders(spool: SpoolLayout) -> list[Path]:
+    folders: list[Path] = []
+    for names, where in ((spool.active, spool.jobs), (spool.inbox, spool.inbox)):
+        try:
+            listed = os.listdir(names)
+        except FileNotFoundError:
+            continue
+        folders.extend(where / n for n in listed if not n.startswith("."))
+    return folders
 
 
 def sweep_aside(spool: SpoolLayout) -> int:

@@ -13,6 +13,7 @@ import time
 from typing import TYPE_CHECKING
 
 from prsd.cli.prsctl import main as prsctl_main
+from prsd.leader.removal import remove_ended_job
 from prsd.storage.layout import SpoolLayout
 from prsd.storage.requests import Request, read_reply, send_request
 from tests.helpers import stop_daemons, wait_until
@@ -185,3 +186,45 @@ def test_gc_of_another_users_job_is_refused_and_admins_may(tmp_path: Path) -> No
             assert not any((layout.jobs / j).exists() for j in mine)
         finally:
             stop_daemons(procs)
+
+
+BROKEN_ONE = """
+    def run(mini_batch):
+        for path in mini_batch:
+            if path.endswith("item00001.txt"):
+                raise ValueError("item 1 is broken")
+        return list(mini_batch)
+"""
+
+
+FLAKY_YAML = """
+    name: flaky
+    input_data: ./data
+    mini_batch_size: "1"
+    resources: {max_concurrency_per_instance: 1}
+    retry_settings: {max_retries: 0}
+    task:
+      code: ./code
+      entry_script: score.py
+      append_row_to: ./outputs/out.txt
+"""
+
+
+def test_a_job_whose_results_a_waiting_retry_keeps_is_not_removed(tmp_path: Path) -> None:
+    """The retry reads the earlier job's results at its end: gc leaves that job alone."""
+    spool = tmp_path / "spool"
+    job = make_job(tmp_path, BROKEN_ONE, FLAKY_YAML, files=3)
+    first = run_prsd(job, spool, env=ENV)
+    assert first.returncode == 0, first.stdout + first.stderr
+    assert first.result_text().startswith("Completed with failures")
+    retry = ctl(spool, "retry", first.job_id)
+    assert retry.returncode == 0, retry.stderr
+    waiting = retry.stdout.strip()
+    assert (spool / "inbox" / waiting).is_dir()  # no leader: the retry waits
+    removed, message = remove_ended_job(SpoolLayout(spool), first.job_id)
+    assert not removed
+    assert message == (
+        f"job {first.job_id} is kept by job {waiting}, a retry that has not ended (it "
+        f"reads {first.job_id}'s results at its end); remove it once {waiting} has ended"
+    )
+    assert (spool / "jobs" / first.job_id).is_dir()
