@@ -6,6 +6,8 @@ from __future__ import annotations
 import json
 import os
 import signal
+import subprocess
+import sys
 import textwrap
 import threading
 import time
@@ -94,6 +96,23 @@ def test_ctrl_c_cancels_the_job_and_waits_for_its_workers(tmp_path: Path) -> Non
     assert _final(spool, job_id)["state"] == "Canceled"
     result = (spool / "jobs" / job_id / "logs" / "job_result.txt").read_text(encoding="utf-8")
     assert result.splitlines()[0] == "Canceled"
+    status = subprocess.run(
+        [
+            sys.executable,
+            "-m",
+            "prsd.cli.prsctl",
+            "status",
+            job_id,
+            "--json",
+            "--spool",
+            str(spool),
+        ],
+        capture_output=True,
+        text=True,
+        check=True,
+        timeout=60,
+    )
+    assert json.loads(status.stdout)["state"] == "Canceled"
     assert stopped == sorted(f"stopped-{pid}" for pid in pids)  # waited for their 1 s stop
     assert alive(procs) == []
     assert "Traceback" not in run.stderr()
