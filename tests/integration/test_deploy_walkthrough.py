@@ -1,4 +1,4 @@
-"""docs/deploy.md's walk-through, run as written: every block marked "runs in CI", on
+"""docs/deploy.md's walk-through, run as written: every block marked "run in CI", on
 this one machine with the node ids gpu-1 and gpu-2, every absolute path moved under a
 temporary folder (``/mnt/``, ``/etc/prsd``, ``/var/log/``) and ``alice`` played by the
 user running the tests. A change to prsd that breaks a documented command fails here."""
@@ -18,7 +18,7 @@ from tests.helpers import wait_until
 
 ROOT = Path(__file__).resolve().parents[2]
 DOC = ROOT / "docs" / "deploy.md"
-MARK = "<!-- walkthrough: runs in CI -->"
+MARK = "*(run in CI as written)*"
 ABSOLUTE = re.compile(r"(?<![\w/.-])(/mnt/|/etc/prsd\b|/var/log/)")  # a path's start
 BLOCK = re.compile(re.escape(MARK) + r"\n```sh\n(.*?)\n```", re.DOTALL)
 
