@@ -81,8 +81,9 @@ def cmd_gc(spool: SpoolLayout, args: argparse.Namespace) -> int:
     if args.older_than < 0:
         raise PrsdError("--older-than DAYS must be 0 or more")
     uid = os.getuid()
+    admin = uid == 0 or _is_admin(uid)
     chosen, others = old_jobs(
-        read_ended(spool), args.older_than, datetime.now(UTC), uid=uid, admin=_is_admin(uid)
+        read_ended(spool), args.older_than, datetime.now(UTC), uid=uid, admin=admin
     )
     if others:
         console.warn(
@@ -90,7 +91,8 @@ def cmd_gc(spool: SpoolLayout, args: argparse.Namespace) -> int:
             "PRSD_ADMIN_GROUP may remove them)"
         )
     if not chosen:
-        console.say(f"nothing to remove: no ended job of yours older than {args.older_than:g} days")
+        whose = "" if admin else " of yours"
+        console.say(f"nothing to remove: no ended job{whose} older than {args.older_than:g} days")
         return ExitCode.OK
     if args.dry_run:
         for job, age in chosen:

@@ -139,7 +139,7 @@ def test_gc_removes_old_ended_jobs_and_keeps_young_and_running_ones(tmp_path: Pa
         assert not refused.ok
         assert refused.message == f"job {running} is running: only ended jobs are removed"
         again = ctl(spool, "gc", "--older-than", "0.00015")
-        assert again.stdout.startswith("nothing to remove: no ended job of yours older than")
+        assert again.stdout == "nothing to remove: no ended job older than 0.00015 days\n"
     finally:
         stop_daemons(procs)
 
