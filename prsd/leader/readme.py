@@ -26,8 +26,9 @@ job_progress_overview.<YYYYMMDD>.txt
     "Processed N of M mini batches in h:mm:ss. Estimated remaining time h:mm:ss.",
     and the result. A new file starts each day.
 job_error.txt
-    One line per distinct error in the entry script, most frequent first, with its
-    count and the first mini-batch, node and worker it happened on.
+    Why the job ended: the cause, the first error and the file with its full text,
+    then one line per distinct error, most frequent first, with its count and where
+    it first happened. "No errors." only for a job that had none.
 readme.txt
     This file.
 
@@ -67,6 +68,8 @@ sys/node/<node_id>/<process_name>.profile
     cProfile statistics of that worker (with --profiling_module cProfile).
 sys/error/<node_id>/
     Exceptions inside prsd itself on that node.
+sys/error/leader.txt
+    The traceback of a fault of the leader that ended the job (absent otherwise).
 
 user/entry_script_log/<node_id>/<process_name>.log.txt
     What the entry script logged through EntryScript().logger.
@@ -78,7 +81,7 @@ user/error/<node_id>/<process_name>.txt
     Full tracebacks of init() and run() failures, and the Python stacks of a
     run() that timed out (dumped just before the worker was stopped).
 user/error.txt
-    One line per distinct error, with counts (as job_error.txt).
+    The same text as job_error.txt.
 user/metrics/<node_id>/<process_name>.jsonl
     Metrics of scripts that use azureml.core's Run.get_context().log(...): one JSON
     object per call: time, run, kind (scalar, list, row, table, image, upload),
