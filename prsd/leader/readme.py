@@ -4,9 +4,13 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
+from prsd.jobspec.said import notes_text, spec_notes
 from prsd.storage.atomic import write_atomic
 
 if TYPE_CHECKING:
+    from pathlib import Path
+
+    from prsd.jobspec import JobSpec
     from prsd.storage.layout import JobLayout
 
 README = """\
@@ -32,6 +36,10 @@ job_error.txt
 readme.txt
     This file.
 
+sys/job_notes.txt
+    What the job does differently from Azure, said once when it was taken in:
+    keys accepted and not used, Azure system arguments passed on and not acted
+    on, outputs placed elsewhere, names close to a known one, the environment.
 sys/master_role.txt
     The leader's view: intake, scheduling, requeues, nodes lost, the result.
 sys/job_report/processed_mini-batches.csv
@@ -121,6 +129,12 @@ perf/<node_id>/os/<YYYYMMDDHH>/processes_<MM>
     A ps-style list of every process on the node at that minute (UTC): PID, PPID,
     USER, %CPU, RSS(MB), STAT, COMMAND, busiest first.
 """
+
+
+def write_job_notes(logs: Path, spec: JobSpec) -> None:
+    """Write logs/sys/job_notes.txt: what the job does differently from Azure."""
+    (logs / "sys").mkdir(parents=True, exist_ok=True)
+    write_atomic(logs / "sys" / "job_notes.txt", notes_text(spec_notes(spec)).encode())
 
 
 def write_readme(layout: JobLayout) -> None:

@@ -178,7 +178,7 @@ def test_output_places(tmp_path: Path, output: str, kind: str, expected: str) ->
     suffix = "" if kind == "file" else "/parallel_run_step.txt"
     assert spec.append_row_to == str(spool / expected) + suffix
     local = "./results" in output or "file:" in output
-    assert any(n.startswith("output o:") for n in spec.notes) != local
+    assert any(n.startswith("redirected: output o:") for n in spec.notes) != local
 
 
 def test_output_absolute_outside_roots(tmp_path: Path) -> None:
