@@ -201,3 +201,28 @@ def test_an_unsupported_transformation_fails_naming_it_and_the_file(tmp_path: Pa
     r = run_prsd(job, tmp_path / "spool")
     assert r.returncode == 2, r.stderr + r.stdout
     assert "random_split" in r.stderr and str(job / "table" / "MLTable") in r.stderr, r.stderr
+
+
+GROUPS = """
+    def run(mini_batch, mini_batch_context):
+        key = mini_batch_context.partition_key_value
+        return [f"{key['store']} {key['brand']} {len(mini_batch)} {int(mini_batch['quantity'].sum())}"]
+"""
+
+
+def test_partition_keys_group_the_transformed_rows(tmp_path: Path) -> None:
+    """Azure's many-models layout: partition columns from the paths, then one mini-batch
+    per (store, brand), each with exactly the rows mltable gives for that pair."""
+    job = make_job(
+        tmp_path, GROUPS, JOB.replace('mini_batch_size: "300"', "partition_keys: [store, brand]")
+    )
+    _sales(job / "table")
+    (job / "table" / "MLTable").write_text(textwrap.dedent(OJ), encoding="utf-8")
+    expected: dict[tuple[str, str], list[int]] = {}
+    for e in _reference(job / "table"):
+        row = dict(zip(e["columns"], e["row"], strict=True))
+        expected.setdefault((row["store"], row["brand"]), []).append(int(row["quantity"]))
+    r = run_prsd(job, tmp_path / "spool", "--node-id", "n1")
+    assert r.returncode == 0, r.stderr + r.stdout
+    lines = r.output("rows.txt").read_text().splitlines()
+    assert lines == [f"{s} {b} {len(q)} {sum(q)}" for (s, b), q in expected.items()]
