@@ -8,9 +8,9 @@ Rules (docs/jobspec.md, "Input formats"):
   with ``.`` or ``_`` left out, as the splitter leaves them out) all have one tabular
   extension is a table of that format, so ``mini_batch_size: 64KB`` and
   ``partition_keys`` by column work on it as on one file. Two exceptions keep it a
-  files input, with a note: a ``mini_batch_size`` that is a bare count (Azure's
-  meaning for a ``uri_folder``: files per mini-batch) and a ``partition_format``
-  (keys taken from the folder layout).
+  files input: a ``mini_batch_size`` that is a bare count without ``partition_keys``
+  (Azure's meaning for a ``uri_folder``: files per mini-batch; a note says so) and a
+  ``partition_format`` (keys taken from the folder layout).
 - Mixed extensions, other extensions, an empty folder, a ``uri_file``: files.
 
 The listing stops at the first file that breaks the rule, so a folder of a million
@@ -45,6 +45,7 @@ def infer_format(
     *,
     mini_batch_size: Any = None,
     partition_format: bool = False,
+    partition_keys: bool = False,
 ) -> tuple[str, str, list[str]]:
     """``(format, delimiter, notes)`` of entries ``(path, declared kind or None)``."""
     if any(kind not in (None, "uri_folder") for _, kind in paths):
@@ -66,7 +67,7 @@ def infer_format(
     what = f"{', '.join(str(p) for p in folders)} holds only {''.join(suffixes)} files"
     if partition_format:
         return "files", ",", []
-    if _is_count(mini_batch_size):
+    if _is_count(mini_batch_size) and not partition_keys:  # keys make the size moot
         return (
             "files",
             ",",

@@ -152,6 +152,7 @@ def _input_spec(
         [(e.path, e.kind) for e in entries],
         mini_batch_size=size.value if size is not None else None,
         partition_format="partition_format" in settings,
+        partition_keys="partition_keys" in settings,
     )
     return InputSpec(paths, fmt, name, delimiter=delimiter), notes
 

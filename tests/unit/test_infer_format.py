@@ -72,3 +72,9 @@ def test_partition_format_keeps_files(tmp_path: Path) -> None:
     """Keys from the folder layout: a files input."""
     folder = _folder(tmp_path / "d", "u1/a.csv")
     assert infer_format([(folder, None)], partition_format=True)[0] == "files"
+
+
+def test_partition_keys_read_a_table_whatever_the_count(tmp_path: Path) -> None:
+    """With partition_keys the size is moot: a count does not keep files."""
+    folder = _folder(tmp_path / "d", "a.csv")
+    assert infer_format([(folder, None)], mini_batch_size="10", partition_keys=True)[0] == "csv"
