@@ -137,9 +137,11 @@ def _first_error(book: ErrorBook, groups: list[InitGroup], job_log: str) -> list
     elif groups:
         g = groups[0]
         who = f"node {g.node_id}, {g.process_name or 'no worker'}"
-        if g.kind == "environment":
-            who = f"building the job's environment on node {g.node_id}"
-        head = f"{g.kind} failed ({who}): {g.error}" if g.kind == "init" else f"{who}: {g.error}"
+        what = {"init": "init failed", "init timeout": "init timed out"}.get(g.kind)
+        if what is None:
+            head = f"building the job's environment on node {g.node_id}: {g.error}"
+        else:
+            head = f"{what} ({who}): {g.error}"
         tail, file = g.traceback_tail, g.error_file
     else:
         return [f"Full text: {job_log}"] if job_log else []
