@@ -18,6 +18,8 @@ from typing import Any
 
 import pytest
 
+from tests.fleet import Fleet
+from tests.helpers import wait_until
 from tests.jobkit import make_job, run_prsd
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -260,3 +262,36 @@ def test_partition_keys_group_the_transformed_rows(tmp_path: Path) -> None:
     assert r.returncode == 0, r.stderr + r.stdout
     lines = r.output("rows.txt").read_text().splitlines()
     assert lines == [f"{s} {b} {len(q)} {sum(q)}" for (s, b), q in expected.items()]
+
+
+SLOW_ROWS = ROWS.replace(
+    "def run(mini_batch):", "def run(mini_batch):\n        time.sleep(0.2)"
+).replace("import json\n", "import json\n    import time\n")
+
+
+def test_a_restarted_leader_keeps_the_transformed_rows_exactly_once(tmp_path: Path) -> None:
+    """The leader killed (SIGKILL) while the workers read its transformed files: a new
+    leader plans the same files again, and the output holds mltable's rows once each."""
+    fleet = Fleet(tmp_path / "spool", tmp_path / "daemon-logs")
+    try:
+        fleet.leader()
+        fleet.agent("n1", "--slots", "2")
+        job = make_job(tmp_path, SLOW_ROWS, JOB)
+        _sales(job / "table")
+        (job / "table" / "MLTable").write_text(textwrap.dedent(ROWS_STEPS), encoding="utf-8")
+        expected = _reference(job / "table")
+        job_id = fleet.submit(job)
+        done = fleet.spool / "jobs" / job_id / "logs" / "sys" / "job_report"
+        report = done / "processed_mini-batches.csv"
+        wait_until(lambda: report.exists() and len(report.read_text().splitlines()) > 3, 90, "work")
+        fleet.kill("leader")
+        assert fleet.final(job_id) is None, "killed while the job ran"
+        fleet.leader()
+        wait_until(lambda: fleet.final(job_id) is not None, 120, "the job to end")
+        final = fleet.final(job_id)
+        assert final is not None and final["state"] == "Completed", final
+        out = fleet.spool / "jobs" / job_id / "outputs" / "rows.txt"
+        seen = [json.loads(line) for line in out.read_text().splitlines()]
+        assert [s["row"] for s in seen] == [e["row"] for e in expected]
+    finally:
+        fleet.close()

@@ -20,7 +20,6 @@ Payload (JSON): ``{"path": FILE, "format": "parquet", "rows": N}``.
 from __future__ import annotations
 
 import io
-import shutil
 from typing import TYPE_CHECKING, Any
 
 import pandas as pd
@@ -51,8 +50,9 @@ def plan_mltable(
     Raises:
         InputError: a file cannot be read, or a step cannot be applied to it.
     """
-    shutil.rmtree(folder, ignore_errors=True)  # a restarted leader writes them again
-    folder.mkdir(parents=True)
+    # A restarted leader plans again and writes the same files, each replaced whole
+    # (write_atomic), so a worker reading one of a task still running never sees it torn.
+    folder.mkdir(parents=True, exist_ok=True)
     steps = Steps(spec.steps)
     cut = _Cutter(size_bytes, folder)
     names: list[str] | None = None  # the first file's columns (see _csv_chunks)
