@@ -16,6 +16,7 @@ import anyio
 from prsd.agent.agent import EXIT_IDLE, Agent, AgentOptions
 from prsd.agent.nodeid import ensure_node_id_free
 from prsd.cli import console
+from prsd.cli.jobnotes import print_notes
 from prsd.doctor import cli as doctor_cli
 from prsd.doctor import require_safe_spool
 from prsd.doctor.probes import MIN_FREE_BYTES
@@ -58,6 +59,9 @@ def parser() -> argparse.ArgumentParser:
     run.add_argument("--spool", type=Path, default=None, help="spool folder (default ./spool)")
     run.add_argument("--name", default=None, help="job name (default: the spec's)")
     run.add_argument("--node-id", default=None, help="this node's id (default: host name)")
+    run.add_argument(
+        "--quiet", action="store_true", help="do not print the job's notes (keys not used ...)"
+    )
     leader = sub.add_parser("leader", help="run the leader daemon (any number; one leads)")
     leader.add_argument("--spool", type=Path, default=None)
     leader.add_argument(
@@ -151,11 +155,7 @@ def _run(spool: SpoolLayout, args: argparse.Namespace) -> int:
 
     job_id, spec = submit(args.job_dir, spool, name=args.name)
     write_line(f"job {job_id}")
-    if spec.python is None and "image" in spec.build_environment:
-        from prsd.envs.image import image_note
-        from prsd.envs.settings import node_runtime
-
-        console.warn(image_note(spec.build_environment, node_runtime()) or "")
+    print_notes(spec, (args.job_dir, spool.job(job_id).root), "prsd", quiet=args.quiet)
     options = AgentOptions(node_id=_node_id(args))
     view = progress_view()
     try:

@@ -47,6 +47,9 @@ def parser() -> argparse.ArgumentParser:
     s = sub.add_parser("submit", help="submit a job folder; prints the job id")
     s.add_argument("job_dir", type=Path)
     s.add_argument("--name", default=None)
+    s.add_argument(
+        "--quiet", action="store_true", help="do not print the job's notes (keys not used ...)"
+    )
     st = sub.add_parser("status", help="all jobs, or one job in detail")
     st.add_argument("job", nargs="?")
     st.add_argument(
@@ -130,15 +133,18 @@ def main(argv: list[str] | None = None) -> int:
 
 
 def cmd_submit(spool: SpoolLayout, args: argparse.Namespace) -> int:
+    from prsd.cli.jobnotes import print_notes
     from prsd.cli.roots import check_job_folder, explain
     from prsd.submit import submit
 
     check_job_folder(args.job_dir)
     try:
-        job_id, _ = submit(args.job_dir, spool, name=args.name)
+        job_id, spec = submit(args.job_dir, spool, name=args.name)
     except PrsdError as exc:
         raise explain(exc) from exc
     sys.stdout.write(job_id + "\n")
+    sys.stdout.flush()
+    print_notes(spec, (args.job_dir, spool.job(job_id).root), "prsctl", quiet=args.quiet)
     _warn_if_unserved(spool, "queued")
     return ExitCode.OK
 

@@ -131,6 +131,10 @@ def job_view(doc: dict[str, Any], nodes: list[dict[str, Any]]) -> RenderableType
     if nodes:
         parts.extend([Text("nodes", style="bold"), nodes_table(nodes)])
     parts.extend(_errors(doc))
+    notes = [n for n in doc.get("notes") or [] if isinstance(n, dict)]
+    if notes:
+        parts.append(Text("notes", style="bold"))
+        parts.extend(Text(f"  {n.get('group')}: {n.get('text')}") for n in notes)
     return Group(*parts)
 
 
