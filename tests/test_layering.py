@@ -61,7 +61,14 @@ ALLOWED: dict[str, set[str]] = {
         "prsd.submit",
     },
     "prsd.doctor": {*_BASE, "prsd.cli", "prsd.storage"},
-    "prsd.embedded": {*_BASE, "prsd.agent", "prsd.leader", "prsd.logconfig", "prsd.storage"},
+    "prsd.embedded": {
+        *_BASE,
+        "prsd.agent",
+        "prsd.cli",
+        "prsd.leader",
+        "prsd.logconfig",
+        "prsd.storage",
+    },
     "prsd.daemon": {
         *_BASE,
         "prsd.agent",

@@ -54,6 +54,7 @@ def select_files(logs: Path, q: LogQuery) -> list[tuple[str, Path]]:
     if q.errors:
         if q.node is None:
             add(tree.job_error, "[job_error]")
+            add(tree.leader_error, "[leader error]")
         add(tree.error(node, "*"), "[{node}/{stem} error]")
         add(tree.sys_error_dir(node) / "**" / "*", "[{node} sys error]")
         return found

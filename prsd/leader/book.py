@@ -185,13 +185,8 @@ class JobBook:
         outstanding: int,
         output: str,
         final: FinalState | None = None,
-        poison_items: Iterable[object] | None = None,
     ) -> JobSnapshot:
-        """The job as it stands: what status.json and the end-of-job files are made of.
-
-        ``poison_items`` (the end of the job only) adds the error summary of
-        ``job_error.txt``; a status write leaves it out.
-        """
+        """The job as it stands: what status.json and the end-of-job files are made of."""
         e = self.errors
         return JobSnapshot(
             job_id=job_id,
@@ -207,12 +202,10 @@ class JobBook:
             final=final,
             first_error=e.root_cause() if e.first else "",
             errors=tuple((g.message, g.count, g.first.where()) for g in e.ranked()[:10]),
-            has_errors=bool(e.ranked()),
             last_errors=tuple(p.brief() for p in e.recent),
             nodes=tuple(
                 NodeRow(n.node_id, n.workers, n.failures, n.gave_up) for n in self.node_inits
             ),
             init_detail=self.init_detail,
-            error_summary=e.summary(poison_items) if poison_items is not None else "",
             progress_line=self.progress_line(now),
         )

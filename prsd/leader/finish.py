@@ -13,7 +13,9 @@ from typing import TYPE_CHECKING
 
 from prsd.errors import ExitCode, PrsdError
 from prsd.leader.bisect import short_is_failure
+from prsd.leader.errortext import init_groups, job_error_text
 from prsd.leader.faileditems import write_failed_items
+from prsd.leader.faultfile import job_log, written_fault
 from prsd.leader.joblogs import format_duration
 from prsd.leader.partial import keep_partial_output
 from prsd.leader.rerun import combine_outputs, job_code_digest, read_retry_plan, retry_summary
@@ -24,7 +26,9 @@ from prsd.wire.final import FinalState
 
 if TYPE_CHECKING:
     from prsd.jobspec import JobSpec
+    from prsd.leader.errorbook import ErrorBook
     from prsd.leader.faileditems import FailedItemsBook
+    from prsd.leader.initrule import NodeInit
     from prsd.leader.joblogs import JobLogs
     from prsd.leader.ledger import Ledger
     from prsd.leader.merge import OrderedMerge
@@ -52,6 +56,8 @@ class JobEnd:
     ledger: Ledger  # which mini-batches are final (a failed job's partial output)
     failed_items: FailedItemsBook  # items bisection found failing (failed_items.csv)
     poison_items: list[object]  # the inputs bisection isolated, for user/error.txt
+    errors: ErrorBook  # the run() errors, grouped (job_error.txt)
+    node_inits: list[NodeInit]  # the nodes' init() failures and environment builds
 
 
 def finish_job(end: JobEnd, snap: JobSnapshot, state: str, reason: str) -> FinalState:
@@ -84,10 +90,15 @@ def finish_job(end: JobEnd, snap: JobSnapshot, state: str, reason: str) -> Final
     elif state == COMPLETED_WITH_FAILURES:
         root = snap.first_error
     text = result_text(snap, layout, state, reason, output, root, note=note or "")
-    summary = snap.error_summary
-    if state == "Failed" and reason and not snap.has_errors:
-        summary = f"{reason}\n"  # failed before any mini-batch ran (init, environment)
-    summary = "".join(one_line(line) + "\n" for line in summary.splitlines())
+    summary = job_error_text(
+        state,
+        reason,
+        end.errors,
+        inits=init_groups(end.node_inits),
+        poison_items=end.poison_items,
+        job_log=str(job_log(layout.logs)),
+        fault_file=written_fault(layout.logs),
+    )
     tree = layout.log_tree
     write_atomic(tree.job_error, summary.encode())
     tree.user.mkdir(parents=True, exist_ok=True)

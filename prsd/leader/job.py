@@ -145,8 +145,8 @@ class JobDriver:
             self.status.write(self.snapshot(now), now)
         return self.final is not None
 
-    def snapshot(self, now: float, *, end: bool = False) -> JobSnapshot:
-        """The job as it stands (``end``: with the error summary of job_error.txt)."""
+    def snapshot(self, now: float) -> JobSnapshot:
+        """The job as it stands (status.json, the end-of-job files)."""
         return self.book.snapshot(
             now,
             job_id=self.job_id,
@@ -154,7 +154,6 @@ class JobDriver:
             outstanding=len(self.table),
             output=self.spec.append_row_to or "",
             final=self.final,
-            poison_items=list(self.bisect.isolated) if end else None,
         )
 
     def progress_line(self, now: float) -> str:
@@ -345,8 +344,10 @@ class JobDriver:
             self.ledger,
             self.bisect.failed_items,
             list(self.bisect.isolated),
+            self.book.errors,
+            list(self.book.node_inits),
         )
-        self.final = finish_job(end, self.snapshot(now, end=True), state, reason)
+        self.final = finish_job(end, self.snapshot(now), state, reason)
         self.status.write(self.snapshot(now), now)
         self.logs.close()
         self.issued.close()

@@ -43,9 +43,7 @@ class JobSnapshot:
     final: FinalState | None
     first_error: str  # the root cause ("" before any failure)
     errors: tuple[tuple[str, int, str], ...]  # (message, count, first place), top ten
-    has_errors: bool
     last_errors: tuple[dict[str, Any], ...]
     nodes: tuple[NodeRow, ...]
     init_detail: str
-    error_summary: str  # job_error.txt's text (taken at the end only; else "")
     progress_line: str

@@ -14,6 +14,7 @@ import signal
 from datetime import UTC, datetime
 from typing import TYPE_CHECKING, Any
 
+from prsd.jobspec.said import spec_notes
 from prsd.storage.atomic import write_atomic
 from prsd.wire.status import SCHEMA_VERSION, STATUS_SCHEMA, reconcile, validate_status
 
@@ -47,6 +48,7 @@ class StatusWriter:
         self.epoch = epoch
         self.seq = 0
         self.started_wall = datetime.now(UTC)
+        self.notes = [n.to_json() for n in spec_notes(spec)]
         self._last = -1e9
 
     def due(self, now: float) -> bool:
@@ -123,4 +125,5 @@ def summary(snap: JobSnapshot, writer: StatusWriter) -> dict[str, Any]:
             }
             for n in snap.nodes
         ],
+        "notes": writer.notes,
     }

@@ -70,6 +70,11 @@ class LogTree:
         return self.root / "sys"
 
     @property
+    def job_notes(self) -> Path:
+        """What the job does differently from Azure."""
+        return self.sys / "job_notes.txt"
+
+    @property
     def master_role(self) -> Path:
         return self.sys / "master_role.txt"
 
@@ -107,6 +112,11 @@ class LogTree:
 
     def process_profile(self, node: str, process: str) -> Path:
         return self.node_dir(node) / f"{process}.profile"
+
+    @property
+    def leader_error(self) -> Path:
+        """Exceptions inside the leader while it drove the job."""
+        return self.sys / "error" / "leader.txt"
 
     def sys_error_dir(self, node: str) -> Path:
         return self.sys / "error" / node

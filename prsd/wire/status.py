@@ -61,6 +61,7 @@ STATUS_SCHEMA: dict[str, tuple[tuple[type, ...], bool, str]] = {
         "prsctl only: the document was older than the job's end; state taken from final.json",
     ),
     "nodes": ((list,), False, "nodes serving the job: {node_id, workers, init_failures, gave_up}"),
+    "notes": ((list,), False, "what the job does differently from Azure: {group, text}"),
 }
 
 

@@ -24,6 +24,7 @@ MADE = {
     "job_result.txt": T.job_result,
     "job_progress_overview.<YYYYMMDD>.txt": T.progress_overview("<YYYYMMDD>"),
     "job_error.txt": T.job_error,
+    "sys/job_notes.txt": T.job_notes,
     "sys/master_role.txt": T.master_role,
     "sys/job_report/processed_mini-batches.csv": T.report_csv,
     "sys/failed_items.txt": T.failed_items,
