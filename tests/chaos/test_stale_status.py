@@ -50,6 +50,11 @@ def test_frozen_leaders_late_status_loses_to_the_end(tmp_path: Path, fleet: Flee
     pause.touch()
     wait_until(lambda: not pause.exists() and _stopped(a.pid), 30, "leader-a to freeze")
     assert wait_final(fleet, job_id)["state"] == "Completed"
+    # B publishes final.json, then its last status: A must wake after both, or B's
+    # status would overwrite A's late one and there would be nothing stale to ignore.
+    wait_until(
+        lambda: status_json(fleet, job_id).get("state") == "Completed", 30, "B's last status"
+    )
     os.kill(a.pid, signal.SIGCONT)
     wait_until(lambda: status_json(fleet, job_id).get("epoch") == 1, 30, "the stale status to land")
     assert status_json(fleet, job_id)["state"] == "Running"  # what a naive reader would show
