@@ -24,8 +24,12 @@ from prsd.jobspec.yamlsafe import read_yaml
 if TYPE_CHECKING:
     from prsd.jobspec.yamlsafe import Site
 
-_PATH_KEYS = (("code",), ("task", "code"), ("environment", "conda_file"))
-_PATH_KEYS += (("task", "environment", "conda_file"),)
+_PATH_KEYS: tuple[tuple[str, ...], ...] = (
+    ("code",),
+    ("task", "code"),
+    ("environment", "conda_file"),
+    ("task", "environment", "conda_file"),
+)
 _REPLACED = frozenset({"environment"})
 _DECLARATION_ONLY = frozenset({"description", "optional", "min", "max", "enum"})
 

@@ -29,6 +29,7 @@ from prsd.errors import ExitCode
 from prsd.logconfig import get_logger
 from prsd.pipeline.graph import downstream
 from prsd.pipeline.record import CANCEL, STATE, STEPS, BadRecord, pipeline_ids, read_record
+from prsd.pipeline.stdlog import publish_std_log
 from prsd.pipeline.view import ENDED, FAILED, SUCCEEDED, StepView, desk_state, step_views
 from prsd.storage.atomic import move_verified, write_atomic
 
@@ -92,6 +93,9 @@ class PipelineDesk:
             state["canceled"] = True
             self._cancel_running(views)
         moved = bool(skips)
+        for view in views.values():
+            if view.kind == "command" and view.state in SUCCEEDED | FAILED - {"Lost"}:
+                publish_std_log(self.spool.job(view.job_id))
         for name, view in views.items():
             if view.state == "Waiting" and all(
                 views[d].state in SUCCEEDED for d in record.steps[name].deps
@@ -189,13 +193,16 @@ class PipelineDesk:
 
 
 def first_error(spool: SpoolLayout, view: StepView) -> str:
-    """The failed step's first error: its job_result.txt's second line, else its reason."""
+    """The failed step's first error (its job_result.txt's ``First error:``), else its reason."""
     path = spool.job(view.job_id).logs / "job_result.txt"
     try:
-        lines = [x for x in path.read_text(encoding="utf-8").splitlines() if x.strip()]
+        lines = [x.strip() for x in path.read_text(encoding="utf-8").splitlines() if x.strip()]
     except OSError:
         lines = []
-    return lines[1].strip() if len(lines) > 1 else (view.reason or "no reason recorded")
+    for line in lines:
+        if line.startswith("First error:"):
+            return line.removeprefix("First error:").split("\\n", 1)[0].strip()
+    return lines[1] if len(lines) > 1 else (view.reason or "no reason recorded")
 
 
 def _ancestors(record: PipelineRecord, name: str) -> list[str]:

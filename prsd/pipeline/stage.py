@@ -86,7 +86,8 @@ def submit_pipeline(
     doc = read_with_overrides(path, overrides)
     pipeline = read_pipeline(doc, path.parent)
     reuse = dict(reuse or {})
-    base = name or pipeline.name or path.stem
+    stem = path.parent.name if path.stem in ("pipeline", "job") else path.stem
+    base = name or pipeline.name or stem
     pid = _fresh_id(spool, base)
     ids: dict[str, str] = {}
     for step in pipeline.steps:

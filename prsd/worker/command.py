@@ -21,6 +21,7 @@ import subprocess
 import sys
 from collections import deque
 from datetime import datetime, timezone
+from typing import Any
 
 from prsd.worker.entry_script import EntryScript
 
@@ -48,7 +49,7 @@ def run(mini_batch: list[str]) -> list[str]:
     return done
 
 
-def _run_one(spec: dict, job_root: str, log_dir: str) -> None:
+def _run_one(spec: dict[str, Any], job_root: str, log_dir: str) -> None:
     for out in spec.get("outputs", []):
         target = out["path"]
         os.makedirs(os.path.dirname(target) if out["type"] == "uri_file" else target, exist_ok=True)
@@ -96,7 +97,7 @@ def _attempts_in(path: str) -> int:
         return 0
 
 
-def _header(spec: dict, earlier: int) -> str:
+def _header(spec: dict[str, Any], earlier: int) -> str:
     now = datetime.now(timezone.utc).isoformat(timespec="seconds")
     lines = [f"[prsd] attempt {earlier + 1} of step {spec.get('step')} at {now}\n"]
     if earlier:

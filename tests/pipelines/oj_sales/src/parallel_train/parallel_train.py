@@ -6,12 +6,15 @@ numpy only (pandas gives the DataFrame), so it runs without scikit-learn.
 import argparse
 import json
 import os
+from typing import Any
 
 import numpy as np
 import pandas as pd
 
+args = argparse.Namespace()
 
-def init():
+
+def init() -> None:
     global args
     parser = argparse.ArgumentParser()
     for name in ("--drop_cols", "--target_col", "--date_col", "--lagging_orders", "--model_folder"):
@@ -19,9 +22,9 @@ def init():
     args, _ = parser.parse_known_args()
 
 
-def run(input_data, mini_batch_context):
+def run(input_data: pd.DataFrame, mini_batch_context: Any) -> list[Any]:
     if not isinstance(input_data, pd.DataFrame):
-        raise Exception("Not a valid DataFrame input.")
+        raise TypeError("Not a valid DataFrame input.")
     key = mini_batch_context.partition_key_value
     frame = input_data.copy()
     frame[args.date_col] = pd.to_datetime(frame[args.date_col])

@@ -8,7 +8,7 @@ import pandas as pd
 import yaml
 
 
-def folder_name(value):
+def folder_name(value: object) -> str:
     return re.sub(r'[.\s\\|*/<>?:"]', "_", str(value))
 
 
@@ -23,18 +23,22 @@ keys = args.partition_keys.split(",")
 for group, rows in frame.groupby(keys):
     target = os.path.join(args.tabular_output_data, *[folder_name(v) for v in group])
     os.makedirs(target, exist_ok=True)
-    rows.drop(columns=keys).to_csv(os.path.join(target, "partitioned_data.csv"), index=False)
+    # The key columns stay in the files (Azure's script drops them and lets the
+    # MLTable's extract_columns_from_partition_format put them back).
+    rows.to_csv(os.path.join(target, "partitioned_data.csv"), index=False)
     print("wrote", target)
 
-pattern = "".join("{" + k + "}/" for k in keys) + "{file_name}.{extension}"
 table = {
     "type": "mltable",
     "paths": [{"pattern": "./**/*.csv"}],
     "transformations": [
-        {"read_delimited": {"delimiter": ",", "encoding": "ascii",
-                            "header": "all_files_same_headers", "include_path_column": True}},
-        {"extract_columns_from_partition_format": {"partition_format": pattern}},
-        {"drop_columns": ["Path", "file_name", "extension"]},
+        {
+            "read_delimited": {
+                "delimiter": ",",
+                "encoding": "ascii",
+                "header": "all_files_same_headers",
+            }
+        },
     ],
 }
 with open(os.path.join(args.tabular_output_data, "MLTable"), "w") as f:
