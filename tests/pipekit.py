@@ -39,7 +39,7 @@ class PipelineRun:
 
     def step_job(self, step: str) -> Path:
         record = json.loads((self.folder / "pipeline.json").read_text())
-        return self.spool / "jobs" / record["steps"][step]["job_id"]
+        return self.spool / "jobs" / str(record["steps"][step]["job_id"])
 
     def result(self) -> str:
         return (self.folder / "logs" / "job_result.txt").read_text()

@@ -96,7 +96,8 @@ class Binder:
         body["outputs"] = self.outs[step.name]
         if step.kind == "command":
             body, command = self._command(step, body)
-            code = self._path(step.body.get("code"))
+            folder = self._path(step.body.get("code"))
+            code = Path(folder) if isinstance(folder, str) else None
         else:
             command = None
             code = None
