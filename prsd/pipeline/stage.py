@@ -72,11 +72,14 @@ def submit_pipeline(
     name: str | None = None,
     reuse: Mapping[str, str] | None = None,
     retry_of: str = "",
+    origin: Path | None = None,
 ) -> PipelineRecord:
     """Check the pipeline file ``path`` and stage it in ``pipelines/``; its record.
 
     Args:
         reuse: steps whose completed job (by id) stands in for them (``prsctl retry``).
+        retry_of: the pipeline this one runs again.
+        origin: the folder the file's relative paths mean (default: the file's own).
 
     Raises:
         JobSpecError: anything in the file, its components or its steps that cannot run.
@@ -84,7 +87,7 @@ def submit_pipeline(
     """
     path = path.absolute()
     doc = read_with_overrides(path, overrides)
-    pipeline = read_pipeline(doc, path.parent)
+    pipeline = read_pipeline(doc, origin or path.parent)
     reuse = dict(reuse or {})
     stem = path.parent.name if path.stem in ("pipeline", "job") else path.stem
     base = name or pipeline.name or stem
@@ -101,7 +104,7 @@ def submit_pipeline(
     record = PipelineRecord(
         pid,
         base,
-        str(path),
+        str(origin / path.name if origin else path),
         {
             s: StepRecord(s, st.kind, ids[s], st.deps, s in reuse)
             for s, st in pipeline.steps.items()
