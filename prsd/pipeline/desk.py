@@ -28,7 +28,15 @@ from typing import TYPE_CHECKING, Any
 from prsd.errors import ExitCode
 from prsd.logconfig import get_logger
 from prsd.pipeline.graph import downstream
-from prsd.pipeline.record import CANCEL, STATE, STEPS, BadRecord, pipeline_ids, read_record
+from prsd.pipeline.record import (
+    CANCEL,
+    STATE,
+    STEPS,
+    BadRecord,
+    pipeline_ids,
+    pipelines_folder,
+    read_record,
+)
 from prsd.pipeline.stdlog import publish_std_log
 from prsd.pipeline.view import ENDED, FAILED, SUCCEEDED, StepView, desk_state, step_views
 from prsd.storage.atomic import move_verified, write_atomic
@@ -53,12 +61,16 @@ class PipelineDesk:
         self.spool = spool
         self.only = None if only is None else frozenset(only)
         self._last = -1e9
+        self._made = False
 
     def step(self, now: float, *, force: bool = False) -> bool:
         """One round over the unfinished pipelines; True when a step was released or one ended."""
         if not force and now - self._last < CHECK_S:
             return False
         self._last = now
+        if not self._made:  # the daemons make pipelines/ (1777) where users cannot
+            pipelines_folder(self.spool)
+            self._made = True
         moved = False
         for pid in pipeline_ids(self.spool):
             if self.only is not None and pid not in self.only:
