@@ -39,6 +39,11 @@ def test_many_models_pipeline_one_model_per_store_and_brand(tmp_path: Path) -> N
     part = (r.step_job("partition_job") / "outputs" / "tabular_output_data").resolve()
     assert f"--tabular_output_data {part}" in std_log
     assert "not used by prsd (Azure only): $schema, display_name" in r.stdout
+    spec = json.loads((r.step_job("parallel_train") / "spec.json").read_text())
+    for key in ("display_name", "settings", "jobs.parallel_train.compute"):
+        assert key in spec["ignored"]
+    command_spec = json.loads((r.step_job("partition_job") / "spec.json").read_text())
+    assert command_spec["python"] == PY and command_spec["mini_batch_size"] == 1
 
 
 def _pipeline(tmp: Path, steps: str, go_on: bool = False) -> Path:
