@@ -98,7 +98,7 @@ def pipeline_status(spool: SpoolLayout, pid: str) -> dict[str, Any]:
     }
 
 
-_STEP_FIELDS = ("done_mbs", "total_mbs", "planned_mbs", "failed_mbs", "elapsed_s")
+_STEP_FIELDS = ("succeeded_mbs", "failed_mbs", "total_mbs", "planned_mbs", "elapsed_s")
 
 
 def table_rows(spool: SpoolLayout, docs: list[dict[str, Any]]) -> list[dict[str, Any]]:
@@ -113,7 +113,7 @@ def table_rows(spool: SpoolLayout, docs: list[dict[str, Any]]) -> list[dict[str,
             {
                 "job_id": f"{p['pipeline_id']} (pipeline)",
                 "state": p["state"],
-                "done_mbs": done,
+                "succeeded_mbs": done,  # the DONE column: steps done
                 "total_mbs": len(p["steps"]),
             }
         )
@@ -168,7 +168,8 @@ def handle_status(spool: SpoolLayout, pid: str, as_json: bool) -> None:
     for s in doc["steps"]:
         progress = ""
         if s.get("total_mbs"):
-            progress = f" {s.get('done_mbs', 0)}/{s['total_mbs']} mini-batches"
+            done = (s.get("succeeded_mbs") or 0) + (s.get("failed_mbs") or 0)
+            progress = f" {done}/{s['total_mbs']} mini-batches"
         why = f": {s['reason']}" if s["reason"] and s["state"] != "Completed" else ""
         console.say(f"  {s['step']} ({s['kind']}) {s['state']}{progress}{why}  [{s['job_id']}]")
 

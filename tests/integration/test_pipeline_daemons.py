@@ -111,6 +111,11 @@ def test_submit_status_and_leader_takeover_mid_pipeline(tmp_path: Path, fleet: F
     assert doc["kind"] == "pipeline" and doc["state"] == "Running"
     table = prsctl(fleet, "status")
     assert f"{pid} (pipeline)" in table.stdout and "  slow (command)" in table.stdout
+    everything = json.loads(prsctl(fleet, "status", "--json").stdout)
+    assert [p["pipeline_id"] for p in everything["pipelines"]] == [pid]
+    first = doc["steps"][0]
+    assert first["succeeded_mbs"] == 1 and first["total_mbs"] == 1 and first["depends_on"] == []
+    assert doc["steps"][2]["depends_on"] == ["slow"]
     fleet.kill("leader-a")
     wait_until(lambda: ended(fleet, pid), 120, "the pipeline to end under leader-b")
     doc = status(fleet, pid)
