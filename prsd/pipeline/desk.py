@@ -108,11 +108,19 @@ class PipelineDesk:
         for view in views.values():
             if view.kind == "command" and view.state in SUCCEEDED | FAILED - {"Lost"}:
                 publish_std_log(self.spool.job(view.job_id))
+        taken = {}
         for name, view in views.items():
             if view.state == "Waiting" and all(
                 views[d].state in SUCCEEDED for d in record.steps[name].deps
             ):
+                if self._taken(view.job_id):
+                    taken[name] = f"not run: its job id {view.job_id} is taken by another job"
+                    continue
                 moved = self._release(folder, name, view) or moved
+        if taken:  # next round skips what depends on it, or everything still waiting
+            state.setdefault("skipped", {}).update(taken)
+            write_atomic(folder / STATE, json.dumps(state, indent=1).encode())
+            return True
         if all(v.state in ENDED for v in views.values()):
             self._finish(folder, record, views, bool(state.get("canceled")))
             return True
@@ -124,7 +132,7 @@ class PipelineDesk:
         waiting = {n for n, v in views.items() if v.state == "Waiting"}
         if canceled:
             return dict.fromkeys(waiting, "not run: the pipeline was canceled")
-        failed = [n for n, v in views.items() if v.state in FAILED]
+        failed = [n for n, v in views.items() if v.state in FAILED or v.state == "Skipped"]
         if not failed:
             return {}
         first = failed[0]
@@ -148,11 +156,15 @@ class PipelineDesk:
                 if not os.path.lexists(job.cancel):
                     write_atomic(job.cancel, b"", durable=False)
 
+    def _taken(self, job_id: str) -> bool:
+        """Another submission holds the step's id (it never was this step's: not released)."""
+        return os.path.lexists(self.spool.inbox / job_id) or os.path.lexists(
+            self.spool.job(job_id).root
+        )
+
     def _release(self, folder: Path, name: str, view: StepView) -> bool:
         source = folder / STEPS / name
         target = self.spool.inbox / view.job_id
-        if os.path.lexists(target) or os.path.lexists(self.spool.job(view.job_id).root):
-            return False  # the id is taken: the step shows as Waiting until looked into
         if not move_verified(source, target):
             return False
         log.info("pipeline step released", pipeline=folder.name, step=name, job_id=view.job_id)
@@ -162,6 +174,7 @@ class PipelineDesk:
         self, folder: Path, record: PipelineRecord, views: dict[str, StepView], canceled: bool
     ) -> None:
         failed = [v for v in views.values() if v.state in FAILED]
+        failed = failed or [v for v in views.values() if v.state == "Skipped"]
         if canceled:
             state, reason = "Canceled", "Canceled by prsctl cancel."
         elif failed:

@@ -219,3 +219,19 @@ def test_cancel_cancels_the_running_step_and_skips_the_rest(tmp_path: Path, flee
     assert doc["state"] == "Canceled" and doc["exit_code"] == 43
     assert steps(doc) == {"first": "Completed", "slow": "Canceled", "score": "Skipped"}
     assert [s["reason"] for s in doc["steps"]][2] == "not run: the pipeline was canceled"
+
+
+def test_a_step_whose_id_was_taken_is_skipped_and_fails_the_pipeline(
+    tmp_path: Path, fleet: Fleet
+) -> None:
+    path = three_steps(tmp_path, 0)
+    pid = prsctl(fleet, "submit", str(path)).stdout.strip()
+    record = json.loads((fleet.spool / "pipelines" / pid / "pipeline.json").read_text())
+    (fleet.spool / "jobs" / record["steps"]["slow"]["job_id"]).mkdir()  # another job's
+    fleet.leader("leader")
+    fleet.agent("node1")
+    wait_until(lambda: ended(fleet, pid), 60, "the pipeline to end")
+    doc = status(fleet, pid)
+    assert steps(doc) == {"first": "Completed", "slow": "Skipped", "score": "Skipped"}
+    assert doc["state"] == "Failed"
+    assert "is taken by another job" in doc["steps"][1]["reason"]
