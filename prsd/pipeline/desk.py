@@ -96,7 +96,7 @@ class PipelineDesk:
             return True
         views = step_views(self.spool, folder, record)
         state = desk_state(folder)
-        skips = self._skips(record, views, os.path.lexists(folder / CANCEL))
+        skips = plan_skips(record, views, canceled=os.path.lexists(folder / CANCEL))
         if skips:
             state.setdefault("skipped", {}).update(skips)
             write_atomic(folder / STATE, json.dumps(state, indent=1).encode())
@@ -125,29 +125,6 @@ class PipelineDesk:
             self._finish(folder, record, views, bool(state.get("canceled")))
             return True
         return moved
-
-    def _skips(
-        self, record: PipelineRecord, views: dict[str, StepView], canceled: bool
-    ) -> dict[str, str]:
-        waiting = {n for n, v in views.items() if v.state == "Waiting"}
-        if canceled:
-            return dict.fromkeys(waiting, "not run: the pipeline was canceled")
-        failed = [n for n, v in views.items() if v.state in FAILED or v.state == "Skipped"]
-        if not failed:
-            return {}
-        first = failed[0]
-        if not record.continue_on_step_failure:
-            why = (
-                f"not run: step {first} ended {views[first].state} "
-                "(settings.continue_on_step_failure is false)"
-            )
-            return dict.fromkeys(waiting, why)
-        out = {}
-        blocked = [n for n, v in views.items() if v.state in FAILED or v.state == "Skipped"]
-        for name in waiting & downstream(record.deps(), blocked):
-            cause = next(d for d in _ancestors(record, name) if d in blocked)
-            out[name] = f"not run: it depends on step {cause}, which ended {views[cause].state}"
-        return out
 
     def _cancel_running(self, views: dict[str, StepView]) -> None:
         for view in views.values():
@@ -215,6 +192,30 @@ class PipelineDesk:
             "finished_at": datetime.now(UTC).isoformat(timespec="seconds"),
         }
         write_atomic(folder / FINAL, json.dumps(final, indent=1).encode())
+
+
+def plan_skips(
+    record: PipelineRecord, views: dict[str, StepView], *, canceled: bool
+) -> dict[str, str]:
+    """The waiting steps to skip now, each with its reason (pure)."""
+    waiting = {n for n, v in views.items() if v.state == "Waiting"}
+    if canceled:
+        return dict.fromkeys(waiting, "not run: the pipeline was canceled")
+    failed = [n for n, v in views.items() if v.state in FAILED or v.state == "Skipped"]
+    if not failed:
+        return {}
+    first = failed[0]
+    if not record.continue_on_step_failure:
+        why = (
+            f"not run: step {first} ended {views[first].state} "
+            "(settings.continue_on_step_failure is false)"
+        )
+        return dict.fromkeys(waiting, why)
+    out = {}
+    for name in waiting & downstream(record.deps(), failed):
+        cause = next(d for d in _ancestors(record, name) if d in failed)
+        out[name] = f"not run: it depends on step {cause}, which ended {views[cause].state}"
+    return out
 
 
 def first_error(spool: SpoolLayout, view: StepView) -> str:
