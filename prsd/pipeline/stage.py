@@ -40,7 +40,7 @@ from prsd.pipeline.stepjob import (
 )
 from prsd.pipeline.steps import Pipeline, read_pipeline
 from prsd.storage.atomic import fsync_tree, move_verified, write_atomic
-from prsd.submit import _fresh_id, snapshot_code
+from prsd.submit import _fresh_id, copy_named_code, snapshot_code
 
 if TYPE_CHECKING:
     from collections.abc import Mapping, Sequence
@@ -191,7 +191,10 @@ def _check_step(
     skip = {os.path.realpath(p) for p in spec.input.paths}
     skip.update(os.path.realpath(p) for p in spec.side_inputs.values())
     skip.add(os.path.realpath(spool.root))
-    snapshot_code(Path(spec.code_dir), folder / "code", skip)
+    if Path(spec.code_dir) == pipeline.folder:  # no task.code: the entry script alone
+        copy_named_code(spec, folder / "code")
+    else:
+        snapshot_code(Path(spec.code_dir), folder / "code", skip)
     origin = {"job_dir": str(pipeline.folder), "name": "", "code": code_digest(folder / "code")}
     (folder / "origin.json").write_text(json.dumps(origin, indent=1), encoding="utf-8")
 

@@ -164,3 +164,30 @@ def test_a_job_file_by_name_with_set(tmp_path: Path) -> None:
     )
     assert bad.returncode == 2
     assert "mini_batch_sise: unknown key (did you mean 'mini_batch_size'?)" in bad.stderr
+
+
+def test_a_job_file_without_code_copies_its_entry_script_alone(tmp_path: Path) -> None:
+    """The file may sit in a home directory: nothing it does not name is copied."""
+    write_files(
+        tmp_path / "home",
+        {
+            "job.yml": """
+                type: parallel
+                input_data: ./data
+                task:
+                  entry_script: score.py
+                  append_row_to: ./outputs/out.txt
+                """,
+            "score.py": "def run(mb):\n    return [p[-5:] for p in mb]\n",
+            "data/f0.txt": "0",
+            "notes/diary.txt": "private",
+            "other.py": "x = 1\n",
+        },
+    )
+    r = run_pipeline(tmp_path / "home" / "job.yml", tmp_path / "spool")
+    assert r.returncode == 0, r.stdout + r.stderr
+    job = tmp_path / "spool" / "jobs" / r.stdout.splitlines()[0].split()[1]
+    assert sorted(p.name for p in (job / "code").iterdir() if p.name != "__pycache__") == [
+        "score.py"
+    ]
+    assert (job / "outputs" / "out.txt").read_text() == "0.txt\n"
