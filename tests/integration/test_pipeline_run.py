@@ -191,3 +191,19 @@ def test_a_job_file_without_code_copies_its_entry_script_alone(tmp_path: Path) -
         "score.py"
     ]
     assert (job / "outputs" / "out.txt").read_text() == "0.txt\n"
+
+
+def test_a_command_over_its_time_limit_fails_its_step(tmp_path: Path) -> None:
+    step = """
+stuck:
+  type: command
+  command: echo started; sleep 60
+  limits: {timeout: 2}
+  retry_settings: {max_retries: 0}
+"""
+    r = run_pipeline(_pipeline(tmp_path, _steps(step)), tmp_path / "spool", timeout_s=60)
+    assert r.returncode == 42, r.stdout + r.stderr
+    assert "step stuck ended Failed" in r.result()
+    assert "timeout" in (r.step_job("stuck") / "logs" / "job_result.txt").read_text().lower()
+    log = (r.step_job("stuck") / "logs" / "user" / "std_log.txt").read_text()
+    assert "started" in log
