@@ -268,8 +268,14 @@ def cmd_logs(spool: SpoolLayout, args: argparse.Namespace) -> int:
     from prsd.cli import console
     from prsd.cli.logfiles import LogQuery, read_sources, select_files
     from prsd.cli.logmerge import merge_by_time
+    from prsd.pipeline import cli as pipelines
     from prsd.storage.layout import valid_node_id, valid_process_name
 
+    if pipelines.is_pipeline_id(spool, args.job):  # each started step's logs, in order
+        for name, job_id in pipelines.started_steps(spool, args.job):
+            console.say(f"== step {name}: job {job_id}")
+            cmd_logs(spool, argparse.Namespace(**{**vars(args), "job": job_id}))
+        return ExitCode.OK
     job_id = resolve_job(spool, args.job)
     require_owner(spool, job_id, "read its logs")
     if args.node is not None and not valid_node_id(args.node):

@@ -140,6 +140,13 @@ def is_pipeline_id(spool: SpoolLayout, text: str) -> bool:
     return text in pipeline_ids(spool)
 
 
+def started_steps(spool: SpoolLayout, pid: str) -> list[tuple[str, str]]:
+    """(step, job id) of the steps whose job exists, in dependency order."""
+    doc = pipeline_status(spool, pid)
+    waiting = ("Waiting", "Skipped", "Lost", "Queued")
+    return [(s["step"], s["job_id"]) for s in doc["steps"] if s["state"] not in waiting]
+
+
 def handle_submit(
     spool: SpoolLayout, target: Path, overrides: Sequence[str], name: str | None
 ) -> bool:

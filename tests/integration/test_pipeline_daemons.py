@@ -204,6 +204,10 @@ def test_retry_runs_failed_and_skipped_steps_reusing_completed_outputs(
         if state in ("Completed", "Completed with failures"):
             assert ids[step] == made[step]
     assert again["retry_of"] == pid
+    logs = prsctl(fleet, "logs", new)
+    assert logs.returncode == 0, logs.stderr
+    headers = [x for x in logs.stdout.splitlines() if x.startswith("== step ")]
+    assert headers == [f"== step {n}: job {ids[n]}" for n in ("make", "check", "after", "last")]
 
 
 def test_cancel_cancels_the_running_step_and_skips_the_rest(tmp_path: Path, fleet: Fleet) -> None:
