@@ -180,7 +180,8 @@ def _check_step(
         body = data["jobs"][job.step]
         for port, entry in (body.get("inputs") or {}).items():
             if _upstream(step, port) and isinstance(entry, dict):
-                entry["path"] = str(_stand_in(tmp / "in" / job.step / port, entry))
+                fmt = body.get("input_format")
+                entry["path"] = str(_stand_in(tmp / "in" / job.step / port, entry, fmt))
         checked = tmp / f"{job.step}.yaml"
         checked.write_text(yaml.safe_dump(data, sort_keys=False), encoding="utf-8")
         spec = load_job_spec(
@@ -205,17 +206,32 @@ def _upstream(step: Any, port: str) -> bool:
     return isinstance(text, str) and "parent.jobs." in text
 
 
-def _stand_in(where: Path, entry: dict[str, Any]) -> Path:
-    """An empty stand-in of an upstream output, so the step's spec can be checked now."""
+def _stand_in(where: Path, entry: dict[str, Any], fmt: Any) -> Path:
+    """An empty stand-in of an upstream output, so the step's spec can be checked now.
+
+    One small table in the step's ``input_format`` (CSV unless it names parquet or
+    jsonl); an ``mltable`` stand-in describes it with the matching read transformation.
+    """
     kind = entry.get("type", "uri_folder")
     if kind == "uri_file":
         where.parent.mkdir(parents=True, exist_ok=True)
         where.write_text("", encoding="utf-8")
         return where
     where.mkdir(parents=True, exist_ok=True)
-    (where / "stand-in.csv").write_text("a\n1\n", encoding="utf-8")
+    if fmt == "parquet":
+        import pyarrow as pa
+        import pyarrow.parquet as pq
+
+        pq.write_table(pa.table({"a": [1]}), where / "stand-in.parquet")
+        read: dict[str, Any] = {"read_parquet": {}}
+    elif fmt == "jsonl":
+        (where / "stand-in.jsonl").write_text('{"a": 1}\n', encoding="utf-8")
+        read = {"read_json_lines": {}}
+    else:
+        (where / "stand-in.csv").write_text("a\n1\n", encoding="utf-8")
+        read = {"read_delimited": {}}
     if kind == "mltable":
-        table = {"paths": [{"pattern": "./*.csv"}], "transformations": [{"read_delimited": {}}]}
+        table = {"paths": [{"pattern": "./*.*"}], "transformations": [read]}
         (where / "MLTable").write_text(yaml.safe_dump(table), encoding="utf-8")
     return where
 

@@ -207,3 +207,34 @@ stuck:
     assert "timeout" in (r.step_job("stuck") / "logs" / "job_result.txt").read_text().lower()
     log = (r.step_job("stuck") / "logs" / "user" / "std_log.txt").read_text()
     assert "started" in log
+
+
+def test_a_parquet_table_made_by_a_command_step_feeds_a_parallel_step(tmp_path: Path) -> None:
+    """input_format: parquet and partition_keys over a table a command step wrote."""
+    steps = """
+make:
+  type: command
+  command: >-
+    python -c "import pandas as pd;
+    pd.DataFrame({'k': list('aabbc'), 'v': range(5)}).to_parquet('${{outputs.t}}/t.parquet')"
+  outputs: {t: {type: uri_folder}}
+count:
+  type: parallel
+  inputs: {t: {type: uri_folder, path: "${{parent.jobs.make.outputs.t}}"}}
+  input_data: ${{inputs.t}}
+  input_format: parquet
+  partition_keys: [k]
+  task:
+    code: ./code
+    entry_script: count.py
+    append_row_to: ./outputs/counts.txt
+"""
+    path = _pipeline(tmp_path, _steps(steps))
+    write_files(
+        path.parent,
+        {"code/count.py": "def run(df):\n    return [f'{df.k.iloc[0]} {len(df)}']\n"},
+    )
+    r = run_pipeline(path, tmp_path / "spool")
+    assert r.returncode == 0, r.stdout + r.stderr
+    counts = (r.step_job("count") / "outputs" / "counts.txt").read_text().splitlines()
+    assert counts == ["a 2", "b 2", "c 1"]
