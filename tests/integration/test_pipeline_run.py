@@ -238,3 +238,31 @@ count:
     assert r.returncode == 0, r.stdout + r.stderr
     counts = (r.step_job("count") / "outputs" / "counts.txt").read_text().splitlines()
     assert counts == ["a 2", "b 2", "c 1"]
+
+
+def test_a_parallel_steps_output_folder_exists_before_its_script_runs(tmp_path: Path) -> None:
+    steps = """
+list:
+  type: parallel
+  input_data: ./code
+  outputs: {names: {type: uri_folder}, report: {type: uri_file}}
+  task:
+    code: ./code
+    entry_script: names.py
+    program_arguments: --out ${{outputs.names}}
+"""
+    path = _pipeline(tmp_path, _steps(steps))
+    script = """
+        import os, sys
+        def run(mb):
+            folder = sys.argv[sys.argv.index("--out") + 1]
+            for p in mb:
+                open(os.path.join(folder, os.path.basename(p) + ".seen"), "w").close()
+            return mb
+        """
+    write_files(path.parent, {"code/names.py": script})
+    r = run_pipeline(path, tmp_path / "spool")
+    assert r.returncode == 0, r.stdout + r.stderr
+    outputs = r.step_job("list") / "outputs"
+    assert sorted(p.name for p in (outputs / "names").iterdir()) == ["names.py.seen"]
+    assert not (outputs / "report").exists()  # a file output is the script's to write
