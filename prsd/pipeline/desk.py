@@ -38,7 +38,15 @@ from prsd.pipeline.record import (
     read_record,
 )
 from prsd.pipeline.stdlog import publish_std_log
-from prsd.pipeline.view import ENDED, FAILED, SUCCEEDED, StepView, desk_state, step_views
+from prsd.pipeline.view import (
+    ENDED,
+    FAILED,
+    SUCCEEDED,
+    StepView,
+    desk_state,
+    job_owner_uid,
+    step_views,
+)
 from prsd.storage.atomic import move_verified, write_atomic
 
 if TYPE_CHECKING:
@@ -94,18 +102,21 @@ class PipelineDesk:
         if record.pipeline_id != pid:
             self._end(folder, "Failed", "the pipeline record names another pipeline", {}, None)
             return True
-        views = step_views(self.spool, folder, record)
+        owner = os.lstat(folder).st_uid
+        views = step_views(self.spool, folder, record, owner)
         state = desk_state(folder)
         skips = plan_skips(record, views, canceled=os.path.lexists(folder / CANCEL))
         if skips:
             state.setdefault("skipped", {}).update(skips)
             write_atomic(folder / STATE, json.dumps(state, indent=1).encode())
-            views = step_views(self.spool, folder, record)
+            views = step_views(self.spool, folder, record, owner)
+        # Only jobs the leader recorded for the pipeline's owner are acted on.
+        mine = [v for v in views.values() if job_owner_uid(self.spool, v.job_id) == owner]
         if os.path.lexists(folder / CANCEL):
             state["canceled"] = True
-            self._cancel_running(views)
+            self._cancel_running(mine)
         moved = bool(skips)
-        for view in views.values():
+        for view in mine:
             if view.kind == "command" and view.state in SUCCEEDED | FAILED - {"Lost"}:
                 publish_std_log(self.spool.job(view.job_id))
         taken = {}
@@ -126,8 +137,8 @@ class PipelineDesk:
             return True
         return moved
 
-    def _cancel_running(self, views: dict[str, StepView]) -> None:
-        for view in views.values():
+    def _cancel_running(self, views: list[StepView]) -> None:
+        for view in views:
             if view.state == "Running":
                 job = self.spool.job(view.job_id)
                 if not os.path.lexists(job.cancel):
@@ -220,6 +231,8 @@ def plan_skips(
 
 def first_error(spool: SpoolLayout, view: StepView) -> str:
     """The failed step's first error (its job_result.txt's ``First error:``), else its reason."""
+    if view.state == "Lost":
+        return view.reason  # not a job of this pipeline's: nothing of it is read
     path = spool.job(view.job_id).logs / "job_result.txt"
     try:
         lines = [x.strip() for x in path.read_text(encoding="utf-8").splitlines() if x.strip()]

@@ -1,10 +1,20 @@
-"""Which waiting steps a failure, a skip or a cancel skips, and why (pure)."""
+"""Which waiting steps a failure, a skip or a cancel skips, and why (pure); what the desk
+never touches."""
 
 from __future__ import annotations
 
-from prsd.pipeline.desk import plan_skips
-from prsd.pipeline.record import PipelineRecord, StepRecord, parse_record
+import json
+import os
+from typing import TYPE_CHECKING
+
+from prsd.pipeline.desk import PipelineDesk, plan_skips
+from prsd.pipeline.record import PipelineRecord, StepRecord, parse_record, pipelines_folder
 from prsd.pipeline.view import StepView
+from prsd.storage.jobowner import JobOwner, write_job_owner
+from prsd.storage.spool import open_spool
+
+if TYPE_CHECKING:
+    from pathlib import Path
 
 DEPS = {"a": (), "b": ("a",), "c": ("b",), "d": (), "e": ("d",)}
 
@@ -55,3 +65,32 @@ def test_a_record_naming_unsafe_things_is_refused() -> None:
         except ValueError:
             continue
         raise AssertionError(bad)
+
+
+def test_a_record_naming_another_users_jobs_reads_and_cancels_nothing(tmp_path: Path) -> None:
+    """The desk acts only on jobs the leader recorded for the pipeline folder's owner."""
+    spool = open_spool(tmp_path / "spool")
+    other = os.geteuid() + 4321
+    for job_id, final in (("victim-run", None), ("victim-done", {"state": "Failed"})):
+        job = spool.job(job_id)
+        (job.root / "state").mkdir(parents=True)
+        (job.root / "logs").mkdir()
+        write_job_owner(job, JobOwner(other, other, "someone"))
+        if final is not None:
+            final["reason"] = "SECRET reason"
+            job.final.write_text(json.dumps(final))
+            (job.logs / "job_result.txt").write_text("Failed\nFirst error: SECRET line\n")
+    steps = {
+        "a": StepRecord("a", "command", "victim-run"),
+        "b": StepRecord("b", "command", "victim-done"),
+    }
+    folder = pipelines_folder(spool) / "p-20261125-000000-abcd"
+    folder.mkdir()
+    record = PipelineRecord(folder.name, "p", "/f.yml", steps)
+    (folder / "pipeline.json").write_bytes(record.to_json())
+    (folder / "cancel").touch()
+    PipelineDesk(spool).step(0.0, force=True)
+    assert not spool.job("victim-run").cancel.exists()
+    result = (folder / "logs" / "job_result.txt").read_text()
+    assert "SECRET" not in result and "belongs to another user" in result
+    assert json.loads((folder / "final.json").read_text())["state"] in ("Failed", "Canceled")
