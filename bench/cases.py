@@ -25,6 +25,9 @@ class Sizes:
     w7_items: tuple[int, int]
     w8_items: int
     w8_agents: tuple[int, ...]
+    w9_agents: tuple[int, ...] = (1, 2)
+    w9_seconds: float = 1.0
+    w9_rig_agents: int | None = None
 
 
 SUITES: dict[str, tuple[tuple[str, ...], Sizes]] = {
@@ -34,13 +37,23 @@ SUITES: dict[str, tuple[tuple[str, ...], Sizes]] = {
         Sizes(20_000, 2_000, 2_000, 20_000_000, 10_000, (2_000, 6_000), 20_000, (1, 2, 4)),
     ),
     "full": (
-        ("W1", "W2", "W3", "W4", "W5", "W6", "W7", "W8"),
+        ("W1", "W2", "W3", "W4", "W5", "W6", "W7", "W8", "W9"),
         Sizes(
-            100_000, 20_000, 20_000, 200_000_000, 1_000_000, (10_000, 30_000), 100_000, (1, 2, 4, 8)
+            100_000,
+            20_000,
+            20_000,
+            200_000_000,
+            1_000_000,
+            (10_000, 30_000),
+            100_000,
+            (1, 2, 4, 8),
+            (1, 2, 4, 8, 16, 32),
+            20.0,
+            8,
         ),
     ),
 }
-SPECIAL = ("W6", "W7", "W8")
+SPECIAL = ("W6", "W7", "W8", "W9")
 
 
 @dataclass(frozen=True)

@@ -10,7 +10,7 @@ import time
 from pathlib import Path
 from typing import Any
 
-from bench import special
+from bench import fleet, special
 from bench.cases import RUNNERS, SPECIAL, SUITES, Case, build_cases
 from bench.execute import REPO, Sample, run_once
 from bench.goals import judge
@@ -18,6 +18,8 @@ from bench.report import machine, rows_table, write
 from bench.stats import Row, alternation, check_outputs, summarize
 
 RESULTS = Path(__file__).resolve().parent / "results"
+# W9's systems per suite: Ray only in the full one (its start-up alone takes 5-10 s here).
+W9_SYSTEMS = {"tiny": ("prsd", "dask"), "quick": ("prsd", "dask"), "full": ("prsd", "dask", "ray")}
 
 
 def parser() -> argparse.ArgumentParser:
@@ -104,6 +106,17 @@ def main(argv: list[str] | None = None) -> int:
         print("W8 ...", flush=True)
         extra["W8"] = special.w8_many_agents(
             sizes.w8_items, sizes.w8_agents, max(1, min(args.repeats, 3)), work
+        )
+    if "W9" in workloads:
+        print("W9 ...", flush=True)
+        extra["W9"] = fleet.w9_fleet(
+            sizes.w9_agents,
+            sizes.w9_seconds,
+            fleet.NAP_S,
+            W9_SYSTEMS[args.suite],
+            max(1, min(args.repeats, 3)),
+            work,
+            sizes.w9_rig_agents,
         )
     if args.work is None:
         shutil.rmtree(work, ignore_errors=True)

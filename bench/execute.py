@@ -213,18 +213,26 @@ class Daemons:
 
 
 def start_daemons(
-    spool: Path, run_dir: Path, env: dict[str, str], agents: int, extra: list[str] | None = None
+    spool: Path,
+    run_dir: Path,
+    env: dict[str, str],
+    agents: int,
+    extra: list[str] | None = None,
+    agent_spools: list[Path] | None = None,
 ) -> Daemons:
     """Start the leader and the agents; returns once the leader holds the lease and every
-    agent has written a heartbeat (warm daemons: their start-up is not timed)."""
+    agent has written a heartbeat (warm daemons: their start-up is not timed).
+
+    ``agent_spools``: agent i reaches the spool through ``agent_spools[i]`` (its own
+    mount of the same folder) instead of ``spool``."""
     base = [sys.executable, "-m", "bench.prsd_launch"]
     logs = run_dir / "logs"
     logs.mkdir(exist_ok=True)
 
-    def spawn(name: str, args: list[str]) -> subprocess.Popen[bytes]:
+    def spawn(name: str, args: list[str], where: Path = spool) -> subprocess.Popen[bytes]:
         with open(logs / f"{name}.txt", "wb") as out:  # the child keeps its own descriptor
             return subprocess.Popen(
-                [*base, str(run_dir / f"rss-{name}.txt"), *args, "--spool", str(spool)],
+                [*base, str(run_dir / f"rss-{name}.txt"), *args, "--spool", str(where)],
                 env=env,
                 cwd=REPO,
                 stdout=out,
@@ -234,7 +242,11 @@ def start_daemons(
     spool.mkdir(parents=True, exist_ok=True)
     leader = spawn("leader", ["leader", "--log-level", "WARNING", *(extra or [])])
     procs = [
-        spawn(f"a{i}", ["agent", "--node-id", f"a{i}", "--log-level", "WARNING"])
+        spawn(
+            f"a{i}",
+            ["agent", "--node-id", f"a{i}", "--log-level", "WARNING"],
+            agent_spools[i] if agent_spools else spool,
+        )
         for i in range(agents)
     ]
     sampler = TreeSampler([leader.pid, *(p.pid for p in procs)]).__enter__()

@@ -120,4 +120,49 @@ def _special_goals(special: dict[str, Any]) -> list[dict[str, Any]]:
         out.append(_goal("W8: throughput grows from 1 to 4 agents (mini-batches/s)", fig, grows))
         doubles = sum(s["double_claims"] for s in w8["summary"])
         out.append(_goal("W8: double claims 0", str(doubles), doubles == 0))
+    out += w9_goals(special.get("W9"))
+    return out
+
+
+def w9_goals(w9: dict[str, Any] | None) -> list[dict[str, Any]]:
+    """Issue 17's fleet goals from W9's summary (medians per system and N)."""
+    if not w9:
+        return []
+    by = {(s["system"], s["agents"]): s for s in w9["summary"]}
+    ns = sorted({n for (system, n) in by if system == "prsd"})
+    out: list[dict[str, Any]] = []
+
+    def eff(system: str, n: int) -> float | None:
+        value = by.get((system, n), {}).get("efficiency")
+        return None if value is None else float(value)
+
+    for system, n, limit in (("prsd", 32, 0.90), ("prsd", 8, 0.95), ("prsd-sshfs", 8, 0.80)):
+        e = eff(system, n)
+        goal = f"W9: {system} efficiency >= {limit:.0%} at N = {n}"
+        out.append(
+            _goal(
+                goal, "not measured" if e is None else f"{e:.1%}", None if e is None else e >= limit
+            )
+        )
+    for other in ("dask", "ray"):
+        pairs: list[tuple[int, float, float]] = []
+        for n in ns:
+            a, b = eff("prsd", n), eff(other, n)
+            if a is not None and b is not None:
+                pairs.append((n, a, b))
+        fig = ", ".join(f"N={n}: {a:.0%} vs {b:.0%}" for n, a, b in pairs) or "not measured"
+        met = None if not pairs else all(a > b for _, a, b in pairs)
+        out.append(_goal(f"W9: prsd ahead of {other} at every N", fig, met))
+    if ns:
+        top = by[("prsd", ns[-1])]
+        for key, limit, who in (
+            ("leader_us_per_mb", 30, "leader"),
+            ("agents_us_per_mb", 150, "all agents"),
+        ):
+            value = top.get(key)
+            fig = "-" if value is None else f"{value} µs at N = {ns[-1]}"
+            goal = f"W9: {who} CPU <= {limit} µs per mini-batch"
+            out.append(_goal(goal, fig, None if value is None else value <= limit))
+    doubles = sum(s.get("double_claims", 0) for s in w9["summary"])
+    out.append(_goal("W9: double claims 0", str(doubles), doubles == 0))
     return out

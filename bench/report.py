@@ -102,7 +102,7 @@ def markdown(doc: dict[str, Any], rows: list[Row], goals: list[dict[str, Any]]) 
         for g in goals:
             met = {True: "met", False: "**missed**", None: "-"}[g["met"]]
             parts.append(f"| {g['goal']} | {g['figure']} | {met} |")
-    for key in ("W6", "W7", "W8"):
+    for key in ("W6", "W7", "W8", "W9"):
         if key in doc["special"]:
             parts += ["", f"## {key}", "", "```json", json.dumps(doc["special"][key], indent=1)]
             parts.append("```")

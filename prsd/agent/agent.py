@@ -24,7 +24,7 @@ from prsd.agent.context import JobContext
 from prsd.agent.gpu import GpuSlots
 from prsd.agent.health import SpoolHealth
 from prsd.agent.jobrun import CommitHook, JobRun
-from prsd.agent.nodeid import conflict_with
+from prsd.agent.nodeid import conflict_with, held_conflict
 from prsd.agent.nodelog import host_ip
 from prsd.agent.share import share_slots
 from prsd.agent.visibility import unseen
@@ -104,6 +104,7 @@ class Agent:
         self._fast = False
         self._relist = False  # list active/ at the next ring without waiting
         self.conflict = ""  # another agent writes this node id too (prsd.agent.nodeid)
+        self._conflict_at = 0.0
         self.health = SpoolHealth(options.node_id, spool.nodes)  # storage faults met
         self.restart: set[str] = set()  # runs ended by a storage fault: start them again
         self._active: set[str] = set()  # the last listing of active/ that worked
@@ -246,7 +247,10 @@ class Agent:
         while True:
             if self._seq:  # another agent writing this node id shows between our beats
                 on_disk = await anyio.to_thread.run_sync(read_heartbeat, self.spool, self.node_id)
-                self.conflict = conflict_with(self._boot, on_disk)
+                found = conflict_with(self._boot, on_disk)
+                self.conflict, self._conflict_at = held_conflict(
+                    self.conflict, self._conflict_at, found, anyio.current_time()
+                )
             beat = self.heartbeat()
             now = anyio.current_time()
             try:

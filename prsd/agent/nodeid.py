@@ -14,7 +14,8 @@ At start, :func:`ensure_node_id_free` reads ``nodes/<id>.json``:
 A live writer makes the new agent refuse with one line naming it (host, pid, last
 beat). If both still run (started at the same instant), each agent notices the
 other's writes before its own next beat (:func:`conflict_with`) and says so in its
-heartbeat, which ``prsctl nodes`` shows.
+heartbeat, which ``prsctl nodes`` shows, for ``CONFLICT_HOLD_S`` after the other's last
+write was seen (:func:`held_conflict`), so that a reader does not miss it between beats.
 """
 
 from __future__ import annotations
@@ -66,6 +67,24 @@ def conflict_with(own_boot: str, on_disk: Heartbeat | None) -> str:
     if on_disk is None or on_disk.boot == own_boot:
         return ""
     return f"pid {on_disk.pid} on host {on_disk.host}"
+
+
+CONFLICT_HOLD_S = 120.0
+
+
+def held_conflict(
+    shown: str, seen_at: float, found: str, now: float, hold_s: float = CONFLICT_HOLD_S
+) -> tuple[str, float]:
+    """What the heartbeat says after this beat's check, and when it was last seen.
+
+    ``found`` (from :func:`conflict_with`) is shown at once and its time kept; with
+    nothing found, the last conflict stays shown until ``hold_s`` after it was seen.
+    """
+    if found:
+        return found, now
+    if shown and now - seen_at < hold_s:
+        return shown, seen_at
+    return "", seen_at
 
 
 def ensure_node_id_free(spool: SpoolLayout, node_id: str, host: str) -> None:

@@ -2,7 +2,7 @@
 
 No timing is asserted (BENCH.md: benchmarks never run in the test suite); what is
 tested is that every runner produces the complete, identical output the harness
-compares, and that the prsd-only measurements (W6, W7, W8) produce their figures.
+compares, and that the prsd-only measurements (W6, W7, W8) and W9 produce their figures.
 Ray is left out here: its start-up alone takes 5-10 s and 1.5 GB on these machines
 (see bench/README.md); the full suite runs it.
 """
@@ -15,9 +15,10 @@ from typing import TYPE_CHECKING
 
 import pytest
 
-from bench import special
+from bench import fleet, special
 from bench.cases import Case, build_cases
 from bench.execute import Sample, run_once, tabular_unsupported
+from bench.goals import judge
 from bench.inputs import file_set, table_set
 from bench.split import chunks, csv_units, list_files
 from bench.stats import alternation, check_outputs, paired_ratio
@@ -149,3 +150,46 @@ def test_check_outputs_flags_incomplete_and_different() -> None:
     check_outputs([good, other, short], 3, "sequential")
     assert (good.status, other.status, short.status) == ("ok", "mismatch", "mismatch")
     assert "sequential" in other.note and "2 output lines" in short.note
+
+
+def test_w9_fleet_runs_prsd_and_dask_side_by_side(tmp_path: Path) -> None:
+    """W9 at a tiny size: both systems finish every mini-batch, prsd's CPU figures and
+    polling cost are read, no double claim, and the goals are judged from the summary."""
+    doc = fleet.w9_fleet((1, 2), 0.2, 0.02, ("prsd", "dask"), 1, tmp_path / "work")
+    rows = {(r["system"], r["agents"]): r for r in doc["samples"]}
+    assert set(rows) == {("prsd", 1), ("prsd", 2), ("dask", 1), ("dask", 2)}
+    for (system, n), row in rows.items():
+        assert row["status"] == "ok", row
+        assert row["mini_batches"] == fleet.plan_count(n, 0.2, 0.02)
+        assert 0 < row["efficiency"] <= 1.0, row
+        assert row["tree_us_per_mb"] > 0
+        if system == "prsd":
+            assert row["double_claims"] == 0
+            assert row["leader_us_per_mb"] > 0 and row["agents_us_per_mb"] > 0
+            assert row["idle_agent_cpu_ms_per_s"] >= 0
+    goals = {g["goal"]: g for g in judge([], {"W9": doc})}
+    assert goals["W9: double claims 0"]["met"] is True
+    assert goals["W9: prsd ahead of dask at every N"]["figure"].startswith("N=1: ")
+    assert goals["W9: prsd efficiency >= 90% at N = 32"]["met"] is None
+
+
+def test_w9_sizes_and_goals_are_pure() -> None:
+    assert fleet.plan_count(32, 20.0, 0.02) == 64_000
+    assert fleet.ideal_rate(32, 0.02) == 3200.0
+    summary = [
+        {
+            "system": "prsd",
+            "agents": 8,
+            "efficiency": 0.96,
+            "double_claims": 0,
+            "leader_us_per_mb": 25.0,
+            "agents_us_per_mb": 200.0,
+        },
+        {"system": "dask", "agents": 8, "efficiency": 0.97},
+    ]
+    goals = {g["goal"]: g["met"] for g in judge([], {"W9": {"summary": summary}})}
+    assert goals["W9: prsd efficiency >= 95% at N = 8"] is True
+    assert goals["W9: prsd ahead of dask at every N"] is False
+    assert goals["W9: leader CPU <= 30 µs per mini-batch"] is True
+    assert goals["W9: all agents CPU <= 150 µs per mini-batch"] is False
+    assert goals["W9: prsd-sshfs efficiency >= 80% at N = 8"] is None

@@ -4,7 +4,14 @@ from __future__ import annotations
 
 from dataclasses import replace
 
-from prsd.agent.nodeid import MAX_WATCH_S, changed, conflict_with, in_use_line, watch_window_s
+from prsd.agent.nodeid import (
+    MAX_WATCH_S,
+    changed,
+    conflict_with,
+    held_conflict,
+    in_use_line,
+    watch_window_s,
+)
 from prsd.storage.heartbeat import Heartbeat
 
 BEAT = Heartbeat("n1", 7, "boot-a", 123, "gpu-3", "t0", "2026-11-24T10:00:00+00:00", 4, 0)
@@ -36,3 +43,14 @@ def test_refusal_names_host_pid_and_last_beat() -> None:
     """The one line says who holds the id and when it last beat."""
     line = in_use_line("n1", BEAT)
     assert "pid 123 on host gpu-3" in line and "2026-11-24T10:00:00+00:00" in line
+
+
+def test_a_conflict_stays_shown_for_a_while_after_it_was_seen() -> None:
+    assert held_conflict("", 0.0, "pid 1 on host h", 10.0, 60.0) == ("pid 1 on host h", 10.0)
+    assert held_conflict("pid 1 on host h", 10.0, "", 69.0, 60.0) == ("pid 1 on host h", 10.0)
+    assert held_conflict("pid 1 on host h", 10.0, "", 70.0, 60.0) == ("", 10.0)
+    assert held_conflict("pid 1 on host h", 10.0, "pid 2 on host g", 20.0, 60.0) == (
+        "pid 2 on host g",
+        20.0,
+    )
+    assert held_conflict("", 0.0, "", 5.0, 60.0) == ("", 0.0)
