@@ -239,3 +239,22 @@ def test_a_step_whose_id_was_taken_is_skipped_and_fails_the_pipeline(
     assert steps(doc) == {"first": "Completed", "slow": "Skipped", "score": "Skipped"}
     assert doc["state"] == "Failed"
     assert "is taken by another job" in doc["steps"][1]["reason"]
+
+
+def test_prsctl_submit_a_job_file_by_name_with_set(tmp_path: Path, fleet: Fleet) -> None:
+    (tmp_path / "j" / "code").mkdir(parents=True)
+    (tmp_path / "j" / "data").mkdir()
+    (tmp_path / "j" / "code" / "s.py").write_text("def run(mb):\n    return mb\n")
+    (tmp_path / "j" / "any-name.yml").write_text(
+        "type: parallel\ninput_data: ./data\ntask: {code: ./code, entry_script: s.py}\n"
+    )
+    r = prsctl(fleet, "submit", str(tmp_path / "j" / "any-name.yml"), "--set", "mini_batch_size=7")
+    assert r.returncode == 0, r.stderr
+    job_id = r.stdout.strip()
+    submitted = fleet.spool / "inbox" / job_id
+    assert "mini_batch_size: 7" in (submitted / "job.yaml").read_text()
+    assert sorted(p.name for p in submitted.iterdir()) == ["code", "job.yaml", "origin.json"]
+    bad = prsctl(
+        fleet, "submit", str(tmp_path / "j" / "any-name.yml"), "--set", "retry_setings.timeout=5"
+    )
+    assert bad.returncode == 2 and "did you mean 'retry_settings'?" in bad.stderr, bad.stderr
