@@ -120,6 +120,7 @@ def test_submit_status_and_leader_takeover_mid_pipeline(tmp_path: Path, fleet: F
     wait_until(lambda: ended(fleet, pid), 120, "the pipeline to end under leader-b")
     doc = status(fleet, pid)
     assert doc["state"] == "Completed", doc
+    assert isinstance(doc["elapsed_s"], float) and doc["elapsed_s"] >= 6  # the sleep
     assert steps(doc) == {"first": "Completed", "slow": "Completed", "score": "Completed"}
     jobs = {s["step"]: fleet.spool / "jobs" / s["job_id"] for s in doc["steps"]}
     assert attempts(jobs["first"]) == attempts(jobs["first"])[:1]  # never run again
