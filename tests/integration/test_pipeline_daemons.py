@@ -259,3 +259,51 @@ def test_prsctl_submit_a_job_file_by_name_with_set(tmp_path: Path, fleet: Fleet)
         fleet, "submit", str(tmp_path / "j" / "any-name.yml"), "--set", "retry_setings.timeout=5"
     )
     assert bad.returncode == 2 and "did you mean 'retry_settings'?" in bad.stderr, bad.stderr
+
+
+SCORED = """
+type: pipeline
+name: scored
+jobs:
+  make:
+    type: command
+    command: for i in $(seq 0 59); do echo $i > ${{outputs.o}}/f$i.txt; done
+    outputs: {o: {type: uri_folder}}
+  score:
+    type: parallel
+    inputs: {d: {type: uri_folder, path: "${{parent.jobs.make.outputs.o}}"}}
+    input_data: ${{inputs.d}}
+    mini_batch_size: "2"
+    resources: {max_concurrency_per_instance: 2}
+    task:
+      code: ./code
+      entry_script: score.py
+      append_row_to: ./outputs/out.txt
+"""
+
+
+def test_leader_killed_while_a_parallel_step_runs(tmp_path: Path, fleet: Fleet) -> None:
+    path = write_pipeline(tmp_path / "p", SCORED)
+    (tmp_path / "p" / "code").mkdir()
+    (tmp_path / "p" / "code" / "score.py").write_text(
+        "import time\ndef run(mb):\n    time.sleep(0.3)\n"
+        "    return [open(p).read().strip() for p in mb]\n"
+    )
+    fleet.leader("leader-a")
+    wait_until(lambda: fleet.leader_epoch() == 1, 30, "leader-a to lead")
+    fleet.leader("leader-b")
+    fleet.agent("node1")
+    pid = prsctl(fleet, "submit", str(path)).stdout.strip()
+
+    def scoring() -> bool:
+        step = status(fleet, pid)["steps"][1]
+        return step["state"] == "Running" and (step.get("succeeded_mbs") or 0) >= 3
+
+    wait_until(scoring, 60, "the parallel step to be under way")
+    fleet.kill("leader-a")
+    wait_until(lambda: ended(fleet, pid), 120, "the pipeline to end under leader-b")
+    doc = status(fleet, pid)
+    assert doc["state"] == "Completed", doc
+    out = fleet.spool / "jobs" / doc["steps"][1]["job_id"] / "outputs" / "out.txt"
+    assert sorted(int(x) for x in out.read_text().split()) == list(range(60))
+    assert fleet.leader_epoch() >= 2
