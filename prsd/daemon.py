@@ -168,7 +168,8 @@ def _run(spool: SpoolLayout, args: argparse.Namespace) -> int:
     if pipeline is not None:
         from prsd.pipeline.cli import run_pipeline_here
 
-        return run_pipeline_here(pipeline, spool, args.overrides, args.name, _node_id(args))
+        node = _node_id(args)
+        return run_pipeline_here(pipeline, spool, args.overrides, args.name, node, quiet=args.quiet)
     job_id, spec = submit(args.job_dir, spool, name=args.name, overrides=args.overrides)
     write_line(f"job {job_id}")
     print_notes(spec, (args.job_dir, spool.job(job_id).root), "prsd", quiet=args.quiet)

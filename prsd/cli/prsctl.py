@@ -150,7 +150,7 @@ def cmd_submit(spool: SpoolLayout, args: argparse.Namespace) -> int:
 
     check_job_folder(args.job_dir)
     try:
-        if handle_submit(spool, args.job_dir, args.overrides, args.name):
+        if handle_submit(spool, args.job_dir, args.overrides, args.name, quiet=args.quiet):
             _warn_if_unserved(spool, "queued")
             return ExitCode.OK
         job_id, spec = submit(args.job_dir, spool, name=args.name, overrides=args.overrides)
