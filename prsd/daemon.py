@@ -184,7 +184,7 @@ def _run(spool: SpoolLayout, args: argparse.Namespace) -> int:
     if isinstance(final, LeftEarly):
         write_line(left_early_line(spool, job_id, final))
         return 130
-    result = spool.job(job_id).logs / "job_result.txt"
+    result = spool.job(job_id).log_tree.job_result
     try:
         write_line(result.read_text(encoding="utf-8").rstrip())
     except OSError:
