@@ -24,6 +24,7 @@ from prsd.pipeline.entry import pipeline_file
 from prsd.pipeline.record import CANCEL, BadRecord, pipeline_ids, read_record
 from prsd.pipeline.stage import PIPELINE_FILE, submit_pipeline
 from prsd.pipeline.view import SUCCEEDED, step_views
+from prsd.wire.logtree import LogTree
 
 if TYPE_CHECKING:
     from collections.abc import Mapping, Sequence
@@ -72,7 +73,7 @@ def run_pipeline_here(
     record = submit_here(path, spool, overrides, name, quiet=quiet)
     options = AgentOptions(node_id=node_id)
     final = anyio.run(lambda: run_pipeline(spool, record, options, on_progress=console.say))
-    result = spool.root / "pipelines" / record.pipeline_id / "logs" / "job_result.txt"
+    result = LogTree.of_job(spool.root / "pipelines" / record.pipeline_id).job_result
     try:
         console.say(result.read_text(encoding="utf-8").rstrip())
     except OSError:

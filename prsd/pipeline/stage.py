@@ -236,7 +236,7 @@ def _stand_in(where: Path, entry: dict[str, Any], fmt: Any) -> Path:
         pq.write_table(pa.table({"a": [1]}), where / "stand-in.parquet")
         read: dict[str, Any] = {"read_parquet": {}}
     elif fmt == "jsonl":
-        (where / "stand-in.jsonl").write_text('{"a": 1}\n', encoding="utf-8")
+        (where / f"stand-in.{fmt}").write_text('{"a": 1}\n', encoding="utf-8")
         read = {"read_json_lines": {}}
     else:
         (where / "stand-in.csv").write_text("a\n1\n", encoding="utf-8")
