@@ -1,7 +1,7 @@
 """The entry script of a pipeline's command step: run its command line once.
 
 A command step is a job of one mini-batch, ``command/command.json`` (written at
-submit by :mod:`prsd.pipeline.stepjob`); this runner is its ``run()``. It makes the
+submit by :mod:`prsd.jobspec.stepjob`); this runner is its ``run()``. It makes the
 step's output folders (a ``uri_file`` output: its folder), then runs the command with
 ``/bin/sh -c`` in the step's code snapshot (``src/``), the job's interpreter's folder
 first on ``PATH`` (so ``python`` is the job's environment), and the step's
