@@ -54,8 +54,18 @@ def default_node_id() -> str:
 def parser() -> argparse.ArgumentParser:
     p = argparse.ArgumentParser(prog="prsd", description="prsd: parallel run service")
     sub = p.add_subparsers(dest="command", required=True)
-    run = sub.add_parser("run", help="run one job folder end to end with a local spool")
+    run = sub.add_parser(
+        "run", help="run one job or pipeline (a YAML file, or a folder with job.yaml) end to end"
+    )
     run.add_argument("job_dir", type=Path)
+    run.add_argument(
+        "--set",
+        dest="overrides",
+        action="append",
+        default=[],
+        metavar="KEY=VALUE",
+        help="change a key of the YAML before it is checked (az ml syntax, repeatable)",
+    )
     run.add_argument("--spool", type=Path, default=None, help="spool folder (default ./spool)")
     run.add_argument("--name", default=None, help="job name (default: the spec's)")
     run.add_argument("--node-id", default=None, help="this node's id (default: host name)")
@@ -152,8 +162,13 @@ def _node_id(args: argparse.Namespace) -> str:
 def _run(spool: SpoolLayout, args: argparse.Namespace) -> int:
     from prsd.cli.runview import progress_view, write_line
     from prsd.embedded import LeftEarly, run_interruptible
+    from prsd.pipelinerun import pipeline_file, run_pipeline_here
 
-    job_id, spec = submit(args.job_dir, spool, name=args.name)
+    pipeline = pipeline_file(args.job_dir)
+    if pipeline is not None:
+        node = _node_id(args)
+        return run_pipeline_here(pipeline, spool, args.overrides, args.name, node, quiet=args.quiet)
+    job_id, spec = submit(args.job_dir, spool, name=args.name, overrides=args.overrides)
     write_line(f"job {job_id}")
     print_notes(spec, (args.job_dir, spool.job(job_id).root), "prsd", quiet=args.quiet)
     options = AgentOptions(node_id=_node_id(args))

@@ -9,7 +9,8 @@
   library and ``prsd.worker`` at module level (they run under the job's own
   interpreter); inside a function they may also import pandas, pyarrow and numpy
   (loading a tabular mini-batch, which needs them from the job's environment).
-- Only ``daemon``, ``embedded`` and the cli wire leader and agent together.
+- Only ``daemon``, ``embedded``, ``pipelinerun`` and the cli wire leader and agent
+  together.
 """
 
 from __future__ import annotations
@@ -38,8 +39,16 @@ ALLOWED: dict[str, set[str]] = {
     "prsd.report": {"prsd.storage", "prsd.wire"},
     "prsd.owner": {*_BASE, "prsd.storage"},
     "prsd.envs": {*_BASE, "prsd.owner", "prsd.storage"},
-    "prsd.jobspec": {*_BASE, "prsd.envs", "prsd.storage"},
-    "prsd.leader": {*_BASE, "prsd.jobspec", "prsd.logconfig", "prsd.storage", "prsd.tunables"},
+    "prsd.pipeline": {*_BASE, "prsd.logconfig", "prsd.storage"},  # the leader's pipeline desk
+    "prsd.jobspec": {*_BASE, "prsd.envs", "prsd.pipeline", "prsd.storage"},
+    "prsd.leader": {
+        *_BASE,
+        "prsd.jobspec",
+        "prsd.logconfig",
+        "prsd.pipeline",
+        "prsd.storage",
+        "prsd.tunables",
+    },
     "prsd.agent": {
         *_BASE,
         "prsd.envs",
@@ -51,11 +60,21 @@ ALLOWED: dict[str, set[str]] = {
         "prsd.worker",
     },
     "prsd.submit": {*_BASE, "prsd.jobspec", "prsd.leader", "prsd.storage"},
+    "prsd.pipesubmit": {
+        *_BASE,
+        "prsd.jobspec",
+        "prsd.leader",
+        "prsd.pipeline",
+        "prsd.storage",
+        "prsd.submit",
+    },
     "prsd.cli": {
         *_BASE,
         "prsd.envs",
         "prsd.jobspec",
         "prsd.leader",
+        "prsd.pipeline",
+        "prsd.pipesubmit",
         "prsd.report",
         "prsd.storage",
         "prsd.submit",
@@ -69,6 +88,15 @@ ALLOWED: dict[str, set[str]] = {
         "prsd.logconfig",
         "prsd.storage",
     },
+    "prsd.pipelinerun": {  # prsd run of a pipeline: wires leader and agent as embedded does
+        *_BASE,
+        "prsd.agent",
+        "prsd.cli",
+        "prsd.jobspec",
+        "prsd.leader",
+        "prsd.pipeline",
+        "prsd.storage",
+    },
     "prsd.daemon": {
         *_BASE,
         "prsd.agent",
@@ -78,6 +106,7 @@ ALLOWED: dict[str, set[str]] = {
         "prsd.envs",
         "prsd.leader",
         "prsd.logconfig",
+        "prsd.pipelinerun",
         "prsd.sdnotify",
         "prsd.storage",
         "prsd.submit",

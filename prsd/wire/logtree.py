@@ -19,6 +19,7 @@ REPORT_EPOCH_PREFIX = "processed_mini-batches.epoch-"
 NODE_USAGE_FILE = "node_resource_usage.csv"
 PROCESSES_USAGE_FILE = "processes_resource_usage.csv"
 DISK_USAGE_FILE = "node_disk_usage.csv"
+STD_LOG_FILE = "std_log.txt"
 
 
 @dataclass(frozen=True)
@@ -151,6 +152,15 @@ class LogTree:
 
     def entry_log(self, node: str, process: str) -> Path:
         return self.entry_script_logs(node) / f"{process}.log.txt"
+
+    def node_std_log(self, node: str) -> Path:
+        """A pipeline command step's output on that node (the command runner writes it)."""
+        return self.entry_script_logs(node) / STD_LOG_FILE
+
+    @property
+    def std_log(self) -> Path:
+        """``user/std_log.txt`` (Azure's name): a command step's output, every node's."""
+        return self.user / STD_LOG_FILE
 
     def metrics(self, node: str, process: str) -> Path:
         """``Run.get_context().log(...)`` of an azureml.core script."""

@@ -37,6 +37,8 @@ MADE = {
     "user/stderr/<node>/<process>.stderr.txt": T.stderr(N, P),
     "user/error/<node>/<process>.txt": T.error(N, P),
     "user/error.txt": T.user_error,
+    "user/std_log.txt": T.std_log,
+    "user/entry_script_log/<node>/std_log.txt": T.node_std_log(N),
     "user/metrics/<node>/<process>.jsonl": T.metrics(N, P),
     "perf/<node>/node_resource_usage.csv": T.perf(N) / NODE_USAGE_FILE,
     "perf/<node>/processes_resource_usage.csv": T.perf(N) / PROCESSES_USAGE_FILE,
