@@ -50,8 +50,18 @@ def default_node_id() -> str:
 def parser() -> argparse.ArgumentParser:
     p = argparse.ArgumentParser(prog="prsd", description="prsd: parallel run service")
     sub = p.add_subparsers(dest="command", required=True)
-    run = sub.add_parser("run", help="run one job folder end to end with a local spool")
+    run = sub.add_parser(
+        "run", help="run one job or pipeline (a YAML file, or a folder with job.yaml) end to end"
+    )
     run.add_argument("job_dir", type=Path)
+    run.add_argument(
+        "--set",
+        dest="overrides",
+        action="append",
+        default=[],
+        metavar="KEY=VALUE",
+        help="change a key of the YAML before it is checked (az ml syntax, repeatable)",
+    )
     run.add_argument("--spool", type=Path, default=None, help="spool folder (default ./spool)")
     run.add_argument("--name", default=None, help="job name (default: the spec's)")
     run.add_argument("--node-id", default=None, help="this node's id (default: host name)")
@@ -144,8 +154,14 @@ def _node_id(args: argparse.Namespace) -> str:
 
 def _run(spool: SpoolLayout, args: argparse.Namespace) -> int:
     from prsd.embedded import run_until_done
+    from prsd.pipeline.entry import pipeline_file
 
-    job_id, spec = submit(args.job_dir, spool, name=args.name)
+    pipeline = pipeline_file(args.job_dir)
+    if pipeline is not None:
+        from prsd.pipeline.cli import run_pipeline_here
+
+        return run_pipeline_here(pipeline, spool, args.overrides, args.name, _node_id(args))
+    job_id, spec = submit(args.job_dir, spool, name=args.name, overrides=args.overrides)
     console.say(f"job {job_id}")
     if spec.python is None and "image" in spec.build_environment:
         from prsd.envs.image import image_note

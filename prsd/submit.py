@@ -43,26 +43,54 @@ MAX_SNAPSHOT_BYTES = 256 * 1024 * 1024
 _SKIP_NAMES = {"__pycache__", ".git", ".venv", ".mypy_cache", ".pytest_cache", "node_modules"}
 
 
-def submit(job_dir: Path, spool: SpoolLayout, *, name: str | None = None) -> tuple[str, JobSpec]:
+def submit(
+    job_dir: Path,
+    spool: SpoolLayout,
+    *,
+    name: str | None = None,
+    overrides: Sequence[str] = (),
+) -> tuple[str, JobSpec]:
     """Validate ``job_dir`` and drop it into the spool's inbox; returns (job id, spec).
+
+    ``job_dir`` is a folder with ``job.yaml``, or the job file itself (any name; its
+    paths are relative to its folder). ``overrides`` are ``--set KEY=VALUE`` changes,
+    applied before the spec is checked; the job file copied is the changed one.
 
     Raises:
         JobSpecError: the spec cannot be run as written (nothing was written).
         OSError: the spool is not writable.
     """
+    from prsd.jobspec.overrides import apply_overrides, parse_override
+    from prsd.jobspec.yamlsafe import read_yaml
+
     job_dir = job_dir.absolute()
-    if not job_dir.is_dir():
-        raise JobSpecError("", str(job_dir), "is not a folder (a job is a folder with job.yaml)")
+    job_file = job_dir if job_dir.is_file() else None
+    if job_file is not None:
+        job_dir = job_file.parent
+    elif not job_dir.is_dir():
+        raise JobSpecError("", str(job_dir), "is neither a job file nor a folder with job.yaml")
+    parsed = [parse_override(o) for o in overrides]
     # The leader's rule: the daemons are whoever owns the spool's jobs/ folder.
     daemons = next((d for d in (spool.jobs, spool.root) if d.is_dir()), None)
     daemon_uid = daemons.stat().st_uid if daemons is not None else os.geteuid()
     spec = load_job_spec(
-        job_dir, spool_job_dir=job_dir, owner_uid=os.geteuid(), daemon_uid=daemon_uid
+        job_dir,
+        spool_job_dir=job_dir,
+        owner_uid=os.geteuid(),
+        daemon_uid=daemon_uid,
+        job_file=job_file,
+        overrides=parsed,
     )
     job_id = _fresh_id(spool, name or spec.name)
     staging = _staging(spool)
     try:
-        shutil.copyfile(find_job_file(job_dir), staging / "job.yaml")
+        source = job_file or find_job_file(job_dir)
+        if parsed:
+            data = apply_overrides(read_yaml(source).data, parsed)
+            text = yaml.safe_dump(data, sort_keys=False, allow_unicode=True)
+            (staging / "job.yaml").write_text(text, encoding="utf-8")
+        else:
+            shutil.copyfile(source, staging / "job.yaml")
         skip = _skip_paths(spec, spool)
         snapshot_code(Path(spec.code_dir), staging / "code", skip)
         origin = {

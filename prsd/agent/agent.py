@@ -84,7 +84,7 @@ class Agent:
         *,
         bell: Doorbell | None = None,
         on_commit: CommitHook | None = None,
-        only_job: str | None = None,
+        only_job: str | frozenset[str] | None = None,
     ) -> None:
         self.spool = spool
         self.options = options
@@ -172,8 +172,8 @@ class Agent:
                 raise
             await anyio.sleep(self.health.backoff_s)
             return listed, set(self._active)
-        if self.only_job is not None:
-            active &= {self.only_job}
+        if self.only_job is not None:  # prsd run: one job, or a pipeline's steps
+            active &= {self.only_job} if isinstance(self.only_job, str) else self.only_job
         self._active = active
         return listed, active
 

@@ -26,17 +26,20 @@ from prsd.jobspec.envfiles import environment_to_build
 from prsd.jobspec.inputs import InputContext, plan_input
 from prsd.jobspec.model import JobSpec
 from prsd.jobspec.output import OutputContext, plan_output
+from prsd.jobspec.overrides import apply_overrides
 from prsd.jobspec.paths import Roots
 from prsd.jobspec.pipeline import Selected, select_job
 from prsd.jobspec.ports import Port, parse_ports, place_outputs, resolve_inputs
 from prsd.jobspec.refs import bind_literals
 from prsd.jobspec.schema import flatten
-from prsd.jobspec.yamlsafe import Setting, read_limited, read_yaml
+from prsd.jobspec.yamlsafe import Doc, Setting, read_limited, read_yaml
 from prsd.storage.jobowner import OwnerRecordError, read_job_owner
 from prsd.storage.layout import JobLayout
 
 if TYPE_CHECKING:
     from collections.abc import Mapping, Sequence
+
+    from prsd.jobspec.overrides import Override
 
 JOB_FILES = ("job.yaml", "job.yml")
 ORIGIN_FILE = "origin.json"
@@ -137,6 +140,8 @@ def load_job_spec(
     owner_uid: int | None = None,
     daemon_uid: int | None = None,
     spool_root: Path | None = None,
+    job_file: Path | None = None,
+    overrides: Sequence[Override] = (),
 ) -> JobSpec:
     """Load and check the job spec of ``job_dir``.
 
@@ -149,6 +154,8 @@ def load_job_spec(
         daemon_uid: the user the daemons run as (default: this process's).
         spool_root: the spool (default: the folder above ``jobs/`` when
             ``spool_job_dir`` is ``<spool>/jobs/<id>``).
+        job_file: the job file when it is not ``job_dir``'s ``job.yaml`` (``prsd run FILE``).
+        overrides: ``--set`` changes applied to the file's keys before anything is checked.
 
     Returns:
         The normalised, frozen JobSpec.
@@ -168,14 +175,17 @@ def load_job_spec(
         spool=spool_root,
         job_root=spool,
     )
-    path = find_job_file(folder)
+    path = job_file.absolute() if job_file is not None else find_job_file(folder)
     try:
         origin = read_origin(folder, roots, owner_uid)
         if origin is not None:
             roots = roots.with_job_folder(origin)
         elif folder != spool:
             roots = roots.with_job_folder(folder)
-        return _Loader(folder, spool, roots, origin, select_job(read_yaml(path))).spec()
+        doc = read_yaml(path)
+        if overrides:
+            doc = Doc(doc.path, apply_overrides(doc.data, list(overrides)), doc.lines)
+        return _Loader(folder, spool, roots, origin, select_job(doc)).spec()
     except OSError as exc:
         # A folder the leader may not look into, a name the file system refuses...
         where = f" {exc.filename}" if exc.filename else ""

@@ -33,6 +33,7 @@ from prsd.leader.jobclock import record_start, restore_start
 from prsd.leader.liveness import Observer
 from prsd.leader.requests import RequestDesk
 from prsd.logconfig import get_logger
+from prsd.pipeline.desk import PipelineDesk
 from prsd.storage.atomic import write_atomic
 from prsd.storage.faults import FaultState, probe_writable, storage_fault
 from prsd.storage.heartbeat import read_heartbeats
@@ -75,11 +76,15 @@ class Leader:
         links: LeaderLinks | None = None,
         only_job: str | None = None,
         node_lease_s: float = NODE_LEASE_S,
+        only_jobs: frozenset[str] | None = None,
     ):
         self.spool = spool
         self.election = election or Election(spool)
         self.links = links or LeaderLinks()
         self.only_job = only_job
+        # prsd run of a pipeline: its pipeline and its steps' jobs alone.
+        self.only_jobs = only_jobs if only_job is None else frozenset({only_job})
+        self.pipelines = PipelineDesk(spool, only=self.only_jobs)
         self.drivers: dict[str, JobDriver] = {}
         self.finished: dict[str, FinalState] = {}
         self.nodes: Observer | None = None
@@ -102,7 +107,7 @@ class Leader:
         self.nodes = Observer(self.node_lease_s, now)
         self.lost.clear()
         for job_id in active_jobs(self.spool):
-            if self.only_job is not None and job_id != self.only_job:
+            if not self._mine(job_id):
                 continue
             self._resume(job_id, now)
 
@@ -135,7 +140,8 @@ class Leader:
     def step(self, now: float, hints: list[Hint]) -> bool:
         """One round over the inbox and every running job; True if anything moved."""
         self.election.check()
-        moved = self._intake(now)
+        moved = self.pipelines.step(now) or False
+        moved = self._intake(now) or moved
         self._adopt_orphans(now)
         self._check_nodes(now)
         self.desk.step(now, self.drivers, self.finished)
@@ -162,6 +168,9 @@ class Leader:
         if self.faults.condition and not self.faults.waiting(now):
             self._check_healed(now)
         return moved
+
+    def _mine(self, job_id: str) -> bool:
+        return self.only_jobs is None or job_id in self.only_jobs
 
     def _check_healed(self, now: float) -> None:
         """After a storage fault's backoff: is the spool writable again? (Log once.)"""
@@ -224,7 +233,7 @@ class Leader:
         for job_id in active_jobs(self.spool):
             if job_id in self.drivers or job_id in self.finished or job_id in self.intake_retry:
                 continue
-            if self.only_job is not None and job_id != self.only_job:
+            if not self._mine(job_id):
                 continue
             if job_id in self.suspended:
                 if now < self.suspended[job_id]:
@@ -293,7 +302,7 @@ class Leader:
                 del self.intake_retry[job_id]
                 self._take_job(waiting, now)
         for name in ready_in_inbox(self.spool):
-            if self.only_job is not None and name != self.only_job:
+            if not self._mine(name):
                 continue
             layout = take_in(self.spool, name)
             if layout is None:

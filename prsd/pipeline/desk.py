@@ -1,0 +1,216 @@
+"""The leader's pipeline desk: each round, move ready steps into the inbox and end pipelines.
+
+Invariant: the desk keeps nothing in memory that the spool does not hold. Each round
+it reads every unfinished pipeline's record and its steps' places (:mod:`.view`), then:
+
+- a cancel asked for (``cancel`` in the pipeline folder) cancels the running steps
+  (their jobs' ``state/cancel``) and skips the waiting ones;
+- a failed step skips every waiting step (``continue_on_step_failure: false``, the
+  default) or only the steps that depend on it (true), with the reason recorded in
+  ``state.json`` before anything else moves;
+- a waiting step whose dependencies all completed is renamed into ``inbox/<its id>``
+  (the user's folder, so the user stays its owner), where intake takes it as any job;
+- once every step has ended, ``logs/job_result.txt`` names the first failed step and
+  its first error, and ``final.json`` is written last.
+
+A leader that takes over therefore resumes a pipeline where the last one left it:
+completed steps stay completed, running steps' jobs are resumed by the ordinary job
+take-over, and nothing is released twice (a rename happens once).
+"""
+
+from __future__ import annotations
+
+import json
+import os
+from datetime import UTC, datetime
+from typing import TYPE_CHECKING, Any
+
+from prsd.errors import ExitCode
+from prsd.logconfig import get_logger
+from prsd.pipeline.graph import downstream
+from prsd.pipeline.record import CANCEL, STATE, STEPS, BadRecord, pipeline_ids, read_record
+from prsd.pipeline.stdlog import publish_std_log
+from prsd.pipeline.view import ENDED, FAILED, SUCCEEDED, StepView, desk_state, step_views
+from prsd.storage.atomic import move_verified, write_atomic
+
+if TYPE_CHECKING:
+    from collections.abc import Collection
+    from pathlib import Path
+
+    from prsd.pipeline.record import PipelineRecord
+    from prsd.storage.layout import SpoolLayout
+
+log = get_logger("prsd.leader")
+
+CHECK_S = 0.5
+FINAL = "final.json"
+
+
+class PipelineDesk:
+    """Drives the spool's pipelines (``only``: those pipelines alone, for ``prsd run``)."""
+
+    def __init__(self, spool: SpoolLayout, *, only: Collection[str] | None = None) -> None:
+        self.spool = spool
+        self.only = None if only is None else frozenset(only)
+        self._last = -1e9
+
+    def step(self, now: float, *, force: bool = False) -> bool:
+        """One round over the unfinished pipelines; True when a step was released or one ended."""
+        if not force and now - self._last < CHECK_S:
+            return False
+        self._last = now
+        moved = False
+        for pid in pipeline_ids(self.spool):
+            if self.only is not None and pid not in self.only:
+                continue
+            folder = self.spool.root / "pipelines" / pid
+            if os.path.lexists(folder / FINAL):
+                continue
+            try:
+                moved = self.drive(pid, folder) or moved
+            except Exception as exc:  # noqa: BLE001 - one pipeline's boundary
+                log.warning("cannot drive a pipeline", pipeline=pid, error=str(exc))
+        return moved
+
+    def drive(self, pid: str, folder: Path) -> bool:
+        """One round of one pipeline (see the module docstring)."""
+        try:
+            record = read_record(folder)
+        except BadRecord as exc:
+            self._end(folder, "Failed", f"the pipeline record is broken: {exc}", {}, None)
+            return True
+        if record.pipeline_id != pid:
+            self._end(folder, "Failed", "the pipeline record names another pipeline", {}, None)
+            return True
+        views = step_views(self.spool, folder, record)
+        state = desk_state(folder)
+        skips = self._skips(record, views, os.path.lexists(folder / CANCEL))
+        if skips:
+            state.setdefault("skipped", {}).update(skips)
+            write_atomic(folder / STATE, json.dumps(state, indent=1).encode())
+            views = step_views(self.spool, folder, record)
+        if os.path.lexists(folder / CANCEL):
+            state["canceled"] = True
+            self._cancel_running(views)
+        moved = bool(skips)
+        for view in views.values():
+            if view.kind == "command" and view.state in SUCCEEDED | FAILED - {"Lost"}:
+                publish_std_log(self.spool.job(view.job_id))
+        for name, view in views.items():
+            if view.state == "Waiting" and all(
+                views[d].state in SUCCEEDED for d in record.steps[name].deps
+            ):
+                moved = self._release(folder, name, view) or moved
+        if all(v.state in ENDED for v in views.values()):
+            self._finish(folder, record, views, bool(state.get("canceled")))
+            return True
+        return moved
+
+    def _skips(
+        self, record: PipelineRecord, views: dict[str, StepView], canceled: bool
+    ) -> dict[str, str]:
+        waiting = {n for n, v in views.items() if v.state == "Waiting"}
+        if canceled:
+            return dict.fromkeys(waiting, "not run: the pipeline was canceled")
+        failed = [n for n, v in views.items() if v.state in FAILED]
+        if not failed:
+            return {}
+        first = failed[0]
+        if not record.continue_on_step_failure:
+            why = (
+                f"not run: step {first} ended {views[first].state} "
+                "(settings.continue_on_step_failure is false)"
+            )
+            return dict.fromkeys(waiting, why)
+        out = {}
+        blocked = [n for n, v in views.items() if v.state in FAILED or v.state == "Skipped"]
+        for name in waiting & downstream(record.deps(), blocked):
+            cause = next(d for d in _ancestors(record, name) if d in blocked)
+            out[name] = f"not run: it depends on step {cause}, which ended {views[cause].state}"
+        return out
+
+    def _cancel_running(self, views: dict[str, StepView]) -> None:
+        for view in views.values():
+            if view.state == "Running":
+                job = self.spool.job(view.job_id)
+                if not os.path.lexists(job.cancel):
+                    write_atomic(job.cancel, b"", durable=False)
+
+    def _release(self, folder: Path, name: str, view: StepView) -> bool:
+        source = folder / STEPS / name
+        target = self.spool.inbox / view.job_id
+        if os.path.lexists(target) or os.path.lexists(self.spool.job(view.job_id).root):
+            return False  # the id is taken: the step shows as Waiting until looked into
+        if not move_verified(source, target):
+            return False
+        log.info("pipeline step released", pipeline=folder.name, step=name, job_id=view.job_id)
+        return True
+
+    def _finish(
+        self, folder: Path, record: PipelineRecord, views: dict[str, StepView], canceled: bool
+    ) -> None:
+        failed = [v for v in views.values() if v.state in FAILED]
+        if canceled:
+            state, reason = "Canceled", "Canceled by prsctl cancel."
+        elif failed:
+            first = failed[0]
+            state = "Failed"
+            reason = f"step {first.name} ended {first.state}: {first_error(self.spool, first)}"
+        else:
+            state, reason = "Completed", f"all {len(views)} steps completed"
+        self._end(folder, state, reason, views, record)
+        log.info("pipeline ended", pipeline=folder.name, state=state)
+
+    def _end(
+        self,
+        folder: Path,
+        state: str,
+        reason: str,
+        views: dict[str, StepView],
+        record: PipelineRecord | None,
+    ) -> None:
+        lines = [state, reason]
+        for view in views.values():
+            where = self.spool.job(view.job_id).logs
+            extra = f": {view.reason}" if view.reason and view.state != "Completed" else ""
+            lines.append(f"  step {view.name} ({view.kind}) {view.state}{extra} [{where}]")
+        if record is not None and record.ignored:
+            lines.append("not used by prsd (Azure only): " + ", ".join(record.ignored))
+        (folder / "logs").mkdir(exist_ok=True)
+        write_atomic(folder / "logs" / "job_result.txt", ("\n".join(lines) + "\n").encode())
+        code = {"Completed": ExitCode.OK, "Canceled": ExitCode.JOB_CANCELED}.get(
+            state, ExitCode.JOB_FAILED
+        )
+        final: dict[str, Any] = {
+            "state": state,
+            "reason": reason,
+            "exit_code": int(code),
+            "output": "",
+            "root_cause": reason if state == "Failed" else "",
+            "finished_at": datetime.now(UTC).isoformat(timespec="seconds"),
+        }
+        write_atomic(folder / FINAL, json.dumps(final, indent=1).encode())
+
+
+def first_error(spool: SpoolLayout, view: StepView) -> str:
+    """The failed step's first error (its job_result.txt's ``First error:``), else its reason."""
+    path = spool.job(view.job_id).logs / "job_result.txt"
+    try:
+        lines = [x.strip() for x in path.read_text(encoding="utf-8").splitlines() if x.strip()]
+    except OSError:
+        lines = []
+    for line in lines:
+        if line.startswith("First error:"):
+            return line.removeprefix("First error:").split("\\n", 1)[0].strip()
+    return lines[1] if len(lines) > 1 else (view.reason or "no reason recorded")
+
+
+def _ancestors(record: PipelineRecord, name: str) -> list[str]:
+    out: list[str] = []
+    todo = list(record.steps[name].deps)
+    while todo:
+        dep = todo.pop(0)
+        if dep not in out:
+            out.append(dep)
+            todo.extend(record.steps[dep].deps)
+    return out

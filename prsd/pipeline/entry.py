@@ -1,0 +1,38 @@
+"""Which submissions are pipelines: a ``type: pipeline`` file the single-job form cannot hold.
+
+A pipeline of exactly one inline parallel step in a folder's ``job.yaml`` keeps
+running as the job it always was; any other pipeline file (a file given by name,
+several steps, a command step, a component file) runs as a pipeline.
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING
+
+from prsd.jobspec.load import find_job_file
+from prsd.jobspec.yamlsafe import read_yaml
+from prsd.pipeline.steps import is_pipeline
+
+if TYPE_CHECKING:
+    from pathlib import Path
+
+
+def pipeline_file(target: Path) -> Path | None:
+    """The pipeline file ``target`` names (a file, or a folder's job file), else None.
+
+    Raises:
+        JobSpecError: the file cannot be read as YAML, or the folder holds no job file.
+    """
+    by_name = target.is_file()
+    path = target if by_name else find_job_file(target)
+    data = read_yaml(path).data
+    if not is_pipeline(data):
+        return None
+    if by_name:
+        return path
+    steps = data.get("jobs")
+    if isinstance(steps, dict) and len(steps) == 1:
+        (step,) = steps.values()
+        if isinstance(step, dict) and step.get("type") == "parallel" and "component" not in step:
+            return None
+    return path

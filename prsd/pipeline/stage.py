@@ -1,0 +1,221 @@
+"""Submitting a pipeline file: check it whole, then stage every step's job folder at once.
+
+Guarantees: nothing is written to the spool until the file, its components and every
+step's job spec have been checked (a step that reads another step's output is
+checked against a stand-in for that output, made outside the spool); then
+``pipelines/<id>/`` is written under a dot name and renamed into place in one step,
+holding ``pipeline.json``, the file as run (``pipeline.yaml``, ``--set`` applied) and
+``steps/<step>/``, each a complete job folder that the leader moves into ``inbox/``
+when its turn comes. A refused pipeline leaves nothing behind.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import secrets
+import shutil
+import tempfile
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+import yaml
+
+from prsd.errors import JobSpecError
+from prsd.jobspec.load import load_job_spec
+from prsd.jobspec.overrides import apply_overrides, parse_override
+from prsd.jobspec.yamlsafe import Doc, read_yaml
+from prsd.leader.resubmit import code_digest
+from prsd.pipeline.checkset import check_overrides
+from prsd.pipeline.record import RECORD, STEPS, PipelineRecord, StepRecord, pipelines_folder
+from prsd.pipeline.stepjob import (
+    COMMAND_FILE,
+    COMMAND_FOLDER,
+    RUNNER_FOLDER,
+    RUNNER_SCRIPT,
+    RUNNER_TEXT,
+    SOURCE_FOLDER,
+    Binder,
+    StepJob,
+)
+from prsd.pipeline.steps import Pipeline, read_pipeline
+from prsd.storage.atomic import fsync_tree, move_verified, write_atomic
+from prsd.submit import _fresh_id, snapshot_code
+
+if TYPE_CHECKING:
+    from collections.abc import Mapping, Sequence
+
+    from prsd.storage.layout import SpoolLayout
+
+PIPELINE_FILE = "pipeline.yaml"
+
+
+def read_with_overrides(path: Path, overrides: Sequence[str]) -> Doc:
+    """The file as ``--set`` leaves it (lines kept for the keys written in it).
+
+    Raises:
+        JobSpecError: unreadable YAML, a malformed override, or a path naming no key.
+    """
+    doc = read_yaml(path)
+    parsed = [parse_override(o) for o in overrides]
+    if parsed:
+        check_overrides(doc.data, parsed)
+        doc = Doc(doc.path, apply_overrides(doc.data, parsed), doc.lines)
+    return doc
+
+
+def submit_pipeline(
+    path: Path,
+    spool: SpoolLayout,
+    *,
+    overrides: Sequence[str] = (),
+    name: str | None = None,
+    reuse: Mapping[str, str] | None = None,
+    retry_of: str = "",
+) -> PipelineRecord:
+    """Check the pipeline file ``path`` and stage it in ``pipelines/``; its record.
+
+    Args:
+        reuse: steps whose completed job (by id) stands in for them (``prsctl retry``).
+
+    Raises:
+        JobSpecError: anything in the file, its components or its steps that cannot run.
+        OSError: the spool is not writable.
+    """
+    path = path.absolute()
+    doc = read_with_overrides(path, overrides)
+    pipeline = read_pipeline(doc, path.parent)
+    reuse = dict(reuse or {})
+    stem = path.parent.name if path.stem in ("pipeline", "job") else path.stem
+    base = name or pipeline.name or stem
+    pid = _fresh_id(spool, base)
+    ids: dict[str, str] = {}
+    for step in pipeline.steps:
+        ids[step] = reuse.get(step) or _fresh_id(spool, f"{base}-{step}")
+    binder = Binder(pipeline, {s: spool.jobs / i for s, i in ids.items()})
+    jobs = {
+        s: binder.job(step, ids[s], f"{base}-{s}")
+        for s, step in pipeline.steps.items()
+        if s not in reuse
+    }
+    record = PipelineRecord(
+        pid,
+        base,
+        str(path),
+        {
+            s: StepRecord(s, st.kind, ids[s], st.deps, s in reuse)
+            for s, st in pipeline.steps.items()
+        },
+        pipeline.continue_on_step_failure,
+        pipeline.ignored,
+        overrides=tuple(overrides),
+        retry_of=retry_of,
+    )
+    folder = pipelines_folder(spool)
+    staging = folder / f".submit-{secrets.token_hex(8)}"
+    staging.mkdir(mode=0o700)
+    try:
+        _stage(staging, pipeline, jobs, spool)
+        write_atomic(staging / RECORD, record.to_json())
+        text = yaml.safe_dump(doc.data, sort_keys=False, allow_unicode=True)
+        write_atomic(staging / PIPELINE_FILE, text.encode())
+        fsync_tree(staging)
+        if not move_verified(staging, folder / pid):
+            raise OSError(f"could not move {staging} into {folder}")
+    except BaseException:
+        shutil.rmtree(staging, ignore_errors=True)
+        raise
+    return record
+
+
+def _stage(staging: Path, pipeline: Pipeline, jobs: dict[str, StepJob], spool: SpoolLayout) -> None:
+    (staging / STEPS).mkdir()
+    with tempfile.TemporaryDirectory(prefix="prsd-standin-") as tmp:
+        for name, job in jobs.items():
+            folder = staging / STEPS / name
+            _write_step(folder, job, pipeline)
+            _check_step(folder, job, pipeline, spool, Path(tmp))
+
+
+def _write_step(folder: Path, job: StepJob, pipeline: Pipeline) -> None:
+    folder.mkdir(mode=0o700)
+    text = yaml.safe_dump(job.yaml, sort_keys=False, allow_unicode=True)
+    (folder / "job.yaml").write_text(text, encoding="utf-8")
+    if job.command is None:
+        return  # origin.json and code/ are written once the spec is checked
+    (folder / RUNNER_FOLDER).mkdir()
+    (folder / RUNNER_FOLDER / RUNNER_SCRIPT).write_text(RUNNER_TEXT, encoding="utf-8")
+    (folder / COMMAND_FOLDER).mkdir()
+    command = json.dumps(job.command, indent=1)
+    (folder / COMMAND_FOLDER / COMMAND_FILE).write_text(command, encoding="utf-8")
+    src = folder / SOURCE_FOLDER
+    if job.code is None:
+        src.mkdir()
+        return
+    code = Path(job.code)
+    if not code.is_dir():
+        site = pipeline.steps[job.step].site.child("code")
+        raise site.error(f"the code folder {code} does not exist")
+    snapshot_code(code, src, {os.path.realpath(pipeline.folder / ".prsd-none")})
+
+
+def _check_step(
+    folder: Path,
+    job: StepJob,
+    pipeline: Pipeline,
+    spool: SpoolLayout,
+    tmp: Path,
+) -> None:
+    """Load the step's spec as the leader will (stand-ins for upstream outputs)."""
+    step = pipeline.steps[job.step]
+    target = spool.jobs / job.job_id
+    try:
+        if job.command is not None:
+            load_job_spec(folder, spool_job_dir=target, owner_uid=os.geteuid())
+            return
+        data = json.loads(json.dumps(job.yaml))
+        body = data["jobs"][job.step]
+        for port, entry in (body.get("inputs") or {}).items():
+            if _upstream(step, port) and isinstance(entry, dict):
+                entry["path"] = str(_stand_in(tmp / "in" / job.step / port, entry))
+        checked = tmp / f"{job.step}.yaml"
+        checked.write_text(yaml.safe_dump(data, sort_keys=False), encoding="utf-8")
+        spec = load_job_spec(
+            pipeline.folder, spool_job_dir=target, owner_uid=os.geteuid(), job_file=checked
+        )
+    except JobSpecError as exc:
+        raise _in_pipeline(exc, pipeline) from None
+    skip = {os.path.realpath(p) for p in spec.input.paths}
+    skip.update(os.path.realpath(p) for p in spec.side_inputs.values())
+    skip.add(os.path.realpath(spool.root))
+    snapshot_code(Path(spec.code_dir), folder / "code", skip)
+    origin = {"job_dir": str(pipeline.folder), "name": "", "code": code_digest(folder / "code")}
+    (folder / "origin.json").write_text(json.dumps(origin, indent=1), encoding="utf-8")
+
+
+def _upstream(step: Any, port: str) -> bool:
+    entry = (step.body.get("inputs") or {}).get(port)
+    text = entry.get("path") if isinstance(entry, dict) else entry
+    return isinstance(text, str) and "parent.jobs." in text
+
+
+def _stand_in(where: Path, entry: dict[str, Any]) -> Path:
+    """An empty stand-in of an upstream output, so the step's spec can be checked now."""
+    kind = entry.get("type", "uri_folder")
+    if kind == "uri_file":
+        where.parent.mkdir(parents=True, exist_ok=True)
+        where.write_text("", encoding="utf-8")
+        return where
+    where.mkdir(parents=True, exist_ok=True)
+    (where / "stand-in.csv").write_text("a\n1\n", encoding="utf-8")
+    if kind == "mltable":
+        table = {"paths": [{"pattern": "./*.csv"}], "transformations": [{"read_delimited": {}}]}
+        (where / "MLTable").write_text(yaml.safe_dump(table), encoding="utf-8")
+    return where
+
+
+def _in_pipeline(exc: JobSpecError, pipeline: Pipeline) -> JobSpecError:
+    """A step loader's error, pointed at the pipeline file's line of the key."""
+    if not exc.key.startswith("jobs."):
+        return exc
+    return JobSpecError(exc.key, pipeline.doc.location(exc.key), exc.problem)

@@ -1,0 +1,213 @@
+"""Each step of a checked pipeline written as one ordinary job file (pure).
+
+A step becomes a one-step pipeline file (so the job loader reports its keys as
+``jobs.<step>.<key>`` and records the pipeline's Azure-only keys as ignored, as the
+single-step form does) with every binding replaced by what it names:
+
+- ``${{parent.inputs.x}}``: the pipeline input (a literal, or its absolute path);
+- ``${{parent.outputs.x}}``: the pipeline output's entry;
+- ``${{parent.jobs.<step>.outputs.<name>}}``: the absolute path where that step's job
+  writes the output (:func:`place`), known before it runs because each step's job id
+  is chosen at submit.
+
+A command step becomes a job of one mini-batch whose entry script is prsd's command
+runner (:mod:`prsd.worker.command`); its command line is expanded here (``$[[...]]``
+groups, ``${{inputs.x}}`` / ``${{outputs.y}}``) and written to ``command.json``.
+"""
+
+from __future__ import annotations
+
+import copy
+import os
+import re
+from dataclasses import dataclass
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+from prsd.jobspec.paths import is_remote, local_text
+from prsd.jobspec.ports import LITERAL_TYPES
+from prsd.jobspec.refs import exact_ref, expand_groups, substitute
+from prsd.jobspec.values import as_timeout
+
+if TYPE_CHECKING:
+    from prsd.pipeline.steps import Pipeline, Step
+
+RUNNER_FOLDER = "runner"
+RUNNER_SCRIPT = "prsd_command.py"
+RUNNER_TEXT = "from prsd.worker.command import init, run  # noqa: F401\n"
+COMMAND_FOLDER = "command"
+COMMAND_FILE = "command.json"
+SOURCE_FOLDER = "src"
+COMMAND_TIMEOUT_S = 3 * 24 * 3600  # a command step without limits.timeout (the longest allowed)
+_SAFE_FILE = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._-]*$")
+_WRAPPER_KEEP = ("$schema", "display_name", "description", "experiment_name", "tags")
+
+
+@dataclass(frozen=True)
+class StepJob:
+    """What a step's job folder holds (besides code snapshots).
+
+    Attributes:
+        step: the step's name.
+        job_id: the id its job folder is submitted under.
+        yaml: the job file's mapping.
+        code: the folder to snapshot (a parallel step's ``code/``, a command's ``src/``).
+        command: a command step's ``command.json``, else None.
+    """
+
+    step: str
+    job_id: str
+    yaml: dict[str, Any]
+    code: Path | None
+    command: dict[str, Any] | None
+
+
+def place(job_root: Path, name: str, entry: Any) -> Path:
+    """Where a step's output lands: its local path, else ``<job>/outputs/<name>``.
+
+    A relative local path is inside the step's job folder; a ``uri_file`` output with
+    a cloud path keeps the path's last segment as its file name (as a single job does).
+    """
+    kind = entry.get("type", "uri_folder") if isinstance(entry, dict) else "uri_folder"
+    text = entry.get("path") if isinstance(entry, dict) else None
+    if isinstance(text, str) and not is_remote(text) and exact_ref(text) is None:
+        local = local_text(text)
+        return Path(os.path.normpath(local if os.path.isabs(local) else job_root / local))
+    folder = job_root / "outputs" / name
+    last = text.rstrip("/").rpartition("/")[2] if isinstance(text, str) else ""
+    if kind == "uri_file" and _SAFE_FILE.match(last) and ".." not in last:
+        return folder / last
+    return folder
+
+
+class Binder:
+    """Resolves one pipeline's bindings, given each step's job folder in the spool."""
+
+    def __init__(self, pipeline: Pipeline, roots: dict[str, Path]) -> None:
+        self.p = pipeline
+        self.roots = roots
+        self.outs = {n: self._outputs(s) for n, s in pipeline.steps.items()}
+
+    def job(self, step: Step, job_id: str, name: str) -> StepJob:
+        """The job of ``step`` (see the module docstring)."""
+        body = copy.deepcopy(step.body)
+        body.pop("component", None)
+        body["inputs"] = {k: self._input(v) for k, v in (body.get("inputs") or {}).items()}
+        body["outputs"] = self.outs[step.name]
+        if step.kind == "command":
+            body, command = self._command(step, body)
+            folder = self._path(step.body.get("code"))
+            code = Path(folder) if isinstance(folder, str) else None
+        else:
+            command = None
+            code = None
+        wrapper = {k: self.p.doc.data[k] for k in _WRAPPER_KEEP if k in self.p.doc.data}
+        settings = self.p.doc.data.get("settings")
+        if isinstance(settings, dict):
+            rest = {k: v for k, v in settings.items() if k != "continue_on_step_failure"}
+            if rest:
+                wrapper["settings"] = rest
+        yaml = {"type": "pipeline", "name": name, **wrapper, "jobs": {step.name: body}}
+        return StepJob(step.name, job_id, yaml, code, command)
+
+    def _outputs(self, step: Step) -> dict[str, Any]:
+        out = {}
+        for name, entry in (step.body.get("outputs") or {}).items():
+            ref = exact_ref(entry.get("path") if isinstance(entry, dict) else entry)
+            if ref is not None:  # parent.outputs.x
+                bound = copy.deepcopy(self.p.outputs.get(ref.split(".")[2]))
+                bound = bound if isinstance(bound, dict) else {}
+                entry = {**bound, **(entry if isinstance(entry, dict) else {})}
+                entry.pop("path", None)
+                if "path" in bound:
+                    entry["path"] = bound["path"]
+            out[name] = entry if isinstance(entry, dict) else {}
+        return out
+
+    def output_path(self, step: str, name: str) -> Path:
+        return place(self.roots[step], name, self.outs[step][name])
+
+    def _input(self, entry: Any) -> Any:
+        text = entry.get("path") if isinstance(entry, dict) else entry
+        ref = exact_ref(text)
+        if ref is None:
+            if isinstance(entry, dict) and isinstance(text, str):
+                return {**entry, "path": self._path(text)}
+            return entry
+        parts = ref.split(".")
+        if parts[1] == "jobs":
+            upstream = self.outs[parts[2]][parts[4]]
+            kind = upstream.get("type", "uri_folder")
+            given = entry if isinstance(entry, dict) else {}
+            return {"type": kind, **given, "path": str(self.output_path(parts[2], parts[4]))}
+        bound = copy.deepcopy(self.p.inputs[parts[2]])
+        if not isinstance(bound, dict):
+            return bound  # a literal pipeline input
+        if bound.get("type") in LITERAL_TYPES:
+            return bound.get("value", bound.get("default"))
+        if isinstance(bound.get("path"), str):
+            bound["path"] = self._path(bound["path"])
+        return {**bound, **(entry if isinstance(entry, dict) else {}), "path": bound.get("path")}
+
+    def _path(self, text: Any) -> Any:
+        if not isinstance(text, str) or is_remote(text) or "${{" in text:
+            return text
+        local = local_text(text)
+        return local if os.path.isabs(local) else os.path.normpath(self.p.folder / local)
+
+    def _command(self, step: Step, body: dict[str, Any]) -> tuple[dict[str, Any], dict[str, Any]]:
+        refs = self._refs(step.name, body)
+        site = step.site.child("command")
+        text = substitute(expand_groups(str(body["command"]), refs, site), refs, site)
+        outputs = [
+            {"name": n, "path": refs[f"outputs.{n}"], "type": e.get("type", "uri_folder")}
+            for n, e in body["outputs"].items()
+        ]
+        limits = body.get("limits") or {}
+        timeout = COMMAND_TIMEOUT_S
+        if isinstance(limits, dict) and limits.get("timeout") is not None:
+            timeout = int(as_timeout(limits["timeout"], step.site.child("limits").child("timeout")))
+        retries = (body.get("retry_settings") or {}).get("max_retries", 2)
+        env = copy.deepcopy(body.get("environment"))
+        if isinstance(env, dict) and isinstance(env.get("conda_file"), str):
+            env["conda_file"] = self._path(env["conda_file"])
+        task: dict[str, Any] = {
+            "code": f"./{RUNNER_FOLDER}",
+            "entry_script": RUNNER_SCRIPT,
+            "environment_variables": body.get("environment_variables") or {},
+        }
+        if env is not None:
+            task["environment"] = env
+        job = {k: v for k, v in body.items() if k in _IGNORED_KEPT}
+        job.update(
+            type="parallel",
+            input_data=f"./{COMMAND_FOLDER}",
+            mini_batch_size=1,
+            resources={"instance_count": 1, "max_concurrency_per_instance": 1},
+            mini_batch_error_threshold=0,
+            retry_settings={"max_retries": retries, "timeout": timeout},
+            task=task,
+        )
+        command = {"step": step.name, "command": text, "outputs": outputs}
+        return job, command
+
+    def _refs(self, name: str, body: dict[str, Any]) -> dict[str, str | None]:
+        refs: dict[str, str | None] = {}
+        for port, entry in body["inputs"].items():
+            if isinstance(entry, dict):
+                held = entry.get("path", entry.get("value", entry.get("default")))
+            else:
+                held = entry
+            refs[f"inputs.{port}"] = None if held is None else _text(held)
+        for port in body["outputs"]:
+            refs[f"outputs.{port}"] = str(self.output_path(name, port))
+        return refs
+
+
+_IGNORED_KEPT = ("compute", "display_name", "description", "tags", "experiment_name")
+
+
+def _text(value: Any) -> str:
+    if isinstance(value, bool):
+        return "True" if value else "False"  # Azure writes Python's spelling
+    return str(value)

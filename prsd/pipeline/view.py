@@ -1,0 +1,78 @@
+"""What each step of a pipeline is doing, read from the spool (the desk's and prsctl's view).
+
+Guarantees: a step's state is derived from where its job folder is, never from a
+cache: ``steps/<step>/`` (Waiting), ``inbox/<id>`` (Queued), ``jobs/<id>/`` (Running,
+or its ``final.json``'s state), a skip the leader recorded (Skipped), a reused step of
+an earlier run (Completed). The places are looked at in the order a folder moves
+through them, so a move between two looks is never taken for a loss.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any
+
+from prsd.pipeline.record import STATE, STEPS, PipelineRecord
+from prsd.storage.readsafe import UntrustedFile, read_small
+
+if TYPE_CHECKING:
+    from pathlib import Path
+
+    from prsd.storage.layout import SpoolLayout
+
+SUCCEEDED = frozenset({"Completed", "Completed with failures"})
+FAILED = frozenset({"Failed", "Canceled", "Lost"})
+ENDED = SUCCEEDED | FAILED | {"Skipped"}
+MAX_STATE_BYTES = 1 << 20
+
+
+@dataclass(frozen=True)
+class StepView:
+    """One step now: its state, its job, and the reason it ended or was skipped."""
+
+    name: str
+    kind: str
+    job_id: str
+    state: str
+    reason: str = ""
+
+
+def desk_state(folder: Path) -> dict[str, Any]:
+    """The leader's own record in the pipeline folder (skips, cancel, final)."""
+    try:
+        raw = read_small(folder / STATE, MAX_STATE_BYTES, daemon_owned=True)
+        doc = json.loads(raw)
+    except (OSError, UntrustedFile, ValueError):
+        return {"skipped": {}}
+    return doc if isinstance(doc, dict) else {"skipped": {}}
+
+
+def step_views(spool: SpoolLayout, folder: Path, record: PipelineRecord) -> dict[str, StepView]:
+    """Every step's view (see the module docstring)."""
+    skipped = desk_state(folder).get("skipped", {})
+    out = {}
+    for name, step in record.steps.items():
+        state, reason = _where(spool, folder, name, step.job_id)
+        if step.reused and state == "Lost":
+            state, reason = "Completed", "reused from the earlier run"
+        if name in skipped and state in ("Waiting", "Lost"):
+            state, reason = "Skipped", str(skipped[name])
+        out[name] = StepView(name, step.kind, step.job_id, state, reason)
+    return out
+
+
+def _where(spool: SpoolLayout, folder: Path, name: str, job_id: str) -> tuple[str, str]:
+    if os.path.lexists(folder / STEPS / name):
+        return "Waiting", ""
+    if os.path.lexists(spool.inbox / job_id):
+        return "Queued", ""
+    job = spool.job(job_id)
+    if not os.path.lexists(job.root):
+        return "Lost", "its job folder is gone (taken in under another id, or removed)"
+    try:
+        final = json.loads(read_small(job.final, MAX_STATE_BYTES, daemon_owned=True))
+        return str(final.get("state", "Failed")), str(final.get("reason", ""))
+    except (OSError, UntrustedFile, ValueError):
+        return "Running", ""
