@@ -1,0 +1,95 @@
+"""Azure's v1 ParallelRunStep notebooks, cell by cell, against a spool: real daemons or prsd run."""
+
+from __future__ import annotations
+
+import io
+from typing import TYPE_CHECKING
+
+import pandas as pd
+
+from tests.azure.kit import SOUNDS, daemons, run_cells, workspace
+
+if TYPE_CHECKING:
+    from pathlib import Path
+
+
+def _table(stdout: str, marker: str) -> pd.DataFrame:
+    """The CSV the notebook's last cell printed after ``marker``."""
+    return pd.read_csv(io.StringIO(stdout.split(marker, 1)[1]))
+
+
+def test_file_dataset_partition_per_folder_on_daemons(tmp_path: Path) -> None:
+    """The notebook as published; only config.json (the spool) is new. Six rows, as on Azure."""
+    spool = tmp_path / "spool"
+    ws = workspace(tmp_path / "ws", spool)
+    with daemons(spool):
+        cells = run_cells("file_dataset_partition_per_folder.py", ws)
+    assert cells.returncode == 0, cells.stdout[-3000:] + cells.stderr[-3000:]
+    out = cells.stdout
+    assert "Workspace name: ws" in out
+    assert "['user', 'season', 'genres']" in out
+    assert "creating a new compute target..." in out
+    assert "StepRun( summarize-file-size ) Status: Finished" in out
+    assert "PipelineRun Status: Finished" in out
+    assert "Prediction has 6 rows" in out
+    df = _table(out, "Prediction has 6 rows\n")
+    groups = {(u, g) for u, g in zip(df["user"], df["genres"], strict=True)}
+    assert groups == {("user1", "disco"), ("user1", "orchestra"), ("user2", "piano"),
+                      ("user3", "spirituality"), ("user4", "piano")}  # fmt: skip
+    for row in df.itertuples(index=False):
+        size = SOUNDS[row[0].removesuffix(".wav")]
+        assert row[1] == size
+        total = 2 * size if row[3] == "user4" else size
+        assert row[5] == total and abs(row[2] - size / total) < 1e-9
+    # The datastore is a folder under the spool, as the notebook uploaded it.
+    store = spool / "datastores" / "workspaceblobstore" / "dataset_partition_test"
+    assert sorted(p.relative_to(store).as_posix() for p in store.rglob("*.wav")) == [
+        "user1/fall/orchestra.wav", "user1/winter/disco.wav", "user2/summer/piano.wav",
+        "user3/fall/spirituality.wav", "user4/fall/piano.wav", "user4/spring/piano.wav",
+    ]  # fmt: skip
+
+
+OJ_COLUMNS = ["WeekStarting", "Store", "Brand", "Quantity", "logQuantity", "Advert", "Price",
+              "Age60", "COLLEGE", "INCOME", "Hincome150", "Large HH", "Minorities",
+              "WorkingWoman", "SSTRDIST", "SSTRVOL", "CPDIST5", "CPWVOL5"]  # fmt: skip
+
+
+def _oj_sales(path: Path) -> pd.DataFrame:
+    """Orange juice sales in the layout of Azure's dominicks_OJ.csv: 3 stores, 3 brands, 4 weeks."""
+    rows = []
+    for week in range(4):
+        for s, store in enumerate((2, 5, 8)):
+            for b, brand in enumerate(("tropicana", "minute.maid", "dominicks")):
+                income = 10.0 + s + 0.5 * b + 0.01 * week
+                rows.append([f"1990-06-{14 + 7 * week}", store, brand, 1000 + week, 9.1, b % 2,
+                             1.5 + b, 0.2, 0.3, income, 0.4, 0.1, 0.2, 0.3, 2.1, 1.2, 1.9, 0.4])  # fmt: skip
+    df = pd.DataFrame(rows, columns=OJ_COLUMNS)
+    df.to_csv(path, index=False)
+    return df
+
+
+def test_tabular_dataset_partition_per_column_in_the_background(tmp_path: Path) -> None:
+    """The v1 tabular partition_by flow; the pipeline runs in a background ``prsd run``."""
+    ws = workspace(tmp_path / "ws", tmp_path / "spool", local=True)
+    sales = _oj_sales(ws / "oj.csv")
+    cells = run_cells("tabular_dataset_partition_per_column.py", ws)
+    assert cells.returncode == 0, cells.stdout[-3000:] + cells.stderr[-3000:]
+    out = cells.stdout
+    assert "[36 rows x 18 columns]" in out  # dataset.to_pandas_dataframe(), printed
+    assert "['Store', 'Brand']" in out
+    assert "PipelineRun Status: Finished" in out
+    assert "Prediction has  36  rows" in out
+    head = _table(out, "Prediction has  36  rows\n")  # df.head(10), as the notebook shows it
+    assert list(head.columns)[-3:] == ["Store", "Brand", "total_income"] and len(head) == 10
+    (result,) = (tmp_path / "spool" / "jobs").glob("*/outputs/inferences/revenue_outputs.txt")
+    df = pd.read_csv(result, delimiter=" ", header=None, names=list(head.columns))
+    expected = dict(sales.groupby(["Store", "Brand"])["INCOME"].sum().items())
+    assert len(df) == 36 and len(df.groupby(["Store", "Brand"])) == 9
+    for (store, brand), group in df.groupby(["Store", "Brand"]):
+        assert len(group) == 4
+        assert set(group["total_income"].round(6)) == {round(expected[(store, brand)], 6)}
+        mine = sales[(sales.Store == store) & (sales.Brand == brand)]
+        assert sorted(group["INCOME"].round(6)) == sorted(mine["INCOME"].round(6))
+    target = tmp_path / "spool" / "datastores" / "workspaceblobstore" / "partition_by_key_res"
+    (table,) = target.iterdir()
+    assert len(list(table.rglob("*.parquet"))) == 9 and (table / "MLTable").is_file()
