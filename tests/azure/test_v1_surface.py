@@ -9,13 +9,14 @@ import pytest
 from azureml._prsd.config import ConfigError, read_settings
 from azureml._prsd.datapaths import relative_format, sources
 from azureml._prsd.pipeline_yaml import draft, step_key
-from azureml._prsd.watch import Tail, azure_status
 from azureml.core import Dataset, Datastore, Environment, Experiment, Workspace
 from azureml.core.compute import ComputeTarget
 from azureml.core.conda_dependencies import CondaDependencies, is_sdk_package
 from azureml.exceptions import ComputeTargetException
 from azureml.pipeline.core import Pipeline, PipelineData, PipelineParameter
 from azureml.pipeline.steps import ParallelRunConfig, ParallelRunStep, PythonScriptStep
+
+from prsd.azure.watch import Tail, azure_status
 
 if TYPE_CHECKING:
     from collections.abc import Callable
@@ -129,7 +130,8 @@ def test_a_command_step_feeding_a_parallel_step_is_bound_by_name(
     d = draft("exp", [prep, score], {"rows": 25}, "/py")
     jobs = d.data["jobs"]
     assert d.names == {"prep data": "prep_data", "score": "score"}
-    assert jobs["prep_data"]["command"] == "/py prep.py --out ${{outputs.prepared}} --rows 25"
+    assert jobs["prep_data"]["command"] == "python prep.py --out ${{outputs.prepared}} --rows 25"
+    assert jobs["prep_data"]["environment"] == {"python": "/py"}
     assert jobs["prep_data"]["outputs"] == {"prepared": {"type": "uri_folder"}}
     assert jobs["score"]["inputs"]["prepared"] == {
         "path": "${{parent.jobs.prep_data.outputs.prepared}}"

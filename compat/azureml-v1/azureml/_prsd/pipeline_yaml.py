@@ -200,7 +200,7 @@ def _command(step: PythonScriptStep, writers: dict[str, str], params: dict[str, 
     outs = {o.name for o in step.outputs if _is_data(o)}
     args = [_argument(a, {n: n for n in inputs}, outs, params) for a in step.arguments]
     quoted = " ".join(_quote(a) for a in args)
-    body["command"] = f"{_quote(python or 'python')} {_quote(step.script_name)} {quoted}".strip()
+    body["command"] = f"python {_quote(step.script_name)} {quoted}".strip()
     if inputs:
         body["inputs"] = inputs
     if outs:

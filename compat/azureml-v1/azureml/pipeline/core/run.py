@@ -17,7 +17,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from azureml._prsd.unsupported import Surface
-from azureml._prsd.watch import ENDED, Tail, azure_status, read_json
+from prsd.azure.watch import ENDED, Tail, azure_status, pipeline_status, read_json, step_states
 
 if TYPE_CHECKING:
     import subprocess
@@ -147,25 +147,13 @@ class PipelineRun(Surface):
         return step if isinstance(step, dict) else {}
 
     def _step_states(self) -> dict[str, tuple[str, str]]:
-        from prsd.pipeline.record import read_record
-        from prsd.pipeline.view import step_views
-        from prsd.storage.layout import SpoolLayout
-
-        try:
-            record = read_record(self._folder)
-        except (OSError, ValueError):
-            return {}
-        views = step_views(SpoolLayout(self._spool), self._folder, record)
-        return {k: (v.state, v.reason) for k, v in views.items()}
+        return step_states(self._spool, self._folder)
 
     def get_status(self) -> str:
-        final = read_json(self._folder / "final.json")
-        if final is not None:
-            return azure_status(str(final.get("state", "Failed")))
-        if self._process is not None and self._process.poll() is not None:
+        status = pipeline_status(self._spool, self._folder)
+        if status not in ENDED and self._process is not None and self._process.poll() is not None:
             return "Failed"  # the background prsd run ended without a result
-        states = {azure_status(s) for s, _ in self._step_states().values()}
-        return "NotStarted" if states <= {"NotStarted"} else "Running"
+        return status
 
     def get_details(self) -> dict[str, Any]:
         final = read_json(self._folder / "final.json") or {}

@@ -2,8 +2,11 @@
 
 Guarantees: :func:`azure_status` maps prsd's step and pipeline states to v1 run
 statuses (``NotStarted``, ``Queued``, ``Running``, ``Finished``, ``Failed``,
-``Canceled``); :class:`Tail` returns only the lines appended to a step's progress
-files since it last looked, whole lines only. Nothing here writes to the spool.
+``Canceled``) and :func:`v2_status` to v2 job statuses (``Completed`` for
+``Finished``); :class:`Tail` returns only the lines appended to a step's progress
+files since it last looked, whole lines only; :func:`step_states` reads every step's
+prsd state. Nothing here writes to the spool. Both SDK layers (compat/azureml-v1 and
+:mod:`prsd.azure`) read runs through this module.
 """
 
 from __future__ import annotations
@@ -31,6 +34,35 @@ ENDED = frozenset({"Finished", "Failed", "Canceled"})
 def azure_status(prsd_state: str) -> str:
     """A v1 run status for a prsd state (unknown states read as ``Running``)."""
     return _STATUS.get(prsd_state, "Running")
+
+
+def v2_status(prsd_state: str) -> str:
+    """A v2 job status (``Completed`` where v1 says ``Finished``)."""
+    status = azure_status(prsd_state)
+    return "Completed" if status == "Finished" else status
+
+
+def step_states(spool: Path, folder: Path) -> dict[str, tuple[str, str]]:
+    """Each step's (prsd state, reason) of the pipeline in ``folder``; empty if unreadable."""
+    from prsd.pipeline.record import read_record
+    from prsd.pipeline.view import step_views
+    from prsd.storage.layout import SpoolLayout
+
+    try:
+        record = read_record(folder)
+    except (OSError, ValueError):
+        return {}
+    views = step_views(SpoolLayout(spool), folder, record)
+    return {k: (v.state, v.reason) for k, v in views.items()}
+
+
+def pipeline_status(spool: Path, folder: Path) -> str:
+    """The pipeline's v1 status: its end, else ``NotStarted`` or ``Running`` from its steps."""
+    final = read_json(folder / "final.json")
+    if final is not None:
+        return azure_status(str(final.get("state", "Failed")))
+    states = {azure_status(s) for s, _ in step_states(spool, folder).values()}
+    return "NotStarted" if states <= {"NotStarted"} else "Running"
 
 
 def read_json(path: Path) -> dict[str, Any] | None:
