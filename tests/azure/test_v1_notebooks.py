@@ -3,11 +3,12 @@
 from __future__ import annotations
 
 import io
+import shutil
 from typing import TYPE_CHECKING
 
 import pandas as pd
 
-from tests.azure.kit import SOUNDS, daemons, run_cells, workspace
+from tests.azure.kit import NOTEBOOKS, SOUNDS, daemons, run_cells, workspace
 
 if TYPE_CHECKING:
     from pathlib import Path
@@ -93,3 +94,21 @@ def test_tabular_dataset_partition_per_column_in_the_background(tmp_path: Path) 
     target = tmp_path / "spool" / "datastores" / "workspaceblobstore" / "partition_by_key_res"
     (table,) = target.iterdir()
     assert len(list(table.rglob("*.parquet"))) == 9 and (table / "MLTable").is_file()
+
+
+def test_script_step_feeds_a_parallel_step_that_loads_a_registered_model(tmp_path: Path) -> None:
+    """Our own v1 notebook: PythonScriptStep -> PipelineData -> ParallelRunStep, on daemons."""
+    spool = tmp_path / "spool"
+    ws = workspace(tmp_path / "ws", spool)
+    shutil.copytree(NOTEBOOKS / "v1chain", ws / "v1chain")
+    with daemons(spool):
+        cells = run_cells("v1_chain.py", ws)
+    assert cells.returncode == 0, cells.stdout[-3000:] + cells.stderr[-3000:]
+    out = cells.stdout
+    assert "Model(workspace='ws', name=factor, id=factor:1, version=1)" in out
+    assert "status Finished" in out
+    assert "steps [('make numbers', 'Finished'), ('score numbers', 'Finished')]" in out
+    assert "wrote 6 files" in out  # the command step's log, streamed; count came from submit
+    rows = sorted(f"n{i:02d}.txt {3 * i}" for i in range(6))
+    assert f"rows {['', *rows]}" in out
+    assert (spool / "models" / "factor" / "1" / "factor.txt").read_text() == "3"

@@ -46,6 +46,7 @@ def test_v2_pipeline_with_parallel_run_function_runs_and_downloads(tmp_path: Pat
     assert r.returncode == 0, r.stdout[-3000:] + r.stderr[-3000:]
     assert "status Completed" in r.stdout and "downloaded" in r.stdout
     assert "Execution Summary" in r.stdout
+    assert "steps [('batch_score', 'Completed'), ('prepared', 'Completed')]" in r.stdout
     rows = (tmp_path / "results" / "named-outputs" / "scores" / "parallel_run_step.txt").read_text()
     got = sorted(tuple(line.split(",")) for line in rows.splitlines())
     want = sorted(

@@ -63,5 +63,6 @@ ml_client.jobs.stream(pipeline_job.name)
 
 # %%
 print("status", ml_client.jobs.get(pipeline_job.name).status)
+print("steps", sorted((s.display_name, s.status) for s in ml_client.jobs.list(parent_job_name=pipeline_job.name)))
 ml_client.jobs.download(pipeline_job.name, output_name="scores", download_path="./results")
 print("downloaded")
