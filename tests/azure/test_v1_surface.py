@@ -207,3 +207,28 @@ def test_a_blob_container_needs_its_folder_and_an_unknown_target_is_named(
     )
     with pytest.raises(ComputeTargetException, match="'gpu' is not configured"):
         ComputeTarget(ws, "gpu")
+
+
+def test_partition_columns_of_a_table_come_from_its_paths(ws: Workspace) -> None:
+    store = ws.get_default_datastore()
+    for region, rows in (("north", "a,b\n1,2\n"), ("south", "a,b\n3,4\n5,6\n")):
+        (store.folder / "sales" / region).mkdir(parents=True)
+        (store.folder / "sales" / region / "part.csv").write_text(rows)
+    table = Dataset.Tabular.from_delimited_files(
+        path=(store, "sales/*/part.csv"), partition_format="sales/{region}/part.csv"
+    )
+    assert table.partition_keys == ["region"]
+    df = table.to_pandas_dataframe()
+    assert df.to_dict("list") == {
+        "a": [1, 3, 5],
+        "b": [2, 4, 6],
+        "region": ["north", "south", "south"],
+    }
+    with pytest.raises(
+        ValueError, match=r"write the keys into the files with dataset.partition_by"
+    ):
+        table.prsd_input()
+    parted = table.partition_by(["region"], target=(store, "by_region"), show_progress=False)
+    entry, extra = parted.prsd_input()
+    assert entry["type"] == "mltable" and extra == {}
+    assert sorted(parted.to_pandas_dataframe()["region"]) == ["north", "south", "south"]

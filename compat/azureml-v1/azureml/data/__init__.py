@@ -17,7 +17,7 @@ from typing import TYPE_CHECKING, Any
 
 import yaml
 
-from azureml._prsd.datapaths import Source, format_keys, relative_format, sources
+from azureml._prsd.datapaths import Source, format_keys, format_regex, relative_format, sources
 from azureml._prsd.unsupported import Surface, module_getattr
 
 if TYPE_CHECKING:
@@ -114,8 +114,18 @@ class TabularDataset(AbstractDataset):
     ) -> pd.DataFrame:
         import pandas as pd
 
-        frames = [self._read(f) for f in self._files()]
+        frames = [self._with_keys(self._read(f), s, f) for s in self._sources for f in s.files()]
         return pd.concat(frames, ignore_index=True) if frames else pd.DataFrame()
+
+    def _with_keys(self, df: pd.DataFrame, src: Source, path: Path) -> pd.DataFrame:
+        """Azure's partition columns: values read from the path by ``partition_format``."""
+        if not self._partition_format or self._keys is not None:
+            return df  # partition_by's files hold their key columns
+        fmt = relative_format(self._partition_format, src)
+        found = format_regex(fmt).match(path.relative_to(src.folder).as_posix())
+        if found is None:
+            raise ValueError(f"{path} does not match partition_format {self._partition_format!r}")
+        return df.assign(**found.groupdict())
 
     def _read(self, path: Path) -> pd.DataFrame:
         import pandas as pd
@@ -168,6 +178,11 @@ class TabularDataset(AbstractDataset):
     def prsd_input(self) -> tuple[dict[str, Any], dict[str, Any]]:
         """(the step's input entry: an MLTable folder, no extra settings)."""
         src = self._one_source("a tabular dataset given to a step")
+        if self._partition_format and self._keys is None:
+            raise ValueError(
+                "prsd groups a table by its columns, not by values in its paths: write the "
+                "keys into the files with dataset.partition_by(...) and give the step that"
+            )
         write_mltable(
             src.folder, src.pattern if src.pattern != "**" else "**/*", self._format, self._options
         )
