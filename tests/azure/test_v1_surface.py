@@ -12,6 +12,7 @@ from azureml._prsd.pipeline_yaml import draft, step_key
 from azureml.core import Dataset, Datastore, Environment, Experiment, Workspace
 from azureml.core.compute import ComputeTarget
 from azureml.core.conda_dependencies import CondaDependencies, is_sdk_package
+from azureml.data import OutputFileDatasetConfig
 from azureml.exceptions import ComputeTargetException
 from azureml.pipeline.core import Pipeline, PipelineData, PipelineParameter
 from azureml.pipeline.steps import ParallelRunConfig, ParallelRunStep, PythonScriptStep
@@ -141,6 +142,15 @@ def test_a_command_step_feeding_a_parallel_step_is_bound_by_name(
     assert jobs["score"]["retry_settings"] == {"max_retries": 0, "timeout": 60}
     assert jobs["score"]["task"]["program_arguments"] == ["--x", "25"]
     assert jobs["score"]["mini_batch_size"] == "5" and "append_row_to" not in jobs["score"]["task"]
+    cfg.output_action = "append_row"
+    scored = OutputFileDatasetConfig("scored", destination=(ws.get_default_datastore(), "out"))
+    as_dataset = ParallelRunStep("score2", cfg, inputs=[prepared], output=scored)
+    out = draft("exp", [prep, as_dataset], {}, "")
+    assert out.data["jobs"]["score2"]["outputs"]["scored"] == {
+        "type": "uri_file",
+        "path": "azureml://datastores/workspaceblobstore/paths/scored/parallel_run_step.txt",
+    }
+    assert out.outputs["scored"] == ("score2", "parallel_run_step.txt")
     orphan = ParallelRunStep("orphan", cfg, inputs=[PipelineData("nowhere")])
     with pytest.raises(ValueError, match="reads 'nowhere', which no step of the pipeline writes"):
         draft("exp", [orphan], {}, "")

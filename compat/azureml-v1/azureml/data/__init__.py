@@ -232,6 +232,13 @@ class OutputFileDatasetConfig(Surface):
         self.name = name or f"output_{uuid.uuid4().hex[:8]}"
         self.destination = destination
 
+    @property
+    def datastore_name(self) -> str:
+        """The destination's datastore (``destination=(datastore, path)``), else the default's name."""
+        dest = self.destination
+        store = dest[0] if isinstance(dest, tuple) and dest else None
+        return str(getattr(store, "name", "workspaceblobstore"))
+
     def as_input(self, name: str | None = None) -> OutputFileDatasetConfig:
         return self
 
