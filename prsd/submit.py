@@ -92,7 +92,11 @@ def submit(
         else:
             shutil.copyfile(source, staging / "job.yaml")
         skip = _skip_paths(spec, spool)
-        snapshot_code(Path(spec.code_dir), staging / "code", skip)
+        code = Path(spec.code_dir)
+        if job_file is not None and code == job_dir:
+            copy_named_code(spec, staging / "code")
+        else:
+            snapshot_code(code, staging / "code", skip)
         origin = {
             "job_dir": str(job_dir),
             "name": name or "",
@@ -139,6 +143,26 @@ def _skip_paths(spec: JobSpec, spool: SpoolLayout) -> set[str]:
     skip.update(os.path.realpath(p) for p in spec.side_inputs.values())
     skip.add(os.path.realpath(spool.root))
     return skip
+
+
+def copy_named_code(spec: JobSpec, dest: Path) -> None:
+    """The code of a job file given by name without ``task.code``: the entry script alone.
+
+    The file's folder may be a home directory; only what the file names is copied
+    (the entry script, and ``parallel_run_step.settings.json`` beside it). An entry
+    script given as a module name copies the folder as a ``task.code`` would.
+    """
+    from prsd.jobspec.code import SETTINGS_FILE
+
+    src = Path(spec.code_dir)
+    if not spec.entry_script.endswith(".py"):
+        snapshot_code(src, dest, set())
+        return
+    dest.mkdir(parents=True, exist_ok=True)
+    for name in (spec.entry_script, SETTINGS_FILE):
+        if (src / name).is_file():
+            (dest / name).parent.mkdir(parents=True, exist_ok=True)
+            shutil.copy2(src / name, dest / name)
 
 
 def snapshot_code(src: Path, dest: Path, skip: set[str]) -> int:

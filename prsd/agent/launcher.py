@@ -61,6 +61,9 @@ async def launch_worker(ctx: JobContext, gpu: int | None, paths: ProcessPaths) -
                 f"{BOOT_PATH}, but {why}: make prsd's installation readable by job owners"
             )
     folders = [paths.working_dir, paths.log_dir, paths.error.parent, ctx.layout.outputs]
+    # Folder outputs inside the job's outputs/ exist before the script runs (Azure mounts them).
+    outputs = (Path(p) for p in ctx.spec.output_folders)
+    folders += [p for p in outputs if p.is_relative_to(ctx.layout.outputs)]
     make_dirs_for(run_as, folders, anchor=ctx.layout.root)
     make_files_for(run_as, [paths.stdout, paths.stderr], anchor=ctx.layout.root)
     python = ctx.spec.python

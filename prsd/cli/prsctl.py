@@ -45,9 +45,19 @@ WATCH_INTERVAL_S = 1.0
 def parser() -> argparse.ArgumentParser:
     p = argparse.ArgumentParser(prog="prsctl", description="prsd's command line")
     sub = p.add_subparsers(dest="command", required=True)
-    s = sub.add_parser("submit", help="submit a job folder; prints the job id")
+    s = sub.add_parser(
+        "submit", help="submit a job or pipeline (YAML file or job folder); prints its id"
+    )
     s.add_argument("job_dir", type=Path)
     s.add_argument("--name", default=None)
+    s.add_argument(
+        "--set",
+        dest="overrides",
+        action="append",
+        default=[],
+        metavar="KEY=VALUE",
+        help="change a key of the YAML before it is checked (az ml syntax, repeatable)",
+    )
     st = sub.add_parser("status", help="all jobs, or one job in detail")
     st.add_argument("job", nargs="?")
     st.add_argument("--watch", action="store_true", help="redraw in place until the job ends")
@@ -127,11 +137,15 @@ def main(argv: list[str] | None = None) -> int:
 
 def cmd_submit(spool: SpoolLayout, args: argparse.Namespace) -> int:
     from prsd.cli.roots import check_job_folder, explain
+    from prsd.pipeline.cli import handle_submit
     from prsd.submit import submit
 
     check_job_folder(args.job_dir)
     try:
-        job_id, _ = submit(args.job_dir, spool, name=args.name)
+        if handle_submit(spool, args.job_dir, args.overrides, args.name):
+            _warn_if_unserved(spool, "queued")
+            return ExitCode.OK
+        job_id, _ = submit(args.job_dir, spool, name=args.name, overrides=args.overrides)
     except PrsdError as exc:
         raise explain(exc) from exc
     sys.stdout.write(job_id + "\n")
@@ -150,16 +164,24 @@ def _warn_if_unserved(spool: SpoolLayout, what: str) -> None:
 
 
 def cmd_status(spool: SpoolLayout, args: argparse.Namespace) -> int:
+    from prsd.pipeline import cli as pipelines
+
+    if args.job is not None and pipelines.is_pipeline_id(spool, args.job):
+        pipelines.handle_status(spool, args.job, args.json)
+        return ExitCode.OK
     if args.job is None:
         docs = all_statuses(spool)
         if args.json:
-            _print_json({"schema": SCHEMA_VERSION, "jobs": docs})
+            found = [
+                pipelines.pipeline_status(spool, p) for p in pipelines.readable_pipelines(spool)
+            ]
+            _print_json({"schema": SCHEMA_VERSION, "jobs": docs, "pipelines": found})
             return ExitCode.OK
         from prsd.cli import console
         from prsd.cli.statusview import jobs_table
 
-        if docs:
-            console.out.print(jobs_table(docs))
+        if docs or pipelines.readable_pipelines(spool):
+            console.out.print(jobs_table(pipelines.table_rows(spool, docs)))
         else:
             console.say(f"no jobs in {spool.root}")
         if any(not is_ended(d) for d in docs):
@@ -224,7 +246,11 @@ def watch(spool: SpoolLayout, job_id: str, interval_s: float) -> int:
 def cmd_cancel(spool: SpoolLayout, args: argparse.Namespace) -> int:
     from prsd.cli import console
     from prsd.cli.asking import ask
+    from prsd.pipeline import cli as pipelines
 
+    if pipelines.is_pipeline_id(spool, args.job):
+        pipelines.handle_cancel(spool, args.job)
+        return ExitCode.OK
     job_id = resolve_job(spool, args.job)
     doc = read_status(spool, job_id)
     if is_ended(doc):
@@ -242,8 +268,14 @@ def cmd_logs(spool: SpoolLayout, args: argparse.Namespace) -> int:
     from prsd.cli import console
     from prsd.cli.logfiles import LogQuery, read_sources, select_files
     from prsd.cli.logmerge import merge_by_time
+    from prsd.pipeline import cli as pipelines
     from prsd.storage.layout import valid_node_id, valid_process_name
 
+    if pipelines.is_pipeline_id(spool, args.job):  # each started step's logs, in order
+        for name, job_id in pipelines.started_steps(spool, args.job):
+            console.say(f"== step {name}: job {job_id}")
+            cmd_logs(spool, argparse.Namespace(**{**vars(args), "job": job_id}))
+        return ExitCode.OK
     job_id = resolve_job(spool, args.job)
     require_owner(spool, job_id, "read its logs")
     if args.node is not None and not valid_node_id(args.node):
@@ -282,8 +314,12 @@ def cmd_nodes(spool: SpoolLayout, args: argparse.Namespace) -> int:
 
 def cmd_retry(spool: SpoolLayout, args: argparse.Namespace) -> int:
     from prsd.cli import console
+    from prsd.pipeline import cli as pipelines
     from prsd.submit import submit_retry
 
+    if pipelines.is_pipeline_id(spool, args.job):
+        pipelines.handle_retry(spool, args.job, args.overrides, args.name)
+        return ExitCode.OK
     job_id = resolve_job(spool, args.job)
     require_owner(spool, job_id, "retry it")
     new_id, count, summary = submit_retry(

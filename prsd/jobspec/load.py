@@ -264,6 +264,9 @@ class _Loader:
             build_environment=to_build,
             side_inputs=plan.side_inputs,
             outputs={name: str(p) for name, p in io.places.items()},
+            output_folders=tuple(
+                str(p) for n, p in io.places.items() if io.outputs[n].kind != "uri_file"
+            ),
             **fields,
             ignored=tuple(dict.fromkeys(self.ignored)),
             notes=tuple(dict.fromkeys(self.notes)),

@@ -88,6 +88,7 @@ class JobSpec:
     build_environment: dict[str, Any] = field(default_factory=dict)  # prsd/envs/node.py
     side_inputs: dict[str, str] = field(default_factory=dict)  # name -> absolute path
     outputs: dict[str, str] = field(default_factory=dict)  # v2 output name -> absolute path
+    output_folders: tuple[str, ...] = ()  # the outputs that are folders: made before workers start
     bisect_failed_mini_batches: bool = False
     ignored: tuple[str, ...] = ()  # Azure-only keys accepted and not used
     notes: tuple[str, ...] = ()  # things to tell the user once (outputs redirected, ...)

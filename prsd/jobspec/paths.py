@@ -9,6 +9,9 @@ Guarantees:
   an unconfined one any path. A confined job never uses a system folder or another
   user's home that no allowed root names, nor the spool outside its own folder; no
   output ever lands on a name the daemons keep (rules: :mod:`prsd.jobspec.confine`).
+  One exception for inputs: a confined job may read the ``outputs/`` folder of another
+  job of the same owner (an earlier step of its pipeline), the owner as the leader
+  recorded it (``owner.json``), never as a file the owner wrote claims.
 - Returned paths are absolute and normalised, but not symlink-resolved: the spool may be
   mounted through a link whose name every node shares, and the path must read the same
   on every node.
@@ -31,6 +34,8 @@ from pathlib import Path, PurePosixPath
 from typing import TYPE_CHECKING
 
 from prsd.jobspec import confine
+from prsd.storage.jobowner import OwnerRecordError, read_job_owner
+from prsd.storage.layout import JobLayout
 
 if TYPE_CHECKING:
     from prsd.jobspec.yamlsafe import Site
@@ -120,6 +125,8 @@ class Roots:
     def problem(self, path: Path, *, output: bool = False) -> str | None:
         """Why ``path`` (symlinks followed) may not be used by the job, or None."""
         real = PurePosixPath(_real(path))
+        if not output and self.confined and self._owners_output(real):
+            return None
         spool, job_root = self.spool, self.job_root
         if spool is not None and job_root is not None and (output or self.confined):
             where = PurePosixPath(spool), PurePosixPath(job_root)
@@ -141,6 +148,22 @@ class Roots:
         if found is None and output and self.writers:
             found = _foreign_folder(Path(real).parent, self.writers)
         return found
+
+    def _owners_output(self, real: PurePosixPath) -> bool:
+        """``real`` is inside ``outputs/`` of another job in the spool with this job's owner."""
+        if self.spool is None or not self.writers:
+            return False
+        jobs = PurePosixPath(self.spool) / "jobs"
+        if not confine.under(real, jobs) or real == jobs:
+            return False
+        parts = real.relative_to(jobs).parts
+        if len(parts) < 2 or parts[1] != "outputs":
+            return False
+        try:
+            owner = read_job_owner(JobLayout(Path(jobs / parts[0]), parts[0]))
+        except (OwnerRecordError, OSError):
+            return False
+        return owner.uid == self.writers[0]
 
     def allows(self, path: Path) -> bool:
         """True when ``path`` may be used (see :meth:`problem`)."""

@@ -8,18 +8,23 @@ with the pipeline's code (0 completed, 42 failed, 43 canceled) after printing it
 
 from __future__ import annotations
 
+import json
+import sys
+from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 import anyio
 
 from prsd.cli import console
-from prsd.pipeline.record import pipeline_ids, read_record
-from prsd.pipeline.stage import submit_pipeline
-from prsd.pipeline.view import step_views
+from prsd.errors import PrsdError
+from prsd.pipeline.desk import FINAL
+from prsd.pipeline.entry import pipeline_file
+from prsd.pipeline.record import CANCEL, BadRecord, pipeline_ids, read_record
+from prsd.pipeline.stage import PIPELINE_FILE, submit_pipeline
+from prsd.pipeline.view import SUCCEEDED, step_views
 
 if TYPE_CHECKING:
     from collections.abc import Sequence
-    from pathlib import Path
 
     from prsd.pipeline.record import PipelineRecord
     from prsd.storage.layout import SpoolLayout
@@ -57,17 +62,18 @@ def run_pipeline_here(
 
 
 def pipeline_status(spool: SpoolLayout, pid: str) -> dict[str, Any]:
-    """``prsctl status PIPELINE --json``: the pipeline's state and its steps'."""
-    import json
+    """``prsctl status PIPELINE --json``: the pipeline's state and its steps' (docs/pipelines.md)."""
+    from prsd.cli.jobs import read_status
 
     folder = spool.root / "pipelines" / pid
     record = read_record(folder)
     try:
-        final = json.loads((folder / "final.json").read_bytes())
+        final = json.loads((folder / FINAL).read_bytes())
     except (OSError, ValueError):
         final = None
-    steps = [
-        {
+    steps = []
+    for view in step_views(spool, folder, record).values():
+        step: dict[str, Any] = {
             "step": view.name,
             "kind": view.kind,
             "job_id": view.job_id,
@@ -75,20 +81,144 @@ def pipeline_status(spool: SpoolLayout, pid: str) -> dict[str, Any]:
             "reason": view.reason,
             "depends_on": list(record.steps[view.name].deps),
         }
-        for view in step_views(spool, folder, record).values()
-    ]
-    state = final["state"] if final else "Running"
+        if view.state not in ("Waiting", "Skipped", "Lost", "Queued"):
+            doc = read_status(spool, view.job_id)
+            step.update({k: doc.get(k) for k in _STEP_FIELDS if k in doc})
+        steps.append(step)
     return {
         "pipeline_id": pid,
         "name": record.name,
         "kind": "pipeline",
-        "state": state,
+        "state": final["state"] if final else "Running",
         "reason": final["reason"] if final else "",
         "exit_code": final["exit_code"] if final else None,
+        "retry_of": record.retry_of,
         "steps": steps,
         "ignored": list(record.ignored),
     }
 
 
+_STEP_FIELDS = ("succeeded_mbs", "failed_mbs", "total_mbs", "planned_mbs", "elapsed_s")
+
+
+def table_rows(spool: SpoolLayout, docs: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    """``prsctl status`` rows: jobs outside pipelines, then each pipeline with its steps."""
+    pipelines = [pipeline_status(spool, pid) for pid in readable_pipelines(spool)]
+    in_pipelines = {s["job_id"] for p in pipelines for s in p["steps"]}
+    by_id = {d.get("job_id"): d for d in docs}
+    rows = [d for d in docs if d.get("job_id") not in in_pipelines]
+    for p in pipelines:
+        done = sum(1 for s in p["steps"] if s["state"] in SUCCEEDED)
+        rows.append(
+            {
+                "job_id": f"{p['pipeline_id']} (pipeline)",
+                "state": p["state"],
+                "succeeded_mbs": done,  # the DONE column: steps done
+                "total_mbs": len(p["steps"]),
+            }
+        )
+        for s in p["steps"]:
+            doc = dict(by_id.get(s["job_id"]) or {})
+            doc.update(job_id=f"  {s['step']} ({s['kind']}) {s['job_id']}", state=s["state"])
+            rows.append(doc)
+    return rows
+
+
+def readable_pipelines(spool: SpoolLayout) -> list[str]:
+    """The pipelines whose record this user may read."""
+    out = []
+    for pid in pipeline_ids(spool):
+        try:
+            read_record(spool.root / "pipelines" / pid)
+        except BadRecord:
+            continue
+        out.append(pid)
+    return out
+
+
 def is_pipeline_id(spool: SpoolLayout, text: str) -> bool:
     return text in pipeline_ids(spool)
+
+
+def started_steps(spool: SpoolLayout, pid: str) -> list[tuple[str, str]]:
+    """(step, job id) of the steps whose job exists, in dependency order."""
+    doc = pipeline_status(spool, pid)
+    waiting = ("Waiting", "Skipped", "Lost", "Queued")
+    return [(s["step"], s["job_id"]) for s in doc["steps"] if s["state"] not in waiting]
+
+
+def handle_submit(
+    spool: SpoolLayout, target: Path, overrides: Sequence[str], name: str | None
+) -> bool:
+    """``prsctl submit``: submit ``target`` as a pipeline when it is one; True if it was."""
+    path = pipeline_file(target)
+    if path is None:
+        return False
+    record = submit_pipeline(path, spool, overrides=overrides, name=name)
+    sys.stdout.write(record.pipeline_id + "\n")
+    for step in record.steps.values():
+        console.warn(f"step {step.name} ({step.kind}): job {step.job_id}")
+    if record.ignored:
+        console.warn("not used by prsd (Azure only): " + ", ".join(record.ignored))
+    return True
+
+
+def handle_status(spool: SpoolLayout, pid: str, as_json: bool) -> None:
+    """``prsctl status PIPELINE``: JSON, or the pipeline's line and one line per step."""
+    doc = pipeline_status(spool, pid)
+    if as_json:
+        sys.stdout.write(json.dumps(doc, indent=1, sort_keys=True) + "\n")
+        return
+    console.say(f"pipeline {pid} ({doc['name']}): {doc['state']}")
+    if doc["reason"]:
+        console.say(doc["reason"])
+    for s in doc["steps"]:
+        progress = ""
+        if s.get("total_mbs"):
+            done = (s.get("succeeded_mbs") or 0) + (s.get("failed_mbs") or 0)
+            progress = f" {done}/{s['total_mbs']} mini-batches"
+        why = f": {s['reason']}" if s["reason"] and s["state"] != "Completed" else ""
+        console.say(f"  {s['step']} ({s['kind']}) {s['state']}{progress}{why}  [{s['job_id']}]")
+
+
+def handle_cancel(spool: SpoolLayout, pid: str) -> None:
+    """``prsctl cancel PIPELINE``: ask the leader to cancel running steps and skip the rest."""
+    folder = spool.root / "pipelines" / pid
+    if (folder / FINAL).exists():
+        console.say(f"pipeline {pid} already ended: {pipeline_status(spool, pid)['state']}")
+        return
+    (folder / CANCEL).touch()
+    console.say(f"pipeline {pid}: cancel asked; its running steps are canceled, the rest skipped")
+
+
+def handle_retry(spool: SpoolLayout, pid: str, overrides: Sequence[str], name: str | None) -> None:
+    """``prsctl retry PIPELINE``: a new pipeline re-running its failed and skipped steps.
+
+    Completed steps are reused (their jobs' outputs are read in place).
+
+    Raises:
+        PrsdError: the pipeline has not ended, or nothing failed.
+    """
+    folder = spool.root / "pipelines" / pid
+    if not (folder / FINAL).exists():
+        raise PrsdError(f"pipeline {pid} has not ended; retry it once it has")
+    record = read_record(folder)
+    views = step_views(spool, folder, record)
+    reuse = {n: v.job_id for n, v in views.items() if v.state in SUCCEEDED}
+    if len(reuse) == len(views):
+        raise PrsdError(f"pipeline {pid}: every step completed; nothing to retry")
+    new = submit_pipeline(
+        folder / PIPELINE_FILE,
+        spool,
+        overrides=overrides,
+        name=name or record.name,
+        reuse=reuse,
+        retry_of=pid,
+        origin=Path(record.file).parent,
+    )
+    again = [n for n in new.steps if n not in reuse]
+    console.warn(
+        f"pipeline {pid}: steps to run again: {', '.join(again)}; reused: "
+        + (", ".join(reuse) or "none")
+    )
+    sys.stdout.write(new.pipeline_id + "\n")

@@ -28,9 +28,25 @@ from typing import TYPE_CHECKING, Any
 from prsd.errors import ExitCode
 from prsd.logconfig import get_logger
 from prsd.pipeline.graph import downstream
-from prsd.pipeline.record import CANCEL, STATE, STEPS, BadRecord, pipeline_ids, read_record
+from prsd.pipeline.record import (
+    CANCEL,
+    STATE,
+    STEPS,
+    BadRecord,
+    pipeline_ids,
+    pipelines_folder,
+    read_record,
+)
 from prsd.pipeline.stdlog import publish_std_log
-from prsd.pipeline.view import ENDED, FAILED, SUCCEEDED, StepView, desk_state, step_views
+from prsd.pipeline.view import (
+    ENDED,
+    FAILED,
+    SUCCEEDED,
+    StepView,
+    desk_state,
+    job_owner_uid,
+    step_views,
+)
 from prsd.storage.atomic import move_verified, write_atomic
 
 if TYPE_CHECKING:
@@ -53,12 +69,16 @@ class PipelineDesk:
         self.spool = spool
         self.only = None if only is None else frozenset(only)
         self._last = -1e9
+        self._made = False
 
     def step(self, now: float, *, force: bool = False) -> bool:
         """One round over the unfinished pipelines; True when a step was released or one ended."""
         if not force and now - self._last < CHECK_S:
             return False
         self._last = now
+        if not self._made:  # the daemons make pipelines/ (1777) where users cannot
+            pipelines_folder(self.spool)
+            self._made = True
         moved = False
         for pid in pipeline_ids(self.spool):
             if self.only is not None and pid not in self.only:
@@ -82,65 +102,57 @@ class PipelineDesk:
         if record.pipeline_id != pid:
             self._end(folder, "Failed", "the pipeline record names another pipeline", {}, None)
             return True
-        views = step_views(self.spool, folder, record)
+        owner = os.lstat(folder).st_uid
+        views = step_views(self.spool, folder, record, owner)
         state = desk_state(folder)
-        skips = self._skips(record, views, os.path.lexists(folder / CANCEL))
+        skips = plan_skips(record, views, canceled=os.path.lexists(folder / CANCEL))
         if skips:
             state.setdefault("skipped", {}).update(skips)
             write_atomic(folder / STATE, json.dumps(state, indent=1).encode())
-            views = step_views(self.spool, folder, record)
+            views = step_views(self.spool, folder, record, owner)
+        # Only jobs the leader recorded for the pipeline's owner are acted on.
+        mine = [v for v in views.values() if job_owner_uid(self.spool, v.job_id) == owner]
         if os.path.lexists(folder / CANCEL):
             state["canceled"] = True
-            self._cancel_running(views)
+            self._cancel_running(mine)
         moved = bool(skips)
-        for view in views.values():
+        for view in mine:
             if view.kind == "command" and view.state in SUCCEEDED | FAILED - {"Lost"}:
                 publish_std_log(self.spool.job(view.job_id))
+        taken = {}
         for name, view in views.items():
             if view.state == "Waiting" and all(
                 views[d].state in SUCCEEDED for d in record.steps[name].deps
             ):
+                if self._taken(view.job_id):
+                    taken[name] = f"not run: its job id {view.job_id} is taken by another job"
+                    continue
                 moved = self._release(folder, name, view) or moved
+        if taken:  # next round skips what depends on it, or everything still waiting
+            state.setdefault("skipped", {}).update(taken)
+            write_atomic(folder / STATE, json.dumps(state, indent=1).encode())
+            return True
         if all(v.state in ENDED for v in views.values()):
             self._finish(folder, record, views, bool(state.get("canceled")))
             return True
         return moved
 
-    def _skips(
-        self, record: PipelineRecord, views: dict[str, StepView], canceled: bool
-    ) -> dict[str, str]:
-        waiting = {n for n, v in views.items() if v.state == "Waiting"}
-        if canceled:
-            return dict.fromkeys(waiting, "not run: the pipeline was canceled")
-        failed = [n for n, v in views.items() if v.state in FAILED]
-        if not failed:
-            return {}
-        first = failed[0]
-        if not record.continue_on_step_failure:
-            why = (
-                f"not run: step {first} ended {views[first].state} "
-                "(settings.continue_on_step_failure is false)"
-            )
-            return dict.fromkeys(waiting, why)
-        out = {}
-        blocked = [n for n, v in views.items() if v.state in FAILED or v.state == "Skipped"]
-        for name in waiting & downstream(record.deps(), blocked):
-            cause = next(d for d in _ancestors(record, name) if d in blocked)
-            out[name] = f"not run: it depends on step {cause}, which ended {views[cause].state}"
-        return out
-
-    def _cancel_running(self, views: dict[str, StepView]) -> None:
-        for view in views.values():
+    def _cancel_running(self, views: list[StepView]) -> None:
+        for view in views:
             if view.state == "Running":
                 job = self.spool.job(view.job_id)
                 if not os.path.lexists(job.cancel):
                     write_atomic(job.cancel, b"", durable=False)
 
+    def _taken(self, job_id: str) -> bool:
+        """Another submission holds the step's id (it never was this step's: not released)."""
+        return os.path.lexists(self.spool.inbox / job_id) or os.path.lexists(
+            self.spool.job(job_id).root
+        )
+
     def _release(self, folder: Path, name: str, view: StepView) -> bool:
         source = folder / STEPS / name
         target = self.spool.inbox / view.job_id
-        if os.path.lexists(target) or os.path.lexists(self.spool.job(view.job_id).root):
-            return False  # the id is taken: the step shows as Waiting until looked into
         if not move_verified(source, target):
             return False
         log.info("pipeline step released", pipeline=folder.name, step=name, job_id=view.job_id)
@@ -150,6 +162,7 @@ class PipelineDesk:
         self, folder: Path, record: PipelineRecord, views: dict[str, StepView], canceled: bool
     ) -> None:
         failed = [v for v in views.values() if v.state in FAILED]
+        failed = failed or [v for v in views.values() if v.state == "Skipped"]
         if canceled:
             state, reason = "Canceled", "Canceled by prsctl cancel."
         elif failed:
@@ -192,8 +205,34 @@ class PipelineDesk:
         write_atomic(folder / FINAL, json.dumps(final, indent=1).encode())
 
 
+def plan_skips(
+    record: PipelineRecord, views: dict[str, StepView], *, canceled: bool
+) -> dict[str, str]:
+    """The waiting steps to skip now, each with its reason (pure)."""
+    waiting = {n for n, v in views.items() if v.state == "Waiting"}
+    if canceled:
+        return dict.fromkeys(waiting, "not run: the pipeline was canceled")
+    failed = [n for n, v in views.items() if v.state in FAILED or v.state == "Skipped"]
+    if not failed:
+        return {}
+    first = failed[0]
+    if not record.continue_on_step_failure:
+        why = (
+            f"not run: step {first} ended {views[first].state} "
+            "(settings.continue_on_step_failure is false)"
+        )
+        return dict.fromkeys(waiting, why)
+    out = {}
+    for name in waiting & downstream(record.deps(), failed):
+        cause = next(d for d in _ancestors(record, name) if d in failed)
+        out[name] = f"not run: it depends on step {cause}, which ended {views[cause].state}"
+    return out
+
+
 def first_error(spool: SpoolLayout, view: StepView) -> str:
     """The failed step's first error (its job_result.txt's ``First error:``), else its reason."""
+    if view.state == "Lost":
+        return view.reason  # not a job of this pipeline's: nothing of it is read
     path = spool.job(view.job_id).logs / "job_result.txt"
     try:
         lines = [x.strip() for x in path.read_text(encoding="utf-8").splitlines() if x.strip()]

@@ -40,7 +40,7 @@ from prsd.pipeline.stepjob import (
 )
 from prsd.pipeline.steps import Pipeline, read_pipeline
 from prsd.storage.atomic import fsync_tree, move_verified, write_atomic
-from prsd.submit import _fresh_id, snapshot_code
+from prsd.submit import _fresh_id, copy_named_code, snapshot_code
 
 if TYPE_CHECKING:
     from collections.abc import Mapping, Sequence
@@ -72,11 +72,14 @@ def submit_pipeline(
     name: str | None = None,
     reuse: Mapping[str, str] | None = None,
     retry_of: str = "",
+    origin: Path | None = None,
 ) -> PipelineRecord:
     """Check the pipeline file ``path`` and stage it in ``pipelines/``; its record.
 
     Args:
         reuse: steps whose completed job (by id) stands in for them (``prsctl retry``).
+        retry_of: the pipeline this one runs again.
+        origin: the folder the file's relative paths mean (default: the file's own).
 
     Raises:
         JobSpecError: anything in the file, its components or its steps that cannot run.
@@ -84,7 +87,7 @@ def submit_pipeline(
     """
     path = path.absolute()
     doc = read_with_overrides(path, overrides)
-    pipeline = read_pipeline(doc, path.parent)
+    pipeline = read_pipeline(doc, origin or path.parent)
     reuse = dict(reuse or {})
     stem = path.parent.name if path.stem in ("pipeline", "job") else path.stem
     base = name or pipeline.name or stem
@@ -101,7 +104,7 @@ def submit_pipeline(
     record = PipelineRecord(
         pid,
         base,
-        str(path),
+        str(origin / path.name if origin else path),
         {
             s: StepRecord(s, st.kind, ids[s], st.deps, s in reuse)
             for s, st in pipeline.steps.items()
@@ -177,7 +180,8 @@ def _check_step(
         body = data["jobs"][job.step]
         for port, entry in (body.get("inputs") or {}).items():
             if _upstream(step, port) and isinstance(entry, dict):
-                entry["path"] = str(_stand_in(tmp / "in" / job.step / port, entry))
+                fmt = body.get("input_format")
+                entry["path"] = str(_stand_in(tmp / "in" / job.step / port, entry, fmt))
         checked = tmp / f"{job.step}.yaml"
         checked.write_text(yaml.safe_dump(data, sort_keys=False), encoding="utf-8")
         spec = load_job_spec(
@@ -188,7 +192,10 @@ def _check_step(
     skip = {os.path.realpath(p) for p in spec.input.paths}
     skip.update(os.path.realpath(p) for p in spec.side_inputs.values())
     skip.add(os.path.realpath(spool.root))
-    snapshot_code(Path(spec.code_dir), folder / "code", skip)
+    if Path(spec.code_dir) == pipeline.folder:  # no task.code: the entry script alone
+        copy_named_code(spec, folder / "code")
+    else:
+        snapshot_code(Path(spec.code_dir), folder / "code", skip)
     origin = {"job_dir": str(pipeline.folder), "name": "", "code": code_digest(folder / "code")}
     (folder / "origin.json").write_text(json.dumps(origin, indent=1), encoding="utf-8")
 
@@ -199,17 +206,32 @@ def _upstream(step: Any, port: str) -> bool:
     return isinstance(text, str) and "parent.jobs." in text
 
 
-def _stand_in(where: Path, entry: dict[str, Any]) -> Path:
-    """An empty stand-in of an upstream output, so the step's spec can be checked now."""
+def _stand_in(where: Path, entry: dict[str, Any], fmt: Any) -> Path:
+    """An empty stand-in of an upstream output, so the step's spec can be checked now.
+
+    One small table in the step's ``input_format`` (CSV unless it names parquet or
+    jsonl); an ``mltable`` stand-in describes it with the matching read transformation.
+    """
     kind = entry.get("type", "uri_folder")
     if kind == "uri_file":
         where.parent.mkdir(parents=True, exist_ok=True)
         where.write_text("", encoding="utf-8")
         return where
     where.mkdir(parents=True, exist_ok=True)
-    (where / "stand-in.csv").write_text("a\n1\n", encoding="utf-8")
+    if fmt == "parquet":
+        import pyarrow as pa
+        import pyarrow.parquet as pq
+
+        pq.write_table(pa.table({"a": [1]}), where / "stand-in.parquet")
+        read: dict[str, Any] = {"read_parquet": {}}
+    elif fmt == "jsonl":
+        (where / "stand-in.jsonl").write_text('{"a": 1}\n', encoding="utf-8")
+        read = {"read_json_lines": {}}
+    else:
+        (where / "stand-in.csv").write_text("a\n1\n", encoding="utf-8")
+        read = {"read_delimited": {}}
     if kind == "mltable":
-        table = {"paths": [{"pattern": "./*.csv"}], "transformations": [{"read_delimited": {}}]}
+        table = {"paths": [{"pattern": "./*.*"}], "transformations": [read]}
         (where / "MLTable").write_text(yaml.safe_dump(table), encoding="utf-8")
     return where
 

@@ -4,7 +4,9 @@ Guarantees: a step's state is derived from where its job folder is, never from a
 cache: ``steps/<step>/`` (Waiting), ``inbox/<id>`` (Queued), ``jobs/<id>/`` (Running,
 or its ``final.json``'s state), a skip the leader recorded (Skipped), a reused step of
 an earlier run (Completed). The places are looked at in the order a folder moves
-through them, so a move between two looks is never taken for a loss.
+through them, so a move between two looks is never taken for a loss. Given the
+pipeline's owner, a job the leader recorded for someone else is never this
+pipeline's step (Lost): a record naming another user's job reads nothing of it.
 """
 
 from __future__ import annotations
@@ -15,6 +17,7 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
 from prsd.pipeline.record import STATE, STEPS, PipelineRecord
+from prsd.storage.jobowner import OwnerRecordError, read_job_owner
 from prsd.storage.readsafe import UntrustedFile, read_small
 
 if TYPE_CHECKING:
@@ -49,12 +52,14 @@ def desk_state(folder: Path) -> dict[str, Any]:
     return doc if isinstance(doc, dict) else {"skipped": {}}
 
 
-def step_views(spool: SpoolLayout, folder: Path, record: PipelineRecord) -> dict[str, StepView]:
-    """Every step's view (see the module docstring)."""
+def step_views(
+    spool: SpoolLayout, folder: Path, record: PipelineRecord, owner_uid: int | None = None
+) -> dict[str, StepView]:
+    """Every step's view (see the module docstring); ``owner_uid``: the pipeline's owner."""
     skipped = desk_state(folder).get("skipped", {})
     out = {}
     for name, step in record.steps.items():
-        state, reason = _where(spool, folder, name, step.job_id)
+        state, reason = _where(spool, folder, name, step.job_id, owner_uid)
         if step.reused and state == "Lost":
             state, reason = "Completed", "reused from the earlier run"
         if name in skipped and state in ("Waiting", "Lost"):
@@ -63,7 +68,17 @@ def step_views(spool: SpoolLayout, folder: Path, record: PipelineRecord) -> dict
     return out
 
 
-def _where(spool: SpoolLayout, folder: Path, name: str, job_id: str) -> tuple[str, str]:
+def job_owner_uid(spool: SpoolLayout, job_id: str) -> int | None:
+    """The owner the leader recorded for a job, or None before it did (or if it cannot)."""
+    try:
+        return read_job_owner(spool.job(job_id)).uid
+    except (OwnerRecordError, OSError):
+        return None
+
+
+def _where(
+    spool: SpoolLayout, folder: Path, name: str, job_id: str, owner_uid: int | None
+) -> tuple[str, str]:
     if os.path.lexists(folder / STEPS / name):
         return "Waiting", ""
     if os.path.lexists(spool.inbox / job_id):
@@ -71,6 +86,8 @@ def _where(spool: SpoolLayout, folder: Path, name: str, job_id: str) -> tuple[st
     job = spool.job(job_id)
     if not os.path.lexists(job.root):
         return "Lost", "its job folder is gone (taken in under another id, or removed)"
+    if owner_uid is not None and job_owner_uid(spool, job_id) not in (None, owner_uid):
+        return "Lost", f"job {job_id} belongs to another user"
     try:
         final = json.loads(read_small(job.final, MAX_STATE_BYTES, daemon_owned=True))
         return str(final.get("state", "Failed")), str(final.get("reason", ""))

@@ -9,7 +9,8 @@ environment variables. The command's stdout and stderr, together, go to this
 worker's stdout (``prsctl logs``) and to ``std_log.txt`` in the node's user log folder
 (the leader publishes it as ``logs/user/std_log.txt``); an attempt that follows an
 earlier one says so there. A non-zero exit fails the attempt with the command's last
-lines; the job's retry and timeout rules do the rest. Standard library only.
+lines; the job's retry and timeout rules do the rest. The command's shell gets
+SIGKILL when its worker dies (a timeout, a lost agent). Standard library only.
 """
 
 from __future__ import annotations
@@ -68,6 +69,7 @@ def _run_one(spec: dict[str, Any], job_root: str, log_dir: str) -> None:
             stdin=subprocess.DEVNULL,
             stdout=subprocess.PIPE,
             stderr=subprocess.STDOUT,
+            preexec_fn=_die_with_worker,  # noqa: PLW1509 - a prctl call only
         )
         assert proc.stdout is not None
         for raw in proc.stdout:
@@ -82,6 +84,18 @@ def _run_one(spec: dict[str, Any], job_root: str, log_dir: str) -> None:
     if code != 0:
         last = "\n".join(tail)
         raise RuntimeError(f"step {spec.get('step')}: the command exited with code {code}\n{last}")
+
+
+def _die_with_worker() -> None:
+    """(In the command's process.) SIGKILL when the worker dies, as the worker has."""
+    if sys.platform.startswith("linux"):
+        import ctypes
+        import signal
+
+        try:
+            ctypes.CDLL(None, use_errno=True).prctl(1, int(signal.SIGKILL), 0, 0, 0)
+        except (OSError, AttributeError):
+            pass
 
 
 def _earlier_attempts(user_log_root: str) -> int:

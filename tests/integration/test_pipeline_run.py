@@ -39,6 +39,11 @@ def test_many_models_pipeline_one_model_per_store_and_brand(tmp_path: Path) -> N
     part = (r.step_job("partition_job") / "outputs" / "tabular_output_data").resolve()
     assert f"--tabular_output_data {part}" in std_log
     assert "not used by prsd (Azure only): $schema, display_name" in r.stdout
+    spec = json.loads((r.step_job("parallel_train") / "spec.json").read_text())
+    for key in ("display_name", "settings", "jobs.parallel_train.compute"):
+        assert key in spec["ignored"]
+    command_spec = json.loads((r.step_job("partition_job") / "spec.json").read_text())
+    assert command_spec["python"] == PY and command_spec["mini_batch_size"] == 1
 
 
 def _pipeline(tmp: Path, steps: str, go_on: bool = False) -> Path:
@@ -159,3 +164,105 @@ def test_a_job_file_by_name_with_set(tmp_path: Path) -> None:
     )
     assert bad.returncode == 2
     assert "mini_batch_sise: unknown key (did you mean 'mini_batch_size'?)" in bad.stderr
+
+
+def test_a_job_file_without_code_copies_its_entry_script_alone(tmp_path: Path) -> None:
+    """The file may sit in a home directory: nothing it does not name is copied."""
+    write_files(
+        tmp_path / "home",
+        {
+            "job.yml": """
+                type: parallel
+                input_data: ./data
+                task:
+                  entry_script: score.py
+                  append_row_to: ./outputs/out.txt
+                """,
+            "score.py": "def run(mb):\n    return [p[-5:] for p in mb]\n",
+            "data/f0.txt": "0",
+            "notes/diary.txt": "private",
+            "other.py": "x = 1\n",
+        },
+    )
+    r = run_pipeline(tmp_path / "home" / "job.yml", tmp_path / "spool")
+    assert r.returncode == 0, r.stdout + r.stderr
+    job = tmp_path / "spool" / "jobs" / r.stdout.splitlines()[0].split()[1]
+    assert sorted(p.name for p in (job / "code").iterdir() if p.name != "__pycache__") == [
+        "score.py"
+    ]
+    assert (job / "outputs" / "out.txt").read_text() == "0.txt\n"
+
+
+def test_a_command_over_its_time_limit_fails_its_step(tmp_path: Path) -> None:
+    step = """
+stuck:
+  type: command
+  command: echo started; sleep 60
+  limits: {timeout: 2}
+  retry_settings: {max_retries: 0}
+"""
+    r = run_pipeline(_pipeline(tmp_path, _steps(step)), tmp_path / "spool", timeout_s=60)
+    assert r.returncode == 42, r.stdout + r.stderr
+    assert "step stuck ended Failed" in r.result()
+    assert "timeout" in (r.step_job("stuck") / "logs" / "job_result.txt").read_text().lower()
+    log = (r.step_job("stuck") / "logs" / "user" / "std_log.txt").read_text()
+    assert "started" in log
+
+
+def test_a_parquet_table_made_by_a_command_step_feeds_a_parallel_step(tmp_path: Path) -> None:
+    """input_format: parquet and partition_keys over a table a command step wrote."""
+    steps = """
+make:
+  type: command
+  command: >-
+    python -c "import pandas as pd;
+    pd.DataFrame({'k': list('aabbc'), 'v': range(5)}).to_parquet('${{outputs.t}}/t.parquet')"
+  outputs: {t: {type: uri_folder}}
+count:
+  type: parallel
+  inputs: {t: {type: uri_folder, path: "${{parent.jobs.make.outputs.t}}"}}
+  input_data: ${{inputs.t}}
+  input_format: parquet
+  partition_keys: [k]
+  task:
+    code: ./code
+    entry_script: count.py
+    append_row_to: ./outputs/counts.txt
+"""
+    path = _pipeline(tmp_path, _steps(steps))
+    write_files(
+        path.parent,
+        {"code/count.py": "def run(df):\n    return [f'{df.k.iloc[0]} {len(df)}']\n"},
+    )
+    r = run_pipeline(path, tmp_path / "spool")
+    assert r.returncode == 0, r.stdout + r.stderr
+    counts = (r.step_job("count") / "outputs" / "counts.txt").read_text().splitlines()
+    assert counts == ["a 2", "b 2", "c 1"]
+
+
+def test_a_parallel_steps_output_folder_exists_before_its_script_runs(tmp_path: Path) -> None:
+    steps = """
+list:
+  type: parallel
+  input_data: ./code
+  outputs: {names: {type: uri_folder}, report: {type: uri_file}}
+  task:
+    code: ./code
+    entry_script: names.py
+    program_arguments: --out ${{outputs.names}}
+"""
+    path = _pipeline(tmp_path, _steps(steps))
+    script = """
+        import os, sys
+        def run(mb):
+            folder = sys.argv[sys.argv.index("--out") + 1]
+            for p in mb:
+                open(os.path.join(folder, os.path.basename(p) + ".seen"), "w").close()
+            return mb
+        """
+    write_files(path.parent, {"code/names.py": script})
+    r = run_pipeline(path, tmp_path / "spool")
+    assert r.returncode == 0, r.stdout + r.stderr
+    outputs = r.step_job("list") / "outputs"
+    assert sorted(p.name for p in (outputs / "names").iterdir()) == ["names.py.seen"]
+    assert not (outputs / "report").exists()  # a file output is the script's to write

@@ -12,7 +12,9 @@ from prsd.errors import JobSpecError
 from prsd.jobspec.overrides import parse_override
 from prsd.jobspec.yamlsafe import read_yaml
 from prsd.pipeline.checkset import check_overrides
+from prsd.pipeline.entry import pipeline_file
 from prsd.pipeline.graph import CycleError, downstream, order
+from prsd.pipeline.stage import read_with_overrides
 from prsd.pipeline.stepjob import Binder, place
 from prsd.pipeline.steps import Pipeline, read_pipeline
 
@@ -211,3 +213,33 @@ def test_set_naming_no_step_is_refused_with_a_suggestion() -> None:
     assert str(err.value) == (
         "--set: jobs.scor.mini_batch_size: the pipeline has no step 'scor' (did you mean 'score'?)"
     )
+
+
+def test_which_submissions_run_as_pipelines(tmp_path: Path) -> None:
+    one = "type: pipeline\njobs:\n  s: {type: parallel, input_data: ./d}\n"
+    two = one + "  t: {type: command, command: x}\n"
+    job = "type: parallel\ninput_data: ./d\n"
+    _write(tmp_path / "one", {"job.yaml": one, "other.yml": one})
+    _write(tmp_path / "two", {"job.yaml": two})
+    _write(tmp_path / "job", {"job.yaml": job, "named.yml": job})
+    assert pipeline_file(tmp_path / "one") is None  # the single-step form, as before
+    assert pipeline_file(tmp_path / "one" / "other.yml") == tmp_path / "one" / "other.yml"
+    assert pipeline_file(tmp_path / "two") == tmp_path / "two" / "job.yaml"
+    assert pipeline_file(tmp_path / "job") is None
+    assert pipeline_file(tmp_path / "job" / "named.yml") is None
+
+
+def test_set_reaches_pipeline_inputs_and_step_keys_before_the_check(tmp_path: Path) -> None:
+    path = _write(tmp_path, {"pipeline.yml": TWO_STEPS, "comp/prep.yml": PREP})
+    doc = read_with_overrides(
+        path, ["inputs.raw.path=/mnt/new.csv", "jobs.train.mini_batch_size=20"]
+    )
+    p = read_pipeline(doc, tmp_path)
+    binder = Binder(p, {"prep": tmp_path / "p1", "train": tmp_path / "t1"})
+    prep = binder.job(p.steps["prep"], "p1", "x-prep")
+    assert prep.command is not None and "--src /mnt/new.csv " in prep.command["command"]
+    assert binder.job(p.steps["train"], "t1", "x").yaml["jobs"]["train"]["mini_batch_size"] == 20
+    assert doc.line_of("jobs.train.mini_batch_size") == doc.line_of("jobs.train")
+    with pytest.raises(JobSpecError) as err:
+        read_with_overrides(path, ["jobs.trian.mini_batch_size=20"])
+    assert "(did you mean 'train'?)" in str(err.value)
