@@ -28,14 +28,16 @@ WORDS = {
 }
 
 
-def _notebook(tmp: Path, *args: str) -> subprocess.CompletedProcess[str]:
+def _notebook(
+    tmp: Path, *args: str, script: str = "v2_pipeline.py"
+) -> subprocess.CompletedProcess[str]:
     shutil.copytree(NOTEBOOKS / "v2src", tmp / "v2src")
     (tmp / "raw").mkdir()
     for name, text in WORDS.items():
         (tmp / "raw" / name).write_text(text)
     env = {k: v for k, v in os.environ.items() if k != "PRSD_SPOOL"}
     return subprocess.run(
-        [sys.executable, str(NOTEBOOKS / "v2_pipeline.py"), str(tmp / "spool"), *args],
+        [sys.executable, str(NOTEBOOKS / script), str(tmp / "spool"), *args],
         cwd=tmp, capture_output=True, text=True, timeout=240, env=env, check=False,
     )  # fmt: skip
 
@@ -70,3 +72,12 @@ def test_v2_failed_job_raises_the_sdk_job_exception_with_prsd_reason(tmp_path: P
     assert "azure.ai.ml.exceptions.JobException" in r.stderr, r.stderr[-3000:]
     assert "ended Failed" in r.stderr and "step batch_score ended Failed" in r.stderr
     assert "downloaded" not in r.stdout
+
+
+def test_v2_lone_command_job_runs_as_a_one_step_pipeline(tmp_path: Path) -> None:
+    with daemons(tmp_path / "spool"):
+        r = _notebook(tmp_path, script="v2_command.py")
+    assert r.returncode == 0, r.stdout[-3000:] + r.stderr[-3000:]
+    assert "prepared 15 files" in r.stdout and "status Completed" in r.stdout
+    got = sorted(p.name for p in (tmp_path / "results" / "named-outputs" / "copies").iterdir())
+    assert got == sorted(f"{i}-{n}" for n in WORDS for i in range(3))
