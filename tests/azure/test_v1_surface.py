@@ -242,3 +242,25 @@ def test_partition_columns_of_a_table_come_from_its_paths(ws: Workspace) -> None
     entry, extra = parted.prsd_input()
     assert entry["type"] == "mltable" and extra == {}
     assert sorted(parted.to_pandas_dataframe()["region"]) == ["north", "south", "south"]
+
+
+def test_a_pipeline_prsd_refuses_raises_its_reason_and_leaves_no_trace(
+    ws: Workspace, tmp_path: Path
+) -> None:
+    store = ws.get_default_datastore()
+    (tmp_path / "code").mkdir()
+    (tmp_path / "data").mkdir()
+    (tmp_path / "data" / "a.txt").write_text("a")
+    store.upload(str(tmp_path / "data"), "inputs", show_progress=False)
+    files = Dataset.File.from_files((store, "inputs"))
+    cfg = ParallelRunConfig(environment=None, entry_script="absent.py", error_threshold=-1,
+                            output_action="summary_only", compute_target="cpu", node_count=1,
+                            source_directory=str(tmp_path / "code"))  # fmt: skip
+    step = ParallelRunStep("score", cfg, inputs=[files.as_named_input("files")])
+    with pytest.raises(
+        ValueError, match=r"prsd refused the pipeline .*entry_script: 'absent\.py' is not a file"
+    ):
+        Experiment(ws, "refused").submit(Pipeline(ws, [step]))
+    spool = tmp_path / "spool"
+    assert not [p for p in (spool / "pipelines").iterdir() if not p.name.startswith(".")]
+    assert not list((spool / "inbox").iterdir())
