@@ -9,7 +9,7 @@ The one changed line of a v2 notebook is the client's construction::
     ml_client.jobs.download(job.name, output_name="scores", download_path=".")
 
 Jobs are the SDK's own objects, written with the SDK's own serialiser (see
-:mod:`prsd.azure.jobs`). Needs the ``azure`` extra (``pip install 'prsd[azure]'``).
+:mod:`prsd.azure.jobs`). Needs the ``azure`` extra (``pip install '/path/to/prsd[azure]'``).
 """
 
 from __future__ import annotations
