@@ -6,6 +6,7 @@ import json
 from typing import TYPE_CHECKING, Any
 
 import pytest
+
 from azureml._prsd.config import ConfigError, read_settings
 from azureml._prsd.datapaths import relative_format, sources
 from azureml._prsd.pipeline_yaml import draft, step_key
@@ -16,7 +17,6 @@ from azureml.data import OutputFileDatasetConfig
 from azureml.exceptions import ComputeTargetException
 from azureml.pipeline.core import Pipeline, PipelineData, PipelineParameter
 from azureml.pipeline.steps import ParallelRunConfig, ParallelRunStep, PythonScriptStep
-
 from prsd.azure.watch import Tail, azure_status
 
 if TYPE_CHECKING:
