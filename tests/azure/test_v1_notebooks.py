@@ -3,7 +3,9 @@
 from __future__ import annotations
 
 import io
+import json
 import shutil
+import time
 from typing import TYPE_CHECKING
 
 import pandas as pd
@@ -30,6 +32,7 @@ def test_file_dataset_partition_per_folder_on_daemons(tmp_path: Path) -> None:
     assert "Workspace name: ws" in out
     assert "['user', 'season', 'genres']" in out
     assert "creating a new compute target..." in out
+    assert "'provisioningState': 'Succeeded'" in out
     assert "StepRun( summarize-file-size ) Status: Finished" in out
     assert "PipelineRun Status: Finished" in out
     assert "Prediction has 6 rows" in out
@@ -112,3 +115,22 @@ def test_script_step_feeds_a_parallel_step_that_loads_a_registered_model(tmp_pat
     rows = sorted(f"n{i:02d}.txt {3 * i}" for i in range(6))
     assert f"rows {['', *rows]}" in out
     assert (spool / "models" / "factor" / "1" / "factor.txt").read_text() == "3"
+
+
+def test_a_compute_targets_status_counts_the_live_agents(tmp_path: Path) -> None:
+    from azureml.core import Workspace
+    from azureml.core.compute import AmlCompute, ComputeTarget
+
+    spool = tmp_path / "spool"
+    (tmp_path / "config.json").write_text(
+        json.dumps({"prsd": {"spool": str(spool), "compute": ["cpu"]}})
+    )
+    ws = Workspace.from_config(str(tmp_path / "config.json"))
+    target = ComputeTarget(ws, "cpu")
+    assert type(target) is AmlCompute and list(ws.compute_targets) == ["cpu"]
+    assert target.get_status().serialize()["currentNodeCount"] == 0
+    with daemons(spool):
+        deadline = time.monotonic() + 30
+        while target.get_status().current_node_count == 0 and time.monotonic() < deadline:
+            time.sleep(0.2)
+        assert target.get_status().serialize()["currentNodeCount"] == 1

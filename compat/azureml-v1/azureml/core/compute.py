@@ -2,13 +2,12 @@
 
 Guarantees: a compute target provisions nothing; ``create`` and ``wait_for_completion``
 succeed at once with a line saying the fleet is what the agents are; ``get_status``
-counts the agents whose heartbeat files are in ``<spool>/nodes``; a step's
+counts the agents whose heartbeat is fresh (as ``prsctl nodes`` does); a step's
 ``node_count`` caps its nodes as ``resources.instance_count`` does.
 """
 
 from __future__ import annotations
 
-import os
 from typing import TYPE_CHECKING, Any
 
 from azureml._prsd.unsupported import Surface, module_getattr
@@ -90,13 +89,15 @@ class ComputeTarget(Surface):
             )
 
     def get_status(self) -> ComputeStatus:
-        nodes = os.path.join(self.workspace.spool, "nodes")
-        count = (
-            len([n for n in os.listdir(nodes) if n.endswith(".json")])
-            if os.path.isdir(nodes)
-            else 0
-        )
-        return ComputeStatus(count)
+        """The agents whose heartbeat is fresh (as ``prsctl nodes`` counts them)."""
+        from datetime import UTC, datetime
+        from pathlib import Path
+
+        from prsd.cli.liveness import read_fleet
+        from prsd.storage.layout import SpoolLayout
+
+        fleet = read_fleet(SpoolLayout(Path(self.workspace.spool)), datetime.now(UTC))
+        return ComputeStatus(fleet.agents_alive)
 
     def delete(self) -> None:
         self.workspace._compute.pop(self.name, None)
