@@ -5,12 +5,12 @@ from __future__ import annotations
 import io
 import json
 import shutil
-import time
 from typing import TYPE_CHECKING
 
 import pandas as pd
 
 from tests.azure.kit import NOTEBOOKS, SOUNDS, daemons, run_cells, workspace
+from tests.helpers import wait_until
 
 if TYPE_CHECKING:
     from pathlib import Path
@@ -130,7 +130,5 @@ def test_a_compute_targets_status_counts_the_live_agents(tmp_path: Path) -> None
     assert type(target) is AmlCompute and list(ws.compute_targets) == ["cpu"]
     assert target.get_status().serialize()["currentNodeCount"] == 0
     with daemons(spool):
-        deadline = time.monotonic() + 30
-        while target.get_status().current_node_count == 0 and time.monotonic() < deadline:
-            time.sleep(0.2)
+        wait_until(lambda: target.get_status().current_node_count > 0, 30, "the agent's heartbeat")
         assert target.get_status().serialize()["currentNodeCount"] == 1
