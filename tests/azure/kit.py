@@ -54,6 +54,8 @@ def workspace(root: Path, spool: Path, **prsd: Any) -> Path:
 def run_cells(notebook: str, cwd: Path, timeout_s: float = 240) -> Cells:
     """Run the notebook's cells in order as one script from ``cwd``."""
     env = {k: v for k, v in os.environ.items() if k != "PRSD_SPOOL"}
+    env["TMPDIR"] = str(cwd / "tmp")  # the notebooks' tempfile.mkdtemp() stays in the test's folder
+    (cwd / "tmp").mkdir(exist_ok=True)
     proc = subprocess.run(
         [sys.executable, str(NOTEBOOKS / notebook)],
         cwd=cwd, capture_output=True, text=True, timeout=timeout_s, env=env, check=False,
