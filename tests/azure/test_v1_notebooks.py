@@ -5,6 +5,8 @@ from __future__ import annotations
 import io
 import json
 import shutil
+import subprocess
+import sys
 from typing import TYPE_CHECKING
 
 import pandas as pd
@@ -132,3 +134,45 @@ def test_a_compute_targets_status_counts_the_live_agents(tmp_path: Path) -> None
     with daemons(spool):
         wait_until(lambda: target.get_status().current_node_count > 0, 30, "the agent's heartbeat")
         assert target.get_status().serialize()["currentNodeCount"] == 1
+
+
+def _iris(containers: Path, code: Path) -> pd.DataFrame:
+    """The two blob containers the iris notebook reads, as local folders (mounts)."""
+    rows = [(5.1, 3.5, 1.4, 0.2, "Setosa"), (7.0, 3.2, 4.7, 1.4, "Versicolor"),
+            (6.3, 3.3, 6.0, 2.5, "Virginica")] * 20  # fmt: skip
+    iris = pd.DataFrame(
+        rows, columns=["sepal.length", "sepal.width", "petal.length", "petal.width", "variety"]
+    )
+    (containers / "sampledata" / "iris").mkdir(parents=True)
+    iris.to_csv(containers / "sampledata" / "iris" / "iris.csv", index=False)
+    (containers / "iris-model").mkdir()
+    script = (
+        "import pickle, sys; sys.path.insert(0, sys.argv[1]); from iris_rule import PetalRule; "
+        "pickle.dump(PetalRule(), open(sys.argv[2], 'wb'))"
+    )
+    subprocess.run([sys.executable, "-c", script, str(code), str(containers / "iris-model" / "iris_model.pkl")],
+                   check=True)  # fmt: skip
+    return iris
+
+
+def test_tabular_dataset_inference_iris_from_mounted_blob_containers(tmp_path: Path) -> None:
+    """Azure's iris notebook: two blob containers mapped to folders, a model registered from one."""
+    spool = tmp_path / "spool"
+    mounts = tmp_path / "mnt"
+    ws = workspace(tmp_path / "ws", spool, python=sys.executable, blob_containers={
+        "pipelinedata/sampledata": str(mounts / "sampledata"),
+        "pipelinedata/iris-model": str(mounts / "iris-model"),
+    })  # fmt: skip
+    iris = _iris(mounts, ws / "Code")
+    with daemons(spool):
+        cells = run_cells("tabular_dataset_inference_iris.py", ws)
+    assert cells.returncode == 0, cells.stdout[-3000:] + cells.stderr[-3000:]
+    assert "Registering model iris-prs" in cells.stdout
+    assert "Prediction has  60  rows" in cells.stdout
+    (result,) = (spool / "jobs").glob("*/outputs/inferences/iris_outputs.txt")
+    df = pd.read_csv(result, delimiter=" ", header=None, names=list(iris.columns))
+    names = {0: "Setosa", 1: "Versicolor", 2: "Virginica"}
+    truth = dict(zip(iris["petal.length"], iris["variety"], strict=True))
+    assert [names[v] for v in df["variety"]] == [truth[p] for p in df["petal.length"]]
+    assert (mounts / "sampledata" / "iris" / "MLTable").is_file()  # the table, as prsd read it
+    assert (spool / "models" / "iris-prs" / "1" / "iris_model.pkl").is_file()

@@ -3,7 +3,8 @@
 Guarantees: :meth:`Environment.prsd_environment` is, in this order, the configured
 interpreter (``prsd.python``: nothing built), the conda file without Azure's SDK
 packages (built on each node, docs/environments.md), or None (the agent's own Python).
-A docker base image is kept and listed by prsd as not used.
+A docker base image is kept and listed by prsd as not used; Spark settings are kept and
+not used.
 """
 
 from __future__ import annotations
@@ -31,6 +32,15 @@ class DockerSection(Surface):
         self.enabled = False
 
 
+class SparkSection(Surface):
+    """``env.spark``: Spark settings prsd does not use."""
+
+    def __init__(self) -> None:
+        self.repositories: list[str] = []
+        self.packages: list[str] = []
+        self.precache_packages = True
+
+
 class Environment(Surface):
     """A named environment."""
 
@@ -39,6 +49,7 @@ class Environment(Surface):
         self.version: str | None = None
         self.python = PythonSection()
         self.docker = DockerSection()
+        self.spark = SparkSection()
         self.environment_variables: dict[str, str] = {}
 
     @staticmethod
