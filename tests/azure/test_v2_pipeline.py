@@ -63,6 +63,16 @@ def test_v2_pipeline_with_parallel_run_function_runs_and_downloads(tmp_path: Pat
     assert comp["type"] == "parallel" and comp["inputs"]["k"] == {"type": "integer", "default": "5"}
     assert data["inputs"]["raw_data"]["path"] == str(tmp_path / "raw")
     assert data["jobs"]["batch_score"]["outputs"]["job_output_path"] == "${{parent.outputs.scores}}"
+    # Another process (a new kernel) gets the job back from its file, with the SDK's load_job.
+    name = r.stdout.split("submitted ", 1)[1].split()[0]
+    code = (
+        "from prsd.azure import MLClient; "
+        f"j = MLClient(spool='spool').jobs.get('{name}'); print(type(j).__name__, j.status, sorted(j.jobs))"
+    )
+    again = subprocess.run(
+        [sys.executable, "-c", code], cwd=tmp_path, capture_output=True, text=True, check=True
+    )
+    assert again.stdout.splitlines()[-1] == "PipelineJob Completed ['batch_score', 'prepared']"
 
 
 def test_v2_failed_job_raises_the_sdk_job_exception_with_prsd_reason(tmp_path: Path) -> None:
