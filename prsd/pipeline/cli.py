@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import json
 import sys
+from datetime import UTC, datetime
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -93,12 +94,33 @@ def pipeline_status(spool: SpoolLayout, pid: str) -> dict[str, Any]:
         "reason": final["reason"] if final else "",
         "exit_code": final["exit_code"] if final else None,
         "retry_of": record.retry_of,
+        "elapsed_s": _elapsed(steps, final),
         "steps": steps,
         "ignored": list(record.ignored),
     }
 
 
-_STEP_FIELDS = ("succeeded_mbs", "failed_mbs", "total_mbs", "planned_mbs", "elapsed_s")
+_STEP_FIELDS = (
+    "succeeded_mbs",
+    "failed_mbs",
+    "total_mbs",
+    "planned_mbs",
+    "started_at",
+    "elapsed_s",
+)
+
+
+def _elapsed(steps: list[dict[str, Any]], final: dict[str, Any] | None) -> float | None:
+    """Seconds from the first step's start to the pipeline's end (or now)."""
+    starts = [s["started_at"] for s in steps if isinstance(s.get("started_at"), str)]
+    if not starts:
+        return None
+    try:
+        first = min(datetime.fromisoformat(t) for t in starts)
+        end = datetime.fromisoformat(final["finished_at"]) if final else datetime.now(UTC)
+    except (ValueError, KeyError, TypeError):
+        return None
+    return max(0.0, round((end - first).total_seconds(), 1))
 
 
 def table_rows(spool: SpoolLayout, docs: list[dict[str, Any]]) -> list[dict[str, Any]]:
@@ -115,6 +137,7 @@ def table_rows(spool: SpoolLayout, docs: list[dict[str, Any]]) -> list[dict[str,
                 "state": p["state"],
                 "succeeded_mbs": done,  # the DONE column: steps done
                 "total_mbs": len(p["steps"]),
+                "elapsed_s": p["elapsed_s"],
             }
         )
         for s in p["steps"]:

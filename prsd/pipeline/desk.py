@@ -27,11 +27,11 @@ from typing import TYPE_CHECKING, Any
 
 from prsd.errors import ExitCode
 from prsd.logconfig import get_logger
+from prsd.pipeline.folder import PipelineFolder
 from prsd.pipeline.graph import downstream
 from prsd.pipeline.record import (
     CANCEL,
     STATE,
-    STEPS,
     BadRecord,
     pipeline_ids,
     pipelines_folder,
@@ -47,7 +47,7 @@ from prsd.pipeline.view import (
     job_owner_uid,
     step_views,
 )
-from prsd.storage.atomic import move_verified, write_atomic
+from prsd.storage.atomic import write_atomic
 
 if TYPE_CHECKING:
     from collections.abc import Collection
@@ -87,28 +87,29 @@ class PipelineDesk:
             if os.path.lexists(folder / FINAL):
                 continue
             try:
-                moved = self.drive(pid, folder) or moved
+                with PipelineFolder(self.spool, pid) as opened:
+                    moved = self.drive(opened, folder) or moved
             except Exception as exc:  # noqa: BLE001 - one pipeline's boundary
                 log.warning("cannot drive a pipeline", pipeline=pid, error=str(exc))
         return moved
 
-    def drive(self, pid: str, folder: Path) -> bool:
+    def drive(self, opened: PipelineFolder, folder: Path) -> bool:
         """One round of one pipeline (see the module docstring)."""
         try:
             record = read_record(folder)
         except BadRecord as exc:
-            self._end(folder, "Failed", f"the pipeline record is broken: {exc}", {}, None)
+            self._end(opened, "Failed", f"the pipeline record is broken: {exc}", {}, None)
             return True
-        if record.pipeline_id != pid:
-            self._end(folder, "Failed", "the pipeline record names another pipeline", {}, None)
+        if record.pipeline_id != opened.pipeline_id:
+            self._end(opened, "Failed", "the pipeline record names another pipeline", {}, None)
             return True
-        owner = os.lstat(folder).st_uid
+        owner = opened.owner_uid
         views = step_views(self.spool, folder, record, owner)
         state = desk_state(folder)
         skips = plan_skips(record, views, canceled=os.path.lexists(folder / CANCEL))
         if skips:
             state.setdefault("skipped", {}).update(skips)
-            write_atomic(folder / STATE, json.dumps(state, indent=1).encode())
+            opened.write(STATE, json.dumps(state, indent=1).encode())
             views = step_views(self.spool, folder, record, owner)
         # Only jobs the leader recorded for the pipeline's owner are acted on.
         mine = [v for v in views.values() if job_owner_uid(self.spool, v.job_id) == owner]
@@ -127,13 +128,13 @@ class PipelineDesk:
                 if self._taken(view.job_id):
                     taken[name] = f"not run: its job id {view.job_id} is taken by another job"
                     continue
-                moved = self._release(folder, name, view) or moved
+                moved = self._release(opened, name, view) or moved
         if taken:  # next round skips what depends on it, or everything still waiting
             state.setdefault("skipped", {}).update(taken)
-            write_atomic(folder / STATE, json.dumps(state, indent=1).encode())
+            opened.write(STATE, json.dumps(state, indent=1).encode())
             return True
         if all(v.state in ENDED for v in views.values()):
-            self._finish(folder, record, views, bool(state.get("canceled")))
+            self._finish(opened, record, views, bool(state.get("canceled")))
             return True
         return moved
 
@@ -150,16 +151,19 @@ class PipelineDesk:
             self.spool.job(job_id).root
         )
 
-    def _release(self, folder: Path, name: str, view: StepView) -> bool:
-        source = folder / STEPS / name
-        target = self.spool.inbox / view.job_id
-        if not move_verified(source, target):
+    def _release(self, opened: PipelineFolder, name: str, view: StepView) -> bool:
+        if not opened.move_step(name, self.spool.inbox / view.job_id):
             return False
-        log.info("pipeline step released", pipeline=folder.name, step=name, job_id=view.job_id)
+        pid = opened.pipeline_id
+        log.info("pipeline step released", pipeline=pid, step=name, job_id=view.job_id)
         return True
 
     def _finish(
-        self, folder: Path, record: PipelineRecord, views: dict[str, StepView], canceled: bool
+        self,
+        opened: PipelineFolder,
+        record: PipelineRecord,
+        views: dict[str, StepView],
+        canceled: bool,
     ) -> None:
         failed = [v for v in views.values() if v.state in FAILED]
         failed = failed or [v for v in views.values() if v.state == "Skipped"]
@@ -171,12 +175,12 @@ class PipelineDesk:
             reason = f"step {first.name} ended {first.state}: {first_error(self.spool, first)}"
         else:
             state, reason = "Completed", f"all {len(views)} steps completed"
-        self._end(folder, state, reason, views, record)
-        log.info("pipeline ended", pipeline=folder.name, state=state)
+        self._end(opened, state, reason, views, record)
+        log.info("pipeline ended", pipeline=opened.pipeline_id, state=state)
 
     def _end(
         self,
-        folder: Path,
+        opened: PipelineFolder,
         state: str,
         reason: str,
         views: dict[str, StepView],
@@ -189,8 +193,7 @@ class PipelineDesk:
             lines.append(f"  step {view.name} ({view.kind}) {view.state}{extra} [{where}]")
         if record is not None and record.ignored:
             lines.append("not used by prsd (Azure only): " + ", ".join(record.ignored))
-        (folder / "logs").mkdir(exist_ok=True)
-        write_atomic(folder / "logs" / "job_result.txt", ("\n".join(lines) + "\n").encode())
+        opened.write("job_result.txt", ("\n".join(lines) + "\n").encode(), sub="logs")
         code = {"Completed": ExitCode.OK, "Canceled": ExitCode.JOB_CANCELED}.get(
             state, ExitCode.JOB_FAILED
         )
@@ -202,7 +205,7 @@ class PipelineDesk:
             "root_cause": reason if state == "Failed" else "",
             "finished_at": datetime.now(UTC).isoformat(timespec="seconds"),
         }
-        write_atomic(folder / FINAL, json.dumps(final, indent=1).encode())
+        opened.write(FINAL, json.dumps(final, indent=1).encode())
 
 
 def plan_skips(

@@ -92,6 +92,8 @@ def submit_pipeline(
     stem = path.parent.name if path.stem in ("pipeline", "job") else path.stem
     base = name or pipeline.name or stem
     pid = _fresh_id(spool, base)
+    while os.path.lexists(spool.root / "pipelines" / pid):
+        pid = _fresh_id(spool, base)
     ids: dict[str, str] = {}
     for step in pipeline.steps:
         ids[step] = reuse.get(step) or _fresh_id(spool, f"{base}-{step}")

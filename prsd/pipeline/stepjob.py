@@ -204,7 +204,20 @@ class Binder:
         return refs
 
 
-_IGNORED_KEPT = ("compute", "display_name", "description", "tags", "experiment_name")
+# A command step's Azure-only keys, kept in its job so the loader records them as ignored.
+_IGNORED_KEPT = (
+    "$schema",
+    "compute",
+    "display_name",
+    "description",
+    "tags",
+    "experiment_name",
+    "version",
+    "is_deterministic",
+    "properties",
+    "identity",
+    "services",
+)
 
 
 def _text(value: Any) -> str:

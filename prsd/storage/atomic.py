@@ -145,6 +145,19 @@ def move_verified(src: Path, dst: Path) -> bool:
     return True
 
 
+def move_out_verified(src_dir_fd: int, name: str, dst: Path) -> bool:
+    """Move the entry ``name`` of the folder open on ``src_dir_fd`` to ``dst``; True if it moved.
+
+    As :func:`move_verified`, but the source is reached through a descriptor (see
+    :mod:`prsd.storage.dirfd`), so no link on its way is followed.
+    """
+    try:
+        os.rename(name, dst, src_dir_fd=src_dir_fd)
+    except OSError:
+        return listed(dst)
+    return True
+
+
 def create_exclusive(path: Path, data: bytes) -> bool:
     """Create ``path`` with ``data`` only if it does not exist (O_EXCL); True if we made it.
 

@@ -120,6 +120,7 @@ def test_submit_status_and_leader_takeover_mid_pipeline(tmp_path: Path, fleet: F
     wait_until(lambda: ended(fleet, pid), 120, "the pipeline to end under leader-b")
     doc = status(fleet, pid)
     assert doc["state"] == "Completed", doc
+    assert isinstance(doc["elapsed_s"], float) and doc["elapsed_s"] >= 6  # the sleep
     assert steps(doc) == {"first": "Completed", "slow": "Completed", "score": "Completed"}
     jobs = {s["step"]: fleet.spool / "jobs" / s["job_id"] for s in doc["steps"]}
     assert attempts(jobs["first"]) == attempts(jobs["first"])[:1]  # never run again
@@ -239,3 +240,70 @@ def test_a_step_whose_id_was_taken_is_skipped_and_fails_the_pipeline(
     assert steps(doc) == {"first": "Completed", "slow": "Skipped", "score": "Skipped"}
     assert doc["state"] == "Failed"
     assert "is taken by another job" in doc["steps"][1]["reason"]
+
+
+def test_prsctl_submit_a_job_file_by_name_with_set(tmp_path: Path, fleet: Fleet) -> None:
+    (tmp_path / "j" / "code").mkdir(parents=True)
+    (tmp_path / "j" / "data").mkdir()
+    (tmp_path / "j" / "code" / "s.py").write_text("def run(mb):\n    return mb\n")
+    (tmp_path / "j" / "any-name.yml").write_text(
+        "type: parallel\ninput_data: ./data\ntask: {code: ./code, entry_script: s.py}\n"
+    )
+    r = prsctl(fleet, "submit", str(tmp_path / "j" / "any-name.yml"), "--set", "mini_batch_size=7")
+    assert r.returncode == 0, r.stderr
+    job_id = r.stdout.strip()
+    submitted = fleet.spool / "inbox" / job_id
+    assert "mini_batch_size: 7" in (submitted / "job.yaml").read_text()
+    assert sorted(p.name for p in submitted.iterdir()) == ["code", "job.yaml", "origin.json"]
+    bad = prsctl(
+        fleet, "submit", str(tmp_path / "j" / "any-name.yml"), "--set", "retry_setings.timeout=5"
+    )
+    assert bad.returncode == 2 and "did you mean 'retry_settings'?" in bad.stderr, bad.stderr
+
+
+SCORED = """
+type: pipeline
+name: scored
+jobs:
+  make:
+    type: command
+    command: for i in $(seq 0 59); do echo $i > ${{outputs.o}}/f$i.txt; done
+    outputs: {o: {type: uri_folder}}
+  score:
+    type: parallel
+    inputs: {d: {type: uri_folder, path: "${{parent.jobs.make.outputs.o}}"}}
+    input_data: ${{inputs.d}}
+    mini_batch_size: "2"
+    resources: {max_concurrency_per_instance: 2}
+    task:
+      code: ./code
+      entry_script: score.py
+      append_row_to: ./outputs/out.txt
+"""
+
+
+def test_leader_killed_while_a_parallel_step_runs(tmp_path: Path, fleet: Fleet) -> None:
+    path = write_pipeline(tmp_path / "p", SCORED)
+    (tmp_path / "p" / "code").mkdir()
+    (tmp_path / "p" / "code" / "score.py").write_text(
+        "import time\ndef run(mb):\n    time.sleep(0.3)\n"
+        "    return [open(p).read().strip() for p in mb]\n"
+    )
+    fleet.leader("leader-a")
+    wait_until(lambda: fleet.leader_epoch() == 1, 30, "leader-a to lead")
+    fleet.leader("leader-b")
+    fleet.agent("node1")
+    pid = prsctl(fleet, "submit", str(path)).stdout.strip()
+
+    def scoring() -> bool:
+        step = status(fleet, pid)["steps"][1]
+        return step["state"] == "Running" and (step.get("succeeded_mbs") or 0) >= 3
+
+    wait_until(scoring, 60, "the parallel step to be under way")
+    fleet.kill("leader-a")
+    wait_until(lambda: ended(fleet, pid), 120, "the pipeline to end under leader-b")
+    doc = status(fleet, pid)
+    assert doc["state"] == "Completed", doc
+    out = fleet.spool / "jobs" / doc["steps"][1]["job_id"] / "outputs" / "out.txt"
+    assert sorted(int(x) for x in out.read_text().split()) == list(range(60))
+    assert fleet.leader_epoch() >= 2

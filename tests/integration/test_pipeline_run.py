@@ -44,6 +44,7 @@ def test_many_models_pipeline_one_model_per_store_and_brand(tmp_path: Path) -> N
         assert key in spec["ignored"]
     command_spec = json.loads((r.step_job("partition_job") / "spec.json").read_text())
     assert command_spec["python"] == PY and command_spec["mini_batch_size"] == 1
+    assert "jobs.partition_job.version" in command_spec["ignored"]  # the component's
 
 
 def _pipeline(tmp: Path, steps: str, go_on: bool = False) -> Path:

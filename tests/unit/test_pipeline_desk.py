@@ -94,3 +94,25 @@ def test_a_record_naming_another_users_jobs_reads_and_cancels_nothing(tmp_path: 
     result = (folder / "logs" / "job_result.txt").read_text()
     assert "SECRET" not in result and "belongs to another user" in result
     assert json.loads((folder / "final.json").read_text())["state"] in ("Failed", "Canceled")
+
+
+def test_the_desk_writes_nothing_through_a_link_the_user_planted(tmp_path: Path) -> None:
+    spool = open_spool(tmp_path / "spool")
+    outside = tmp_path / "outside"
+    outside.mkdir()
+    steps = {"a": StepRecord("a", "command", "gone-job")}  # ended: its job folder is gone
+    folder = pipelines_folder(spool) / "p-20261125-000000-abcd"
+    folder.mkdir()
+    (folder / "pipeline.json").write_bytes(PipelineRecord(folder.name, "p", "/f", steps).to_json())
+    (folder / "logs").symlink_to(outside)
+    (folder / "final.json.tmp").symlink_to(outside / "x")
+    PipelineDesk(spool).step(0.0, force=True)
+    assert list(outside.iterdir()) == []
+    assert not (folder / "final.json").exists()  # refused: logs/ is a link
+    linked = pipelines_folder(spool) / "q-20261125-000000-abcd"
+    linked.symlink_to(folder)
+    (folder / "logs").unlink()
+    PipelineDesk(spool).step(0.0, force=True)
+    assert (folder / "final.json").exists() and (folder / "logs" / "job_result.txt").exists()
+    assert json.loads((folder / "final.json").read_text())["state"] == "Failed"
+    assert not (linked / "final.json").is_symlink() and list(outside.iterdir()) == []
