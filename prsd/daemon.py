@@ -9,13 +9,14 @@ import signal
 import socket
 import sys
 from pathlib import Path
-from typing import NoReturn
+from typing import TYPE_CHECKING, NoReturn
 
 import anyio
 
 from prsd.agent.agent import EXIT_IDLE, Agent, AgentOptions
 from prsd.agent.nodeid import ensure_node_id_free
 from prsd.cli import console
+from prsd.cli.jobnotes import print_notes
 from prsd.doctor import cli as doctor_cli
 from prsd.doctor import require_safe_spool
 from prsd.doctor.probes import MIN_FREE_BYTES
@@ -33,6 +34,9 @@ from prsd.storage.lease import LEADER_HEARTBEAT_S, LEADER_LEASE_S
 from prsd.storage.spool import open_spool
 from prsd.storage.watch import ring_on_local_changes
 from prsd.submit import submit
+
+if TYPE_CHECKING:
+    from prsd.embedded import LeftEarly
 
 log = get_logger("prsd")
 
@@ -65,6 +69,9 @@ def parser() -> argparse.ArgumentParser:
     run.add_argument("--spool", type=Path, default=None, help="spool folder (default ./spool)")
     run.add_argument("--name", default=None, help="job name (default: the spec's)")
     run.add_argument("--node-id", default=None, help="this node's id (default: host name)")
+    run.add_argument(
+        "--quiet", action="store_true", help="do not print the job's notes (keys not used ...)"
+    )
     leader = sub.add_parser("leader", help="run the leader daemon (any number; one leads)")
     leader.add_argument("--spool", type=Path, default=None)
     leader.add_argument(
@@ -153,36 +160,61 @@ def _node_id(args: argparse.Namespace) -> str:
 
 
 def _run(spool: SpoolLayout, args: argparse.Namespace) -> int:
-    from prsd.embedded import run_until_done
+    from prsd.cli.runview import progress_view, write_line
+    from prsd.embedded import LeftEarly, run_interruptible
     from prsd.pipeline.entry import pipeline_file
 
     pipeline = pipeline_file(args.job_dir)
     if pipeline is not None:
         from prsd.pipeline.cli import run_pipeline_here
 
-        return run_pipeline_here(pipeline, spool, args.overrides, args.name, _node_id(args))
+        node = _node_id(args)
+        return run_pipeline_here(pipeline, spool, args.overrides, args.name, node, quiet=args.quiet)
     job_id, spec = submit(args.job_dir, spool, name=args.name, overrides=args.overrides)
-    console.say(f"job {job_id}")
-    if spec.python is None and "image" in spec.build_environment:
-        from prsd.envs.image import image_note
-        from prsd.envs.settings import node_runtime
-
-        console.warn(image_note(spec.build_environment, node_runtime()) or "")
+    write_line(f"job {job_id}")
+    print_notes(spec, (args.job_dir, spool.job(job_id).root), "prsd", quiet=args.quiet)
     options = AgentOptions(node_id=_node_id(args))
-    final = anyio.run(lambda: run_until_done(spool, job_id, options, on_progress=console.say))
+    view = progress_view()
+    try:
+        final = anyio.run(
+            lambda: run_interruptible(spool, job_id, options, on_progress=view.show, say=view.note)
+        )
+    finally:
+        view.close()
+    if isinstance(final, LeftEarly):
+        write_line(left_early_line(spool, job_id, final))
+        return 130
     result = spool.job(job_id).logs / "job_result.txt"
     try:
-        console.say(result.read_text(encoding="utf-8").rstrip())
+        write_line(result.read_text(encoding="utf-8").rstrip())
     except OSError:
-        console.say(f"{final.state}: {final.reason}")
+        write_line(f"{final.state}: {final.reason}")
     if final.output:
-        console.say(f"output {final.output}")
+        write_line(f"output {final.output}")
     return final.exit_code
+
+
+def left_early_line(spool: SpoolLayout, job_id: str, left: LeftEarly) -> str:
+    """What a second Ctrl-C leaves behind, said in one line."""
+    if left.ended:
+        return f"left at once: job {job_id} ended {left.ended}; its workers stop with this process"
+    root = spool.root
+    return (
+        f"left at once: job {job_id} stays queued in the spool {root} for a fleet "
+        f"(`prsd leader --spool {root}` and `prsd agent --spool {root}` run it); "
+        f"see it with `prsctl status {job_id} --spool {root}`, "
+        f"cancel it with `prsctl cancel {job_id} --spool {root}`"
+    )
 
 
 def _leader(spool: SpoolLayout, args: argparse.Namespace) -> int:
     election = Election(spool, lease_s=args.lease_s, beat_s=args.heartbeat_s)
     leader = Leader(spool, election=election, node_lease_s=args.node_lease_s)
+    console.say(
+        f"prsd leader: spool {spool.root}, host {socket.gethostname()} (pid {os.getpid()}): "
+        f"leads when it holds the lease (lease {args.lease_s:g} s, nodes presumed lost after "
+        f"{args.node_lease_s:g} s)"
+    )
 
     async def lead() -> None:
         async with anyio.create_task_group() as tg:
@@ -210,6 +242,10 @@ def _agent(spool: SpoolLayout, args: argparse.Namespace) -> int:
         slots=args.slots,
     )
     agent = Agent(spool, options)
+    console.say(
+        f"prsd agent: spool {spool.root}, node {node_id} on {socket.gethostname()} "
+        f"(pid {os.getpid()}): {agent.node_slots()} worker slots, {agent.gpus.count} GPUs"
+    )
     codes: list[int] = []
 
     async def serve() -> None:

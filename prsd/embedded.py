@@ -2,28 +2,46 @@
 
 It is the same Leader and Agent code the daemons run; in one process they also ring
 each other's doorbells and pass commit hints, which only saves polling latency.
+
+With ``interrupts`` (the command line), Ctrl-C is the user's: the first asks the
+leader to cancel the job (a request in ``requests/``, as ``prsctl cancel`` does) and
+waits until the job has ended and its workers have stopped; a second leaves at once
+(:class:`LeftEarly`), withdrawing a cancel no leader has answered, so a job not yet
+ended stays in the spool for any leader and agents serving it.
 """
 
 from __future__ import annotations
 
+import signal
+from dataclasses import dataclass
 from functools import partial
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 import anyio
 import anyio.to_thread
 
 from prsd.agent.agent import Agent, AgentOptions
+from prsd.cli.jobs import read_status
 from prsd.leader.election import Deposed, Election
 from prsd.leader.finish import FinalState
 from prsd.leader.job import Hint
 from prsd.leader.leader import Leader, LeaderLinks
+from prsd.storage.requests import Request, remove, send_request
 
 if TYPE_CHECKING:
     from collections.abc import Callable
 
     from prsd.storage.layout import SpoolLayout, TaskName
 
-PROGRESS_EVERY_S = 5.0
+PROGRESS_EVERY_S = 1.0  # the job's status document is read this often for the view
+
+
+@dataclass(frozen=True)
+class LeftEarly:
+    """A second Ctrl-C: the process left without waiting; ``ended`` is the job's state
+    if it had ended by then ("" when it had not: it stays for a fleet)."""
+
+    ended: str
 
 
 async def run_until_done(
@@ -31,9 +49,29 @@ async def run_until_done(
     job_id: str,
     options: AgentOptions,
     *,
-    on_progress: Callable[[str], None] | None = None,
+    on_progress: Callable[[dict[str, Any]], None] | None = None,
+    say: Callable[[str], None] | None = None,
 ) -> FinalState:
     """Lead and serve ``job_id`` in this process; returns how it ended."""
+    final = await run_interruptible(spool, job_id, options, on_progress=on_progress, say=say)
+    assert isinstance(final, FinalState)  # only a Ctrl-C leaves early
+    return final
+
+
+async def run_interruptible(
+    spool: SpoolLayout,
+    job_id: str,
+    options: AgentOptions,
+    *,
+    on_progress: Callable[[dict[str, Any]], None] | None = None,
+    say: Callable[[str], None] | None = None,
+    interrupts: bool = True,
+) -> FinalState | LeftEarly:
+    """Lead and serve ``job_id`` in this process, Ctrl-C being the user's; how it ended.
+
+    ``on_progress`` gets the job's status document at once, every PROGRESS_EVERY_S,
+    and once more at the end; ``say`` gets one-line notes for the user.
+    """
     links = LeaderLinks()
 
     def on_commit(committed_job: str, task: TaskName) -> None:
@@ -43,16 +81,67 @@ async def run_until_done(
     leader = Leader(spool, election=Election(spool), links=links, only_job=job_id)
     agent = Agent(spool, options, bell=links.agent_bell, on_commit=on_commit, only_job=job_id)
     final: FinalState | None = None
+    ctrl_c = _CtrlC(spool, job_id, say)
     async with anyio.create_task_group() as outer:
         if on_progress is not None:
-            outer.start_soon(_report_progress, leader, job_id, on_progress)
+            outer.start_soon(_report_progress, spool, job_id, on_progress)
+        if interrupts:
+            outer.start_soon(ctrl_c.listen, outer.cancel_scope)
         async with anyio.create_task_group() as tg:
             tg.start_soon(lambda: agent.run(until_job=job_id))
-            final = await _lead_until_done(leader, job_id, on_progress)
+            final = await _lead_until_done(leader, job_id, say)
             agent.job_ended()
+        if on_progress is not None:  # the view ends on the job's last counts
+            on_progress(await anyio.to_thread.run_sync(read_status, spool, job_id))
         outer.cancel_scope.cancel()
+    if ctrl_c.left:
+        return await anyio.to_thread.run_sync(ctrl_c.leave)
     assert final is not None
     return final
+
+
+class _CtrlC:
+    """The user's Ctrl-C during ``prsd run``: cancel and wait, then leave at once."""
+
+    def __init__(self, spool: SpoolLayout, job_id: str, say: Callable[[str], None] | None):
+        self.spool = spool
+        self.job_id = job_id
+        self.say = say or (lambda line: None)
+        self.request: Request | None = None
+        self.asked = False
+        self.left = False
+
+    async def listen(self, scope: anyio.CancelScope) -> None:
+        with anyio.open_signal_receiver(signal.SIGINT) as signals:
+            async for _ in signals:
+                if self.asked:
+                    self.left = True
+                    scope.cancel()
+                    return
+                self.asked = True
+                await anyio.to_thread.run_sync(self._ask_cancel)
+
+    def _ask_cancel(self) -> None:
+        try:
+            self.request = send_request(self.spool, self.job_id, "cancel")
+        except OSError as exc:
+            self.say(
+                f"Ctrl-C: cannot ask for the cancel of job {self.job_id} ({exc.strerror or exc} "
+                f"in {self.spool.requests}); Ctrl-C again to leave it in the spool"
+            )
+            return
+        self.say(
+            f"Ctrl-C: canceling job {self.job_id} and waiting for its workers to stop "
+            "(Ctrl-C again to leave now)"
+        )
+
+    def leave(self) -> LeftEarly:
+        """(After this process stopped leading.) Withdraw an unanswered cancel; the state."""
+        if self.request is not None:
+            remove(self.spool, self.request.name)
+        state = str(read_status(self.spool, self.job_id).get("state", ""))
+        ended = self.spool.job(self.job_id).final.exists()
+        return LeftEarly(state if ended else "")
 
 
 async def _lead_until_done(
@@ -90,9 +179,11 @@ async def _lead_until_done(
         await anyio.sleep(election.beat_s / 2)
 
 
-async def _report_progress(leader: Leader, job_id: str, say: Callable[[str], None]) -> None:
+async def _report_progress(
+    spool: SpoolLayout, job_id: str, show: Callable[[dict[str, Any]], None]
+) -> None:
+    """The job's status document, read from the spool (whoever leads), at once and then
+    every PROGRESS_EVERY_S."""
     while True:
+        show(await anyio.to_thread.run_sync(read_status, spool, job_id))
         await anyio.sleep(PROGRESS_EVERY_S)
-        driver = leader.drivers.get(job_id)
-        if driver is not None:
-            say(driver.progress_line(anyio.current_time()))

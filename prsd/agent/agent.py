@@ -94,6 +94,7 @@ class Agent:
         self.ip = host_ip()
         self.runs: dict[str, _Running] = {}
         self.draining = False
+        self.drained = False  # set once a drain has finished: the last heartbeat says so
         self._seq = 0
         self._boot = secrets.token_hex(8)
         self._started_at = datetime.now(UTC).isoformat(timespec="seconds")
@@ -220,6 +221,7 @@ class Agent:
                 await running.done.wait()
         for job_id in list(self.runs):
             await anyio.to_thread.run_sync(free_seats, self.spool.job(job_id), self.node_id)
+        self.drained = True
         await anyio.to_thread.run_sync(write_heartbeat, self.spool, self.heartbeat())
         log.info("drained", node_id=self.node_id)
 
@@ -237,6 +239,7 @@ class Agent:
             slots=self.node_slots(),
             gpus=self.gpus.count,
             draining=self.draining,
+            drained=self.drained,
             jobs={job_id: r.run.snapshot() for job_id, r in self.runs.items()},
             heartbeat_interval_s=self.options.heartbeat_interval_s,
             conflict=self.conflict,

@@ -2,6 +2,8 @@
 
 Plain lines go straight to stdout and stderr; ``out`` and ``err`` are rich consoles
 for tables and live views, made (and rich imported, about 30 ms) on first use only.
+On a terminal they fit its width; anywhere else (a pipe, a file) nothing is clipped
+or wrapped, whatever ``COLUMNS`` says: lines are as wide as their content.
 """
 
 from __future__ import annotations
@@ -16,6 +18,7 @@ if TYPE_CHECKING:
     err: Console
 
 _consoles: dict[str, Any] = {}
+WIDE = 4096  # columns of a console that is not a terminal: room for any row
 
 
 def __getattr__(name: str) -> Any:
@@ -23,7 +26,11 @@ def __getattr__(name: str) -> Any:
         if name not in _consoles:
             from rich.console import Console
 
-            _consoles[name] = Console(stderr=name == "err", highlight=False, soft_wrap=True)
+            stream = sys.stderr if name == "err" else sys.stdout
+            width = None if stream.isatty() else WIDE
+            _consoles[name] = Console(
+                stderr=name == "err", highlight=False, soft_wrap=True, width=width
+            )
         return _consoles[name]
     raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
 

@@ -39,8 +39,9 @@ def read_fleet(spool: SpoolLayout, now: datetime) -> Fleet:
     leader_at = beat.updated_at if beat is not None else ""
     leader_age = age_s(leader_at, now) if beat is not None else None
     rows = node_rows(spool, now)
-    alive = sum(1 for r in rows if not r["stale"] and not r["draining"])
-    draining = sum(1 for r in rows if not r["stale"] and r["draining"])
+    serving = [r for r in rows if not r["stale"] and not r["drained"]]  # drained: gone
+    alive = sum(1 for r in serving if not r["draining"])
+    draining = sum(1 for r in serving if r["draining"])
     ages = [(r["heartbeat_age_s"], r["heartbeat_at"]) for r in rows]
     known = [a for a in ages if a[0] is not None]
     agent_age, agent_at = min(known) if known else (None, "")

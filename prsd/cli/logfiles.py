@@ -52,6 +52,7 @@ def select_files(logs: Path, q: LogQuery) -> list[tuple[str, Path]]:
     if q.errors:
         if q.node is None:
             add("job_error.txt", "[job_error]")
+            add("sys/error/leader.txt", "[leader error]")
         add(f"user/error/{node}/*.txt", "[{node}/{stem} error]")
         add(f"sys/error/{node}/**/*", "[{node} sys error]")
         return found

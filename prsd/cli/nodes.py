@@ -60,6 +60,7 @@ def node_row(
     stale = age is None or age > STALE_AFTER_S
     if seen is not None and isinstance(seen.get("silent_s"), (int, float)):
         age, stale = float(seen["silent_s"]), not seen.get("alive", True)
+    stale = stale and not beat.drained
     if job_id:
         jobs = {job_id: beat.jobs[job_id]} if job_id in beat.jobs else {}
     else:
@@ -74,6 +75,7 @@ def node_row(
         "slots": beat.slots,
         "gpus": beat.gpus,
         "draining": beat.draining,
+        "drained": beat.drained,  # it stopped cleanly: not stale, gone on purpose
         "heartbeat_at": beat.updated_at,
         "heartbeat_age_s": None if age is None else round(age, 1),
         "stale": stale,

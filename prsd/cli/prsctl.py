@@ -2,8 +2,8 @@
 
 Every command reads or writes the spool and nothing else: ``status`` reads the
 leader's summaries, ``nodes`` the heartbeats, ``logs`` the log tree, ``cancel``
-drops a request the leader checks against the job's owner and answers, ``submit``
-and ``retry`` put a job folder in the inbox. No command talks to a daemon.
+and ``gc`` drop requests the leader checks against the job's owner and answers,
+``submit`` and ``retry`` put a job folder in the inbox. No command talks to a daemon.
 
 Errors reach the user as one line on stderr (``prsctl: error: ...``), never as a
 traceback: refusals, permission problems (the file, the user, what to change) and a
@@ -17,14 +17,15 @@ import json
 import os
 import signal
 import sys
-import time
 from datetime import UTC, datetime
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from prsd.cli.access import permission_line, require_owner, unreadable_line
 from prsd.cli.envs import add_parser as add_env_parser
-from prsd.cli.envs import cmd_env, environment_lines
+from prsd.cli.envs import cmd_env
+from prsd.cli.gc import add_parser as add_gc_parser
+from prsd.cli.gc import cmd_gc
 from prsd.cli.jobs import all_statuses, is_ended, read_status, resolve_job
 from prsd.cli.settings import spool_folder
 from prsd.errors import ExitCode, PrsdError
@@ -32,8 +33,6 @@ from prsd.leader.status import SCHEMA_VERSION
 from prsd.storage.spool import open_spool
 
 if TYPE_CHECKING:
-    from rich.console import RenderableType
-
     from prsd.storage.layout import SpoolLayout
 
 # The terminal views (rich) are imported by the commands that draw them, so that
@@ -58,9 +57,16 @@ def parser() -> argparse.ArgumentParser:
         metavar="KEY=VALUE",
         help="change a key of the YAML before it is checked (az ml syntax, repeatable)",
     )
+    s.add_argument(
+        "--quiet", action="store_true", help="do not print the job's notes (keys not used ...)"
+    )
     st = sub.add_parser("status", help="all jobs, or one job in detail")
     st.add_argument("job", nargs="?")
-    st.add_argument("--watch", action="store_true", help="redraw in place until the job ends")
+    st.add_argument(
+        "--watch",
+        action="store_true",
+        help="until the job ends: redraw in place (a terminal) or stream lines (a pipe)",
+    )
     st.add_argument("--json", action="store_true", help="stable JSON (docs/prsctl.md)")
     st.add_argument("--interval", type=float, default=WATCH_INTERVAL_S, help=argparse.SUPPRESS)
     c = sub.add_parser("cancel", help="cancel a job")
@@ -92,7 +98,8 @@ def parser() -> argparse.ArgumentParser:
     rep.add_argument("job")
     rep.add_argument("-o", "--output", type=Path, default=None, help="default: <job>.html")
     env = add_env_parser(sub)
-    for sp in (s, st, c, lg, n, r, rep, env):
+    gc = add_gc_parser(sub)
+    for sp in (s, st, c, lg, n, r, rep, env, gc):
         sp.add_argument(
             "--spool", type=Path, default=None, help="spool folder (default: $PRSD_SPOOL)"
         )
@@ -136,19 +143,22 @@ def main(argv: list[str] | None = None) -> int:
 
 
 def cmd_submit(spool: SpoolLayout, args: argparse.Namespace) -> int:
+    from prsd.cli.jobnotes import print_notes
     from prsd.cli.roots import check_job_folder, explain
     from prsd.pipeline.cli import handle_submit
     from prsd.submit import submit
 
     check_job_folder(args.job_dir)
     try:
-        if handle_submit(spool, args.job_dir, args.overrides, args.name):
+        if handle_submit(spool, args.job_dir, args.overrides, args.name, quiet=args.quiet):
             _warn_if_unserved(spool, "queued")
             return ExitCode.OK
-        job_id, _ = submit(args.job_dir, spool, name=args.name, overrides=args.overrides)
+        job_id, spec = submit(args.job_dir, spool, name=args.name, overrides=args.overrides)
     except PrsdError as exc:
         raise explain(exc) from exc
     sys.stdout.write(job_id + "\n")
+    sys.stdout.flush()
+    print_notes(spec, (args.job_dir, spool.job(job_id).root), "prsctl", quiet=args.quiet)
     _warn_if_unserved(spool, "queued")
     return ExitCode.OK
 
@@ -193,11 +203,12 @@ def cmd_status(spool: SpoolLayout, args: argparse.Namespace) -> int:
     if args.json:
         _print_json(read_status(spool, job_id))
         return ExitCode.OK
+    from prsd.cli import console
+    from prsd.cli.watching import job_renderable, watch
+
     if args.watch:
         return watch(spool, job_id, args.interval)
-    from prsd.cli import console
-
-    view, doc = _job_renderable(spool, job_id)
+    view, doc = job_renderable(spool, job_id)
     console.out.print(view)
     if not is_ended(doc):
         _warn_if_unserved(spool, f"job {job_id} ({str(doc.get('state', '')).lower()})")
@@ -211,36 +222,6 @@ def _say_storage_faults(spool: SpoolLayout) -> None:
 
     for line in storage_faults(spool):
         console.say(line)
-
-
-def _job_renderable(spool: SpoolLayout, job_id: str) -> tuple[RenderableType, dict[str, Any]]:
-    from rich.console import Group
-    from rich.text import Text
-
-    from prsd.cli.nodes import node_rows
-    from prsd.cli.statusview import job_view
-
-    doc = read_status(spool, job_id)
-    nodes = [] if is_ended(doc) else node_rows(spool, datetime.now(UTC), job_id)
-    view = job_view(doc, nodes)
-    building = [] if is_ended(doc) else environment_lines(spool, job_id)
-    return (Group(view, *map(Text, building)) if building else view), doc
-
-
-def watch(spool: SpoolLayout, job_id: str, interval_s: float) -> int:
-    """Redraw the job's view in place until it ends; exit with the job's code."""
-    from rich.live import Live
-
-    from prsd.cli import console
-    from prsd.leader.finish import EXIT_CODES
-
-    view, doc = _job_renderable(spool, job_id)
-    with Live(view, console=console.out, auto_refresh=False, transient=False) as live:
-        while not is_ended(doc):
-            time.sleep(interval_s)
-            view, doc = _job_renderable(spool, job_id)
-            live.update(view, refresh=True)
-    return int(EXIT_CODES.get(str(doc.get("state")), ExitCode.OK))
 
 
 def cmd_cancel(spool: SpoolLayout, args: argparse.Namespace) -> int:
@@ -356,6 +337,7 @@ COMMANDS = {
     "retry": cmd_retry,
     "report": cmd_report,
     "env": cmd_env,
+    "gc": cmd_gc,
 }
 
 

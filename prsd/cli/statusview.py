@@ -60,6 +60,7 @@ def state_text(state: str) -> Text:
 def jobs_table(docs: list[dict[str, Any]]) -> Table:
     """Every job, one row each (``prsctl status``)."""
     table = Table(box=None, pad_edge=False, header_style="bold")
+    longest = max((len(str(d.get("job_id", "?"))) for d in docs), default=3)
     for col, justify in (
         ("JOB", "left"),
         ("STATE", "left"),
@@ -70,13 +71,12 @@ def jobs_table(docs: list[dict[str, Any]]) -> Table:
         ("ELAPSED", "right"),
         ("ETA", "right"),
     ):
-        fold = col == "JOB"
-        table.add_column(
+        table.add_column(  # a job id is never wrapped nor cut: it is copied into commands
             col,
             justify=justify,  # type: ignore[arg-type]
-            no_wrap=not fold,
-            overflow="fold" if fold else "ellipsis",
-            min_width=9 if col == "STATE" else len(col),
+            no_wrap=True,
+            overflow="ellipsis",
+            min_width={"JOB": longest, "STATE": 9}.get(col, len(col)),
         )
     for d in docs:
         elapsed = d.get("elapsed_s")
@@ -131,6 +131,10 @@ def job_view(doc: dict[str, Any], nodes: list[dict[str, Any]]) -> RenderableType
     if nodes:
         parts.extend([Text("nodes", style="bold"), nodes_table(nodes)])
     parts.extend(_errors(doc))
+    notes = [n for n in doc.get("notes") or [] if isinstance(n, dict)]
+    if notes:
+        parts.append(Text("notes", style="bold"))
+        parts.extend(Text(f"  {n.get('group')}: {n.get('text')}") for n in notes)
     return Group(*parts)
 
 
@@ -164,7 +168,9 @@ def nodes_table(rows: list[dict[str, Any]]) -> Table:
     for r in rows:
         age = r.get("heartbeat_age_s")
         beat = "-" if age is None else f"{age:.0f}s ago"
-        if r.get("stale"):
+        if r.get("drained"):
+            beat += " (drained)"
+        elif r.get("stale"):
             beat += " (stale)"
         if r.get("fault"):
             beat += f" ({r['fault']})"

@@ -23,6 +23,7 @@ from typing import TYPE_CHECKING, Any
 
 from prsd.jobspec.paths import Roots, resolve
 from prsd.jobspec.refs import Refs, expand_groups, has_ref, substitute, tidy_refs
+from prsd.jobspec.said import DID_YOU_MEAN, note
 from prsd.jobspec.values import (
     as_bool,
     as_choice,
@@ -232,8 +233,9 @@ def _near_miss(name: str, site: Site) -> list[str]:
     if not close:
         return []
     return [
-        (
+        note(
+            DID_YOU_MEAN,
             f"{site.key}: --{name} is passed to the script but is not a system argument; "
-            f"did you mean --{close[0]}?"
+            f"did you mean --{close[0]}?",
         )
     ]

@@ -19,6 +19,7 @@ from prsd.jobspec.model import (
     DEFAULT_TABULAR_MINI_BATCH_BYTES,
     LOGGING_LEVELS,
 )
+from prsd.jobspec.said import NOT_USED, note
 from prsd.jobspec.values import (
     as_bool,
     as_choice,
@@ -158,7 +159,7 @@ def mini_batch_size(
     if not partitioned:
         return size, []
     return size, [
-        f"{setting.site.key} is not used: partition_keys make one mini-batch per key group"
+        note(NOT_USED, f"{setting.site.key}: partition_keys make one mini-batch per key group")
     ]
 
 

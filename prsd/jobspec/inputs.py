@@ -2,9 +2,9 @@
 
 Guarantees: every path in the result is absolute and exists; the format is explicit
 (``input_format``), else the MLTable's read transformation, else inferred from file
-extensions of plain paths (all entries files with one of .csv/.tsv/.parquet/.jsonl),
-else ``files``; an Azure ``uri_file``/``uri_folder`` input stays ``files``, as Azure
-hands such inputs to ``run()`` as file lists. Partition keys and format are checked
+extensions (:mod:`prsd.jobspec.infer`: plain files or a folder of one tabular
+extension), else ``files``; an Azure ``uri_file`` input stays ``files``, as Azure
+hands it to ``run()`` as a file list. Partition keys and format are checked
 against each other without reading any data.
 """
 
@@ -15,6 +15,7 @@ import re
 from dataclasses import dataclass, field, replace
 from typing import TYPE_CHECKING, Any
 
+from prsd.jobspec.infer import infer_format
 from prsd.jobspec.mltable import Table, mltable_folder, read_mltable
 from prsd.jobspec.model import INPUT_FORMATS, InputSpec
 from prsd.jobspec.paths import Roots, must_exist, resolve
@@ -28,7 +29,6 @@ if TYPE_CHECKING:
     from prsd.jobspec.ports import Port
     from prsd.jobspec.yamlsafe import Setting, Site
 
-_EXTENSIONS = {".csv": "csv", ".tsv": "csv", ".parquet": "parquet", ".jsonl": "jsonl"}
 _PLACEHOLDER = re.compile(r"\{([^{}]+)\}")
 
 
@@ -85,7 +85,7 @@ def plan_input(settings: Mapping[str, Setting], ctx: InputContext, job_site: Sit
             "or ${{inputs.NAME}})"
         )
     entries = _entries(settings["input_data"], ctx)
-    spec, notes = _input_spec(entries, settings.get("input_format"), ctx.roots)
+    spec, notes = _input_spec(entries, settings, ctx.roots)
     spec = _partitioning(spec, settings)
     plan = InputPlan(spec, notes=notes)
     _side_inputs(plan, settings.get("side_inputs"), entries, ctx)
@@ -129,8 +129,9 @@ def _port_entry(ref: str, site: Site, ctx: InputContext) -> Entry:
 
 
 def _input_spec(
-    entries: list[Entry], fmt_setting: Setting | None, roots: Roots
+    entries: list[Entry], settings: Mapping[str, Setting], roots: Roots
 ) -> tuple[InputSpec, list[str]]:
+    fmt_setting = settings.get("input_format")
     explicit = None
     if fmt_setting is not None:
         explicit = as_choice(fmt_setting.value, fmt_setting.site, INPUT_FORMATS)
@@ -142,10 +143,18 @@ def _input_spec(
             raise fmt_setting.site.error(problem)
         spec = InputSpec(table.paths, explicit or table.format, name, **table.options)
         return spec, list(table.notes)
-    fmt = explicit or _inferred(entries)
     paths = tuple(str(e.path) for e in entries)
-    tsv = fmt == "csv" and all(e.path.suffix.lower() == ".tsv" for e in entries)
-    return InputSpec(paths, fmt, name, delimiter="\t" if tsv else ","), []
+    if explicit is not None:
+        tsv = explicit == "csv" and all(e.path.suffix.lower() == ".tsv" for e in entries)
+        return InputSpec(paths, explicit, name, delimiter="\t" if tsv else ","), []
+    size = settings.get("mini_batch_size")
+    fmt, delimiter, notes = infer_format(
+        [(e.path, e.kind) for e in entries],
+        mini_batch_size=size.value if size is not None else None,
+        partition_format="partition_format" in settings,
+        partition_keys="partition_keys" in settings,
+    )
+    return InputSpec(paths, fmt, name, delimiter=delimiter), notes
 
 
 def _table(entries: list[Entry], explicit: str | None, roots: Roots) -> Table | None:
@@ -163,14 +172,6 @@ def _table(entries: list[Entry], explicit: str | None, roots: Roots) -> Table | 
     if len(entries) > 1:
         raise entries[0].site.error("an MLTable input must be the only entry of input_data")
     return read_mltable(tables[0], roots)
-
-
-def _inferred(entries: list[Entry]) -> str:
-    if any(e.kind is not None or not e.path.is_file() for e in entries):
-        return "files"
-    formats = {_EXTENSIONS.get(e.path.suffix.lower()) for e in entries}
-    only = formats.pop() if len(formats) == 1 else None
-    return only or "files"
 
 
 def _partitioning(spec: InputSpec, settings: Mapping[str, Setting]) -> InputSpec:

@@ -2,12 +2,13 @@
 
 Guarantees: the MLTable file is read with the same hostile-input rules as job.yaml; its
 ``paths`` entries (``file``, ``folder``, ``pattern``) resolve relative to the MLTable
-folder and may not leave it; the first ``read_delimited`` / ``read_parquet`` /
-``read_json_lines`` transformation sets the format and options. No data file is opened.
-Transformations prsd does not apply (``filter``, ``take``, ``keep_columns`` ...) are
-reported as notes, never silently dropped; ``read_delta_lake`` is an error. Quoted
-line breaks in CSV fields are always honoured when splitting, so ``support_multi_line``
-is accepted either way.
+folder and may not leave it (a ``pattern`` is a glob where ``**`` crosses folders); the
+``read_delimited`` / ``read_parquet`` / ``read_json_lines`` transformation sets the
+format and options. The other transformations become steps
+(:mod:`prsd.jobspec.mlsteps`) applied as Azure applies them; one prsd cannot apply is
+an error naming it and the file, never skipped; so is ``read_delta_lake``. No data
+file is opened. Quoted line breaks in CSV fields are always honoured when splitting,
+so ``support_multi_line`` is accepted either way.
 """
 
 from __future__ import annotations
@@ -18,7 +19,9 @@ from pathlib import Path
 from typing import Any
 
 from prsd.errors import JobSpecError
+from prsd.jobspec.mlsteps import read_step
 from prsd.jobspec.paths import Roots, is_remote, local_text, resolve, stays_inside
+from prsd.jobspec.said import NOT_USED, note
 from prsd.jobspec.values import as_bool, as_choice, as_mapping, as_str, shown, suggest
 from prsd.jobspec.yamlsafe import Doc, Site, read_yaml
 
@@ -60,7 +63,8 @@ class Table:
         paths: absolute paths of the files and folders it names, in order.
         format: ``files`` (no read transformation), ``csv``, ``parquet`` or ``jsonl``.
         options: InputSpec keyword arguments (delimiter, header, encoding,
-            include_path_column) taken from the read transformation.
+            include_path_column, path_column, empty_as_string) taken from the read
+            transformation, and ``steps``: the transformations after it.
         notes: things prsd does not honour, to tell the user once.
     """
 
@@ -95,7 +99,7 @@ def read_mltable(folder: Path, roots: Roots) -> Table:
     data = as_mapping(doc.data, top, "an MLTable mapping (paths, transformations)")
     if not data:
         raise top.error("the MLTable file is empty; expected paths and transformations")
-    notes = [f"{doc.path}: {k} is not used by prsd" for k in data if k not in _USED_KEYS]
+    notes = [note(NOT_USED, f"{doc.path}: {k}") for k in data if k not in _USED_KEYS]
     if data.get("type", "mltable") != "mltable":
         raise doc.site("type").error(f"expected mltable, got {shown(data['type'])}")
     if "paths" not in data:
@@ -159,16 +163,25 @@ def _transformations(value: Any, doc: Doc) -> tuple[str, dict[str, Any], list[st
         return "files", {}, []
     if not isinstance(value, list):
         raise site.error(f"expected a list of transformations, got {shown(value)}")
-    fmt, options, notes = "files", {}, []
+    fmt, options, steps = "files", {}, []
     for i, step in enumerate(value):
         name, args = _step(step, site.item(i))
         if name == "read_delta_lake":
             raise site.item(i).error("Delta Lake tables are not supported by prsd")
-        if name in _READERS and fmt == "files":
+        if name in _READERS:
+            if fmt != "files":
+                raise site.item(i).error(f"a second reader ({name}) in {doc.path}; keep one")
             fmt, options = _READERS[name], _reader_options(name, args, site.item(i).child(name))
         else:
-            notes.append(f"{doc.path}: transformation {name} is not applied by prsd")
-    return fmt, options, notes
+            steps.append(read_step(name, args, site.item(i), str(doc.path)))
+    if steps and fmt == "files":
+        raise site.error(
+            f"{doc.path} transforms a table but reads none: add read_delimited, "
+            "read_parquet or read_json_lines"
+        )
+    if steps:
+        options["steps"] = tuple(steps)
+    return fmt, options, []
 
 
 def _step(step: Any, site: Site) -> tuple[str, Any]:
@@ -191,6 +204,12 @@ def _reader_options(name: str, args: Any, site: Site) -> dict[str, Any]:
     if "include_path_column" in mapping:
         here = site.child("include_path_column")
         options["include_path_column"] = as_bool(mapping["include_path_column"], here)
+    if "path_column" in mapping:
+        options["path_column"] = as_str(mapping["path_column"], site.child("path_column"), "a name")
+    if "infer_column_types" in mapping:  # checked; types are inferred as pandas does
+        as_bool(mapping["infer_column_types"], site.child("infer_column_types"))
+    if "invalid_lines" in mapping and mapping["invalid_lines"] != "error":
+        raise site.child("invalid_lines").error("prsd fails on an invalid line (error)")
     if "encoding" in mapping:
         code = as_choice(mapping["encoding"], site.child("encoding"), ENCODINGS)
         options["encoding"] = ENCODINGS[code]
@@ -208,6 +227,9 @@ def _delimited(mapping: dict[str, Any], site: Site) -> dict[str, Any]:
         options["delimiter"] = delimiter
     if "header" in mapping:
         options["header"] = as_choice(mapping["header"], site.child("header"), HEADERS)
+    if "empty_as_string" in mapping:
+        here = site.child("empty_as_string")
+        options["empty_as_string"] = as_bool(mapping["empty_as_string"], here)
     if "support_multi_line" in mapping:  # checked; prsd always honours quoted line breaks
         as_bool(mapping["support_multi_line"], site.child("support_multi_line"))
     return options

@@ -36,6 +36,10 @@ class InputSpec:
         partition_format: for ``files``: ``{user}/{season}/{genre}.wav`` naming the keys
             in the folder layout (relative to each input path).
         include_path_column: MLTable ``include_path_column``: add a ``Path`` column.
+        path_column: the name of that column (MLTable ``path_column``).
+        empty_as_string: MLTable ``empty_as_string``: an empty CSV field is ``""``.
+        steps: MLTable transformations after the reader (:mod:`prsd.jobspec.mlsteps`),
+            applied by the leader before the mini-batches are cut.
     """
 
     paths: tuple[str, ...]
@@ -46,10 +50,18 @@ class InputSpec:
     encoding: str = "utf-8"
     partition_format: str | None = None
     include_path_column: bool = False
+    path_column: str = "Path"
+    empty_as_string: bool = False
+    steps: tuple[dict[str, Any], ...] = ()
 
     @property
     def tabular(self) -> bool:
         return self.format in TABULAR_FORMATS
+
+    @property
+    def transformed(self) -> bool:
+        """The leader reads and transforms the table before cutting it (MLTable steps)."""
+        return self.tabular and (bool(self.steps) or self.empty_as_string)
 
 
 @dataclass(frozen=True)
@@ -120,7 +132,9 @@ class JobSpec:
             ValueError: the text is not a serialised JobSpec.
         """
         obj = json.loads(text)
-        obj["input"] = InputSpec(**{**obj["input"], "paths": tuple(obj["input"]["paths"])})
+        given = obj["input"]
+        steps = tuple(given.get("steps", ()))
+        obj["input"] = InputSpec(**{**given, "paths": tuple(given["paths"]), "steps": steps})
         tuples = {f.name for f in fields(cls) if str(f.type).startswith("tuple")}
         for key in tuples:
             obj[key] = tuple(obj[key])

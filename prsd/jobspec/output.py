@@ -15,6 +15,7 @@ from typing import TYPE_CHECKING
 from prsd.jobspec.model import DEFAULT_APPEND_ROW_FILE_NAME, OUTPUT_ACTIONS
 from prsd.jobspec.paths import Roots, resolve
 from prsd.jobspec.refs import Refs, exact_ref, has_ref, substitute, undefined
+from prsd.jobspec.said import NOT_USED, note
 from prsd.jobspec.values import as_choice, as_str
 
 if TYPE_CHECKING:
@@ -62,7 +63,7 @@ def plan_output(settings: Mapping[str, Setting], ctx: OutputContext) -> OutputPl
     if chosen != "append_row":
         notes: tuple[str, ...] = ()
         if file_name is not None:
-            notes = (f"{file_name.site.key} is not used: the output action is summary_only",)
+            notes = (note(NOT_USED, f"{file_name.site.key}: the output action is summary_only"),)
         return OutputPlan("summary_only", None, notes)
     name = DEFAULT_APPEND_ROW_FILE_NAME
     if file_name is not None:

@@ -16,6 +16,7 @@ from typing import TYPE_CHECKING, Any
 
 from prsd.jobspec.paths import Roots, is_remote, local_text, must_exist, resolve
 from prsd.jobspec.refs import exact_ref, undefined
+from prsd.jobspec.said import REDIRECTED, note
 from prsd.jobspec.schema import (
     INPUT_AZURE_ONLY,
     INPUT_KEYS,
@@ -190,7 +191,7 @@ def place_outputs(
             continue
         places[name] = _spool_place(name, port.kind, text, spool)
         said = f"its path {text!r} is not a local path" if text else "it has no path"
-        notes.append(f"output {name}: {said}; written to {places[name]}")
+        notes.append(note(REDIRECTED, f"output {name}: {said}; written to {places[name]}"))
     return places, notes
 
 

@@ -225,7 +225,8 @@ def files_batch_size(value: Any, site: Site) -> int:
     if isinstance(value, str) and _SIZE.match(value) and not _COUNT.match(value):
         raise site.error(
             f"expected a count of files for a files input, got {shown(value)}; "
-            "sizes like '10kb' apply to tabular inputs (csv, parquet, jsonl, mltable)"
+            "sizes like '10kb' apply to tabular inputs: set input_format (csv, parquet or "
+            "jsonl) to read the files as a table, or give a count of files"
         )
     return as_int(value, site, minimum=1, expected="a positive count of files")
 

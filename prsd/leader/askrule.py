@@ -76,11 +76,21 @@ def decide(
             f"job {job_id} belongs to {owner}: {asker} may not {action} it "
             f"({who_may(admin_group)}); ask {owner.name}",
         )
+    if action == "remove":
+        return _remove(job_id, place)
     if place is JobPlace.ENDED:
         return Decision(Verb.ANSWER, True, f"job {job_id} already ended: {ended_state}")
     if place is JobPlace.WAITING:
         return Decision(Verb.KEEP)
     return Decision(Verb.ACT, True, f"{_past(action)} by {asker}")
+
+
+def _remove(job_id: str, place: JobPlace) -> Decision:
+    """``prsctl gc``: an ended job is removed; a running or queued one never is."""
+    if place is JobPlace.ENDED:
+        return Decision(Verb.ACT, True, "removed")
+    state = "running" if place is JobPlace.DRIVEN else "queued"
+    return Decision(Verb.ANSWER, False, f"job {job_id} is {state}: only ended jobs are removed")
 
 
 def who_may(admin_group: str) -> str:

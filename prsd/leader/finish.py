@@ -15,7 +15,9 @@ from typing import TYPE_CHECKING
 
 from prsd.errors import ExitCode, PrsdError
 from prsd.leader.bisect import short_is_failure
+from prsd.leader.errortext import init_groups, job_error_text
 from prsd.leader.faileditems import write_failed_items
+from prsd.leader.faultfile import job_log, written_fault
 from prsd.leader.joblogs import format_duration
 from prsd.leader.partial import keep_partial_output
 from prsd.leader.rerun import combine_outputs, job_code_digest, read_retry_plan, retry_summary
@@ -83,10 +85,15 @@ def finish_job(driver: JobDriver, state: str, reason: str, now: float) -> FinalS
     elif state == COMPLETED_WITH_FAILURES:
         root = driver.errors.root_cause()
     text = result_text(driver, state, reason, output, root, now, note=note or "")
-    summary = driver.errors.summary(poison_items(driver))
-    if state == "Failed" and reason and not driver.errors.ranked():
-        summary = f"{reason}\n"  # failed before any mini-batch ran (init, environment)
-    summary = "".join(one_line(line) + "\n" for line in summary.splitlines())
+    summary = job_error_text(
+        state,
+        reason,
+        driver.errors,
+        inits=init_groups(driver.node_inits),
+        poison_items=poison_items(driver),
+        job_log=str(job_log(layout.logs)),
+        fault_file=written_fault(layout.logs),
+    )
     write_atomic(layout.logs / "job_error.txt", summary.encode())
     (layout.logs / "user").mkdir(parents=True, exist_ok=True)
     write_atomic(layout.logs / "user" / "error.txt", summary.encode())

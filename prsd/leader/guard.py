@@ -26,8 +26,10 @@ from typing import TYPE_CHECKING
 
 from prsd.errors import ExitCode, PrsdError
 from prsd.jobspec import JobSpec
+from prsd.leader.faultfile import job_log, written_fault
 from prsd.leader.finish import FinalState
 from prsd.logconfig import get_logger
+from prsd.logline import one_line
 from prsd.storage.atomic import write_atomic
 from prsd.storage.readsafe import read_small
 
@@ -93,6 +95,11 @@ def end_broken_job(spool: SpoolLayout, layout: JobLayout, reason: str) -> FinalS
         (layout.status, json.dumps(status, indent=1).encode()),
     ):
         _write_best_effort(layout, path, data)
+    if not (layout.logs / "job_error.txt").exists():  # the driver's own, when it got that far
+        where = written_fault(layout.logs) or job_log(layout.logs)
+        said = f"{one_line(reason)}\nFull text: {where}\n".encode()
+        for path in (layout.logs / "job_error.txt", layout.logs / "user" / "error.txt"):
+            _write_best_effort(layout, path, said)
     try:
         os.unlink(spool.active / layout.job_id)
     except FileNotFoundError:

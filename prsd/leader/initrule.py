@@ -12,6 +12,10 @@ While no ``init()`` has succeeded anywhere:
    and report them as init timeouts; once there are as many as workers, the job
    fails, without waiting for replacements to hang as long again.
 
+When rule 1 ends a job because the entry script itself cannot be used (it defines
+no ``run()``, its name cannot be imported), the reason names that, not a count of
+init() failures.
+
 The 2 minutes and the 30 seconds are Azure's constants; an operator may shorten
 them (:mod:`prsd.tunables`).
 """
@@ -24,6 +28,7 @@ from typing import Any
 from prsd.tunables import init_rule_window_s
 
 INIT_RULE_AFTER_S = init_rule_window_s()
+SCRIPT_ERROR = "EntryScriptError: "  # the worker's error for a script it cannot use
 
 
 @dataclass(frozen=True)
@@ -64,6 +69,9 @@ def init_failure(
         return (
             f"{_environment(r)} (building the job's environment on node {r.node_id}; see {where})"
         )
+    script = _script_error(reports)
+    if all(r.gave_up for r in reports) and script:
+        return f"{script}: no worker could start, so no mini-batch ran"
     if all(r.gave_up for r in reports):
         return f"init() failed {failures} times and every node stopped starting workers: " + (
             _first(reports)
@@ -86,6 +94,19 @@ def init_failure(
 def _environment(report: NodeInit) -> str:
     e = report.first_error
     return str(e.get("error", "")) if e and e.get("environment") else ""
+
+
+def _script_error(reports: list[NodeInit]) -> str:
+    """The first error when it is the entry script's own shape (no ``run()``, a name
+    that cannot be imported), with where it was met; "" for any other error."""
+    for r in reports:
+        e = r.first_error
+        if e:
+            error = str(e.get("error", ""))
+            if not error.startswith(SCRIPT_ERROR):
+                return ""
+            return f"{error.removeprefix(SCRIPT_ERROR)} ({e.get('process_name', '?')} on node {r.node_id})"
+    return ""
 
 
 def _first(reports: list[NodeInit]) -> str:

@@ -28,7 +28,7 @@ from typing import TYPE_CHECKING
 from prsd.errors import ExitCode, JobSpecError, PrsdError
 from prsd.jobspec.load import find_job_file, load_job_spec
 from prsd.leader.finish import FinalState
-from prsd.leader.readme import write_readme
+from prsd.leader.readme import write_job_notes, write_readme
 from prsd.logconfig import get_logger
 from prsd.storage.atomic import move_verified, write_atomic
 from prsd.storage.jobid import assign_job_id, base_name, release_job_id
@@ -162,6 +162,7 @@ def load_taken_job(layout: JobLayout) -> JobSpec:
     write_atomic(layout.spec, spec.to_json().encode(), mode=SPEC_MODE)
     restrict_to_job(layout.spec, sealed.owner)
     write_readme(layout)
+    write_job_notes(layout.logs, spec)
     return spec
 
 

@@ -19,6 +19,7 @@ import anyio.to_thread
 
 from prsd.errors import PrsdError
 from prsd.leader.election import Deposed, Election
+from prsd.leader.faultfile import write_fault_traceback
 from prsd.leader.finish import FinalState
 from prsd.leader.guard import (
     MAX_STATE_BYTES,
@@ -192,6 +193,7 @@ class Leader:
             return
         reason = fault_reason(exc, driver.layout)
         log.error("job fault", job_id=job_id, error=reason, exc_info=exc)
+        write_fault_traceback(driver.layout.logs, exc)
         try:
             driver.finish("Failed", reason, now)
         except Deposed:

@@ -20,6 +20,7 @@ from pathlib import Path
 
 from prsd.errors import InputError
 from prsd.jobspec import JobSpec
+from prsd.jobspec.mltable import MLTABLE_FILE
 from prsd.leader.split import SkipReporter, iter_input_files, plan_file_batches
 from prsd.leader.tabular.folders import plan_partitioned_files
 from prsd.leader.tabular.text import TextFormat, plan_text_files
@@ -41,9 +42,12 @@ def _plan_files(
 
 
 def table_files(spec: JobSpec, on_skip: SkipReporter | None) -> Iterator[str]:
-    """The data files of a tabular input, in order (hidden and ``_`` files left out)."""
+    """The data files of a tabular input, in order (hidden, ``_`` and MLTable files left out)."""
     for path in iter_input_files(spec.input.paths, on_skip):
-        if not os.path.basename(path).startswith((".", "_")) or path in spec.input.paths:
+        name = os.path.basename(path)
+        if name == MLTABLE_FILE and path not in spec.input.paths:
+            continue  # an MLTable folder's own description, not its data
+        if not name.startswith((".", "_")) or path in spec.input.paths:
             yield path
 
 
@@ -99,6 +103,31 @@ def _plan_groups(
         yield from plan_partitioned_table(source, files, spec.partition_keys, Path(tmp))
 
 
+def _plan_mltable(
+    spec: JobSpec, on_skip: SkipReporter | None, job_folder: Path | None
+) -> Iterator[MiniBatch]:
+    """An MLTable with steps: transformed in order, then cut or grouped (tabular/mlplan.py)."""
+    from prsd.leader.tabular.mlplan import FOLDER, plan_mltable
+
+    with tempfile.TemporaryDirectory(prefix="prsd-mltable-") as tmp:
+        root = job_folder if job_folder is not None else Path(tmp)
+        files = list(table_files(spec, on_skip))
+        if not spec.partition_keys:
+            yield from plan_mltable(spec.input, files, spec.mini_batch_size, root / FOLDER)
+            return
+        from prsd.leader.tabular.groups import plan_partitioned_table
+        from prsd.leader.tabular.readers import TableSource
+
+        size = 1 << 62  # one file: grouping reads it whole anyway
+        written = [
+            mb.payload["path"] for mb in plan_mltable(spec.input, files, size, root / FOLDER)
+        ]
+        source = TableSource("parquet")
+        yield from plan_partitioned_table(
+            source, written, spec.partition_keys, root / PARTITIONS_FOLDER
+        )
+
+
 PLANNERS: dict[str, Planner] = {
     "files": _plan_files,
     "csv": _plan_text,
@@ -128,7 +157,7 @@ def plan_mini_batches(
     Raises:
         InputError: no planner handles this input.
     """
-    planner = PLANNERS.get(spec.input.format)
+    planner = _plan_mltable if spec.input.transformed else PLANNERS.get(spec.input.format)
     if planner is None:
         raise InputError(f"input_format {spec.input.format!r} has no splitter")
     return planner(spec, on_skip, job_folder)

@@ -4,9 +4,13 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
+from prsd.jobspec.said import notes_text, spec_notes
 from prsd.storage.atomic import write_atomic
 
 if TYPE_CHECKING:
+    from pathlib import Path
+
+    from prsd.jobspec import JobSpec
     from prsd.storage.layout import JobLayout
 
 README = """\
@@ -26,11 +30,16 @@ job_progress_overview.<YYYYMMDD>.txt
     "Processed N of M mini batches in h:mm:ss. Estimated remaining time h:mm:ss.",
     and the result. A new file starts each day.
 job_error.txt
-    One line per distinct error in the entry script, most frequent first, with its
-    count and the first mini-batch, node and worker it happened on.
+    Why the job ended: the cause, the first error and the file with its full text,
+    then one line per distinct error, most frequent first, with its count and where
+    it first happened. "No errors." only for a job that had none.
 readme.txt
     This file.
 
+sys/job_notes.txt
+    What the job does differently from Azure, said once when it was taken in:
+    keys accepted and not used, Azure system arguments passed on and not acted
+    on, outputs placed elsewhere, names close to a known one, the environment.
 sys/master_role.txt
     The leader's view: intake, scheduling, requeues, nodes lost, the result.
 sys/job_report/processed_mini-batches.csv
@@ -67,6 +76,8 @@ sys/node/<node_id>/<process_name>.profile
     cProfile statistics of that worker (with --profiling_module cProfile).
 sys/error/<node_id>/
     Exceptions inside prsd itself on that node.
+sys/error/leader.txt
+    The traceback of a fault of the leader that ended the job (absent otherwise).
 
 user/entry_script_log/<node_id>/<process_name>.log.txt
     What the entry script logged through EntryScript().logger.
@@ -78,7 +89,7 @@ user/error/<node_id>/<process_name>.txt
     Full tracebacks of init() and run() failures, and the Python stacks of a
     run() that timed out (dumped just before the worker was stopped).
 user/error.txt
-    One line per distinct error, with counts (as job_error.txt).
+    The same text as job_error.txt.
 user/metrics/<node_id>/<process_name>.jsonl
     Metrics of scripts that use azureml.core's Run.get_context().log(...): one JSON
     object per call: time, run, kind (scalar, list, row, table, image, upload),
@@ -118,6 +129,12 @@ perf/<node_id>/os/<YYYYMMDDHH>/processes_<MM>
     A ps-style list of every process on the node at that minute (UTC): PID, PPID,
     USER, %CPU, RSS(MB), STAT, COMMAND, busiest first.
 """
+
+
+def write_job_notes(logs: Path, spec: JobSpec) -> None:
+    """Write logs/sys/job_notes.txt: what the job does differently from Azure."""
+    (logs / "sys").mkdir(parents=True, exist_ok=True)
+    write_atomic(logs / "sys" / "job_notes.txt", notes_text(spec_notes(spec)).encode())
 
 
 def write_readme(layout: JobLayout) -> None:

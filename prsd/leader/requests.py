@@ -3,7 +3,9 @@
 Invariant: a request is acted on only by the leader that drives its job, and only
 when :func:`prsd.leader.askrule.decide` allows it: the request file's owner (the uid
 that asked, read by descriptor) is the job's owner, root, or in ``PRSD_ADMIN_GROUP``.
-The job's owner comes from :func:`prsd.leader.owners.job_owner`. Each request is answered once (``<name>.reply``) and removed;
+The job's owner comes from :func:`prsd.leader.owners.job_owner`. A ``remove``
+(``prsctl gc``) deletes an ended job's folder (:mod:`prsd.leader.removal`); a
+running or queued job is never removed. Each request is answered once (``<name>.reply``) and removed;
 a request for a job not driven yet (still in the inbox) waits for its intake. Replies
 and strays are removed ``REPLY_KEEP_S`` after this leader first saw them (its own
 clock: no file time from another machine is compared).
@@ -19,6 +21,7 @@ from typing import TYPE_CHECKING
 from prsd.leader.askrule import Decision, JobPlace, Verb, decide
 from prsd.leader.finish import FinalState
 from prsd.leader.owners import admin_group_from_env, in_group, job_owner, person
+from prsd.leader.removal import remove_ended_job, sweep_aside
 from prsd.logconfig import get_logger
 from prsd.storage.requests import (
     Received,
@@ -73,6 +76,8 @@ class RequestDesk:
         """Answer the pending requests (at most MAX_PER_STEP) and tidy old replies."""
         if now - self._last_check < CHECK_S:
             return
+        if self._last_check < 0 and self.only_job is None:
+            sweep_aside(self.spool)  # removals a dead leader left half done
         self._last_check = now
         names, others = pending_names(self.spool)
         self._stuck &= set(names)
@@ -114,6 +119,15 @@ class RequestDesk:
             admin_group=self.admin_group,
         )
         if decision.verb is Verb.KEEP:
+            return
+        if decision.verb is Verb.ACT and got.request.action == "remove":
+            ok, message = remove_ended_job(self.spool, job_id)
+            if ok:
+                finished.pop(job_id, None)
+                log.info(
+                    "request accepted", job_id=job_id, action="remove", by=str(person(got.uid))
+                )
+            self._answer(name, ok, message)
             return
         driver = drivers.get(job_id)
         if decision.verb is Verb.ACT and driver is not None:

@@ -15,6 +15,7 @@ import signal
 from datetime import UTC, datetime
 from typing import TYPE_CHECKING, Any
 
+from prsd.jobspec.said import spec_notes
 from prsd.storage.atomic import write_atomic
 
 if TYPE_CHECKING:
@@ -75,6 +76,7 @@ STATUS_SCHEMA: dict[str, tuple[tuple[type, ...], bool, str]] = {
         "prsctl only: the document was older than the job's end; state taken from final.json",
     ),
     "nodes": ((list,), False, "nodes serving the job: {node_id, workers, init_failures, gave_up}"),
+    "notes": ((list,), False, "what the job does differently from Azure: {group, text}"),
 }
 
 
@@ -111,6 +113,7 @@ class StatusWriter:
         self.epoch = epoch
         self.seq = 0
         self.started_wall = datetime.now(UTC)
+        self.notes = [n.to_json() for n in spec_notes(spec)]
         self._last = -1e9
 
     def maybe_write(self, driver: JobDriver, now: float) -> None:
@@ -208,4 +211,5 @@ def summary(driver: JobDriver, writer: StatusWriter, now: float) -> dict[str, An
             }
             for n in driver.node_inits
         ],
+        "notes": writer.notes,
     }

@@ -18,6 +18,7 @@ import anyio
 
 from prsd.cli import console
 from prsd.errors import PrsdError
+from prsd.jobspec.said import note_lines, spec_notes
 from prsd.pipeline.desk import FINAL
 from prsd.pipeline.entry import pipeline_file
 from prsd.pipeline.record import CANCEL, BadRecord, pipeline_ids, read_record
@@ -25,33 +26,50 @@ from prsd.pipeline.stage import PIPELINE_FILE, submit_pipeline
 from prsd.pipeline.view import SUCCEEDED, step_views
 
 if TYPE_CHECKING:
-    from collections.abc import Sequence
+    from collections.abc import Mapping, Sequence
 
+    from prsd.jobspec import JobSpec
     from prsd.pipeline.record import PipelineRecord
     from prsd.storage.layout import SpoolLayout
 
 
+def say_notes(specs: Mapping[str, JobSpec], prog: str, *, quiet: bool) -> None:
+    """The steps' notes on stderr, each line once (the pipeline's own keys are in every step's)."""
+    if quiet:
+        return
+    lines = dict.fromkeys(line for s in specs.values() for line in note_lines(spec_notes(s)))
+    if lines:
+        sys.stderr.write("".join(f"{prog}: note: {line}\n" for line in lines))
+        sys.stderr.flush()
+
+
 def submit_here(
-    path: Path, spool: SpoolLayout, overrides: Sequence[str], name: str | None
+    path: Path, spool: SpoolLayout, overrides: Sequence[str], name: str | None, *, quiet: bool
 ) -> PipelineRecord:
     """Submit the pipeline file and say what was made of it."""
-    record = submit_pipeline(path, spool, overrides=overrides, name=name)
+    specs: dict[str, JobSpec] = {}
+    record = submit_pipeline(path, spool, overrides=overrides, name=name, specs=specs)
     console.say(f"pipeline {record.pipeline_id}")
     for step in record.steps.values():
         console.say(f"  step {step.name} ({step.kind}): job {step.job_id}")
-    if record.ignored:
-        console.say("not used by prsd (Azure only): " + ", ".join(record.ignored))
+    say_notes(specs, "prsd", quiet=quiet)
     return record
 
 
 def run_pipeline_here(
-    path: Path, spool: SpoolLayout, overrides: Sequence[str], name: str | None, node_id: str
+    path: Path,
+    spool: SpoolLayout,
+    overrides: Sequence[str],
+    name: str | None,
+    node_id: str,
+    *,
+    quiet: bool = False,
 ) -> int:
     """``prsd run`` of a pipeline file: submit, drive here, print the result."""
     from prsd.agent.agent import AgentOptions
     from prsd.pipeline.run import run_pipeline
 
-    record = submit_here(path, spool, overrides, name)
+    record = submit_here(path, spool, overrides, name, quiet=quiet)
     options = AgentOptions(node_id=node_id)
     final = anyio.run(lambda: run_pipeline(spool, record, options, on_progress=console.say))
     result = spool.root / "pipelines" / record.pipeline_id / "logs" / "job_result.txt"
@@ -171,18 +189,24 @@ def started_steps(spool: SpoolLayout, pid: str) -> list[tuple[str, str]]:
 
 
 def handle_submit(
-    spool: SpoolLayout, target: Path, overrides: Sequence[str], name: str | None
+    spool: SpoolLayout,
+    target: Path,
+    overrides: Sequence[str],
+    name: str | None,
+    *,
+    quiet: bool = False,
 ) -> bool:
     """``prsctl submit``: submit ``target`` as a pipeline when it is one; True if it was."""
     path = pipeline_file(target)
     if path is None:
         return False
-    record = submit_pipeline(path, spool, overrides=overrides, name=name)
+    specs: dict[str, JobSpec] = {}
+    record = submit_pipeline(path, spool, overrides=overrides, name=name, specs=specs)
     sys.stdout.write(record.pipeline_id + "\n")
+    sys.stdout.flush()
     for step in record.steps.values():
         console.warn(f"step {step.name} ({step.kind}): job {step.job_id}")
-    if record.ignored:
-        console.warn("not used by prsd (Azure only): " + ", ".join(record.ignored))
+    say_notes(specs, "prsctl", quiet=quiet)
     return True
 
 

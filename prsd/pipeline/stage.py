@@ -45,6 +45,7 @@ from prsd.submit import _fresh_id, copy_named_code, snapshot_code
 if TYPE_CHECKING:
     from collections.abc import Mapping, Sequence
 
+    from prsd.jobspec import JobSpec
     from prsd.storage.layout import SpoolLayout
 
 PIPELINE_FILE = "pipeline.yaml"
@@ -73,6 +74,7 @@ def submit_pipeline(
     reuse: Mapping[str, str] | None = None,
     retry_of: str = "",
     origin: Path | None = None,
+    specs: dict[str, JobSpec] | None = None,
 ) -> PipelineRecord:
     """Check the pipeline file ``path`` and stage it in ``pipelines/``; its record.
 
@@ -80,6 +82,7 @@ def submit_pipeline(
         reuse: steps whose completed job (by id) stands in for them (``prsctl retry``).
         retry_of: the pipeline this one runs again.
         origin: the folder the file's relative paths mean (default: the file's own).
+        specs: filled with each staged step's spec as checked (for its notes).
 
     Raises:
         JobSpecError: anything in the file, its components or its steps that cannot run.
@@ -120,7 +123,7 @@ def submit_pipeline(
     staging = folder / f".submit-{secrets.token_hex(8)}"
     staging.mkdir(mode=0o700)
     try:
-        _stage(staging, pipeline, jobs, spool)
+        checked = _stage(staging, pipeline, jobs, spool)
         write_atomic(staging / RECORD, record.to_json())
         text = yaml.safe_dump(doc.data, sort_keys=False, allow_unicode=True)
         write_atomic(staging / PIPELINE_FILE, text.encode())
@@ -130,16 +133,22 @@ def submit_pipeline(
     except BaseException:
         shutil.rmtree(staging, ignore_errors=True)
         raise
+    if specs is not None:
+        specs.update(checked)
     return record
 
 
-def _stage(staging: Path, pipeline: Pipeline, jobs: dict[str, StepJob], spool: SpoolLayout) -> None:
+def _stage(
+    staging: Path, pipeline: Pipeline, jobs: dict[str, StepJob], spool: SpoolLayout
+) -> dict[str, JobSpec]:
     (staging / STEPS).mkdir()
+    specs = {}
     with tempfile.TemporaryDirectory(prefix="prsd-standin-") as tmp:
         for name, job in jobs.items():
             folder = staging / STEPS / name
             _write_step(folder, job, pipeline)
-            _check_step(folder, job, pipeline, spool, Path(tmp))
+            specs[name] = _check_step(folder, job, pipeline, spool, Path(tmp))
+    return specs
 
 
 def _write_step(folder: Path, job: StepJob, pipeline: Pipeline) -> None:
@@ -170,14 +179,13 @@ def _check_step(
     pipeline: Pipeline,
     spool: SpoolLayout,
     tmp: Path,
-) -> None:
+) -> JobSpec:
     """Load the step's spec as the leader will (stand-ins for upstream outputs)."""
     step = pipeline.steps[job.step]
     target = spool.jobs / job.job_id
     try:
         if job.command is not None:
-            load_job_spec(folder, spool_job_dir=target, owner_uid=os.geteuid())
-            return
+            return load_job_spec(folder, spool_job_dir=target, owner_uid=os.geteuid())
         data = json.loads(json.dumps(job.yaml))
         body = data["jobs"][job.step]
         for port, entry in (body.get("inputs") or {}).items():
@@ -200,6 +208,7 @@ def _check_step(
         snapshot_code(Path(spec.code_dir), folder / "code", skip)
     origin = {"job_dir": str(pipeline.folder), "name": "", "code": code_digest(folder / "code")}
     (folder / "origin.json").write_text(json.dumps(origin, indent=1), encoding="utf-8")
+    return spec
 
 
 def _upstream(step: Any, port: str) -> bool:

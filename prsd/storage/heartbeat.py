@@ -45,6 +45,7 @@ class Heartbeat:
     conflict: str = ""  # another agent writes this node id too: "pid P on host H"
     schema: int = 1
     fault: str = ""  # a storage fault the agent is waiting out ("" when healthy)
+    drained: bool = False  # the agent's last beat: it drained and stopped cleanly
 
     def encode(self) -> bytes:
         return json.dumps(asdict(self), indent=1, sort_keys=True).encode()

@@ -61,6 +61,8 @@ def load_csv(ref: MiniBatchRef, config: dict[str, Any]) -> Any:
         )
     except (pd.errors.ParserError, UnicodeDecodeError) as exc:
         raise TabularReadError(_csv_error(exc, path, payload, header)) from exc
+    if options.get("header") == "no_header":  # the mltable package's names
+        frame.columns = ["Column" + str(i + 1) for i in range(len(frame.columns))]
     return _finish(frame, ref, config, path)
 
 
@@ -122,8 +124,12 @@ def _load_group(payload: dict[str, Any]) -> Any:
 
 
 def _finish(frame: Any, ref: MiniBatchRef, config: dict[str, Any], path: str) -> Any:
-    if (config.get("input") or {}).get("include_path_column") and PATH_COLUMN not in frame:
-        frame[PATH_COLUMN] = path
+    options = config.get("input") or {}
+    # An MLTable with steps arrives transformed, its path column in place (mlplan.py).
+    transformed = bool(options.get("steps")) or bool(options.get("empty_as_string"))
+    column = options.get("path_column") or PATH_COLUMN
+    if options.get("include_path_column") and not transformed and column not in frame:
+        frame.insert(0, column, path)  # first, as the mltable package puts it
     if ref.key is not None:
         frame.attrs["partition_key_value"] = dict(ref.key)
     return frame

@@ -109,6 +109,8 @@ def test_garbage_spec_at_resume_fails_that_job(tmp_path: Path, fleet: Fleet) -> 
         assert final["state"] == "Failed", final
         lines = result_text(fleet, job_id).splitlines()
         assert lines[0] == "Failed" and "spec.json is not a job spec" in lines[1], lines
+        said = (job_dir(fleet, job_id) / "logs" / "job_error.txt").read_text().splitlines()
+        assert "spec.json is not a job spec" in said[0] and said[1].startswith("Full text: ")
     assert wait_final(fleet, healthy)["state"] == "Completed"
     assert output_lines(fleet, healthy) == expected_lines(40)
     assert fleet.alive("leader") and fleet.alive("n1"), daemon_log(fleet, "leader")

@@ -139,15 +139,18 @@ def test_overview_result_and_leader_view(job: RunResult) -> None:
 
 
 def test_error_summaries_group_identical_errors(job: RunResult) -> None:
-    """job_error.txt and user/error.txt: one line, the count of tries, the first place."""
+    """job_error.txt and user/error.txt: the cause, the first error, one counted line."""
     expected = (
         f"{RETRIES + 1} x [failed] ValueError: bad item 7 (first: mini-batch 000000007 "
         f"(attempt 1) on node {NODE}, process"
     )
+    reason = job.result_text().splitlines()[1].removeprefix("Reason: ")
     for path in (job.logs / "job_error.txt", job.logs / "user" / "error.txt"):
         lines = path.read_text().splitlines()
-        assert len(lines) == 1
-        assert lines[0].startswith(expected)
+        assert lines[0] == reason
+        assert lines[1].startswith("First error: mini-batch 000000007 (attempt 1)"), lines
+        counted = [line for line in lines if " x [" in line]
+        assert len(counted) == 1 and counted[0].startswith(expected), lines
         assert "Poison items" not in path.read_text()
     tracebacks = "".join(p.read_text() for p in (job.logs / "user" / "error" / NODE).glob("*.txt"))
     assert tracebacks.count('raise ValueError("bad item 7")') == RETRIES + 1
@@ -239,7 +242,7 @@ def test_poison_items_found_by_bisection_are_listed(tmp_path: Path) -> None:
     r = run_prsd(make_job(tmp_path, script, yaml, files=8), tmp_path / "spool", "--node-id", NODE)
     assert r.returncode == 0, r.stderr + r.stdout
     lines = (r.logs / "user" / "error.txt").read_text().splitlines()
-    assert lines[0].startswith("1 x [failed] ValueError: item 5 is poison")
+    assert any(line.startswith("1 x [failed] ValueError: item 5 is poison") for line in lines)
     at = lines.index("Poison items (1), isolated by bisection:")
     (item,) = lines[at + 1 :]
     assert item.strip().startswith(

@@ -99,5 +99,9 @@ def test_init_that_hangs_is_stopped_with_its_stacks_and_fails_the_job(tmp_path: 
     for name in ("process000", "process001"):
         dump = (r.logs / "user" / "error" / "n1" / f"{name}.txt").read_text()
         assert "hang_in_init" in dump, "the stack dump shows where init() hung"
+    said = (r.logs / "job_error.txt").read_text().splitlines()
+    assert said[0].startswith("every worker stayed in init() past its deadline"), said
+    assert said[1].startswith("First error: init timed out (node n1, process00"), said
+    assert any(line.startswith("2 x [init timeout] init() did not finish") for line in said)
     main = r.main_logs()
     assert "process000 exits with returncode -15 (SIGTERM, sent by prsd): init() timed out" in main

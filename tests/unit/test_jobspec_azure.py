@@ -178,7 +178,7 @@ def test_output_places(tmp_path: Path, output: str, kind: str, expected: str) ->
     suffix = "" if kind == "file" else "/parallel_run_step.txt"
     assert spec.append_row_to == str(spool / expected) + suffix
     local = "./results" in output or "file:" in output
-    assert any(n.startswith("output o:") for n in spec.notes) != local
+    assert any(n.startswith("redirected: output o:") for n in spec.notes) != local
 
 
 def test_output_absolute_outside_roots(tmp_path: Path) -> None:
@@ -336,14 +336,41 @@ def test_mltable_inferred_from_plain_folder(tmp_path: Path) -> None:
     assert (spec.input.format, spec.input.paths) == ("csv", (str(root / "table" / "a.csv"),))
 
 
-def test_mltable_notes_unapplied_transformations(tmp_path: Path) -> None:
-    """Transformations prsd does not apply are noted, not dropped silently."""
+def test_mltable_transformations_become_steps(tmp_path: Path) -> None:
+    """Transformations after the reader are kept in order as steps, none dropped."""
     root = make_job(tmp_path, MLTABLE_JOB)
-    text = "paths:\n  - file: ./a.csv\ntransformations:\n  - read_delimited: {}\n  - take: 5\n  - drop_columns: [x]\n"
+    text = (
+        "paths:\n  - file: ./a.csv\ntransformations:\n  - read_delimited: {}\n  - take: 5\n"
+        "  - drop_columns: [x]\n  - filter: 'col(\"a\") >= 2.5'\n"
+    )
     _mltable(root, text, {"a.csv": "a\n"})
-    notes = load(root).notes
-    assert any("transformation take is not applied" in n for n in notes)
-    assert any("transformation drop_columns is not applied" in n for n in notes)
+    spec = load(root)
+    assert spec.input.steps == (
+        {"op": "take", "count": 5},
+        {"op": "drop_columns", "columns": ["x"]},
+        {"op": "filter", "column": "a", "cmp": ">=", "value": 2.5},
+    )
+    assert JobSpec.from_json(spec.to_json()).input == spec.input
+
+
+@pytest.mark.parametrize(
+    ("step", "fragment"),
+    [
+        ("  - random_split: {percent: 0.5}", "transformation random_split in "),
+        ('  - filter: \'col("a") > 1 and col("b") < 2\'', "one comparison of a column"),
+        ("  - convert_column_types:\n      - {columns: a, column_type: {datetime: {}}}", "simple"),
+        ("  - take: -1", "take"),
+    ],
+)
+def test_mltable_transformation_not_applied_is_an_error(
+    tmp_path: Path, step: str, fragment: str
+) -> None:
+    """A transformation prsd cannot apply is an error naming it and the MLTable file."""
+    root = make_job(tmp_path, MLTABLE_JOB)
+    text = f"paths:\n  - file: ./a.csv\ntransformations:\n  - read_delimited: {{}}\n{step}\n"
+    _mltable(root, text, {"a.csv": "a\n"})
+    message = str(load_error(root))
+    assert fragment in message and "MLTable" in message, message
 
 
 @pytest.mark.parametrize(

@@ -412,7 +412,7 @@ def test_files_mini_batch_size(tmp_path: Path, size: object, expected: int) -> N
 @pytest.mark.parametrize(
     ("size", "fragment"),
     [
-        ('"10kb"', "sizes like '10kb' apply to tabular"),
+        ('"10kb"', "apply to tabular inputs: set input_format"),
         ("0", "positive count"),
         ('"ten"', "count of files"),
         ("-3", "positive"),

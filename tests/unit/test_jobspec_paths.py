@@ -422,7 +422,7 @@ def test_summary_only_notes_unused_file_name(tmp_path: Path) -> None:
     root = make_job(
         tmp_path, "input_data: ./data\nentry_script: score.py\nappend_row_file_name: x.txt\n"
     )
-    assert any("append_row_file_name is not used" in n for n in load(root).notes)
+    assert "not used: append_row_file_name: the output action is summary_only" in load(root).notes
 
 
 @pytest.mark.parametrize(

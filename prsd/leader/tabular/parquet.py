@@ -14,7 +14,10 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
+import pyarrow as pa
 import pyarrow.parquet as pq
+
+from prsd.errors import InputError
 
 if TYPE_CHECKING:
     from collections.abc import Iterable, Iterator, Sequence
@@ -44,8 +47,15 @@ def pack_row_groups(groups: Sequence[RowGroup], size_bytes: int) -> Iterator[lis
 
 
 def row_groups(path: str) -> list[RowGroup]:
-    """The row groups of a Parquet file, from its footer."""
-    meta = pq.ParquetFile(path).metadata
+    """The row groups of a Parquet file, from its footer.
+
+    Raises:
+        InputError: the file is not Parquet (no footer, a damaged one).
+    """
+    try:
+        meta = pq.ParquetFile(path).metadata
+    except (pa.ArrowInvalid, pa.ArrowNotImplementedError) as exc:
+        raise InputError(f"cannot read the Parquet file {path}: {exc}") from exc
     out = []
     for i in range(meta.num_row_groups):
         rg = meta.row_group(i)

@@ -1,4 +1,8 @@
-"""Split a sales CSV into one folder per key group and describe it with an MLTable."""
+"""Split a sales CSV into one folder per key group and describe it with an MLTable.
+
+As Azure's OJ sample does: the key columns leave the files and come back from the
+folder names through the MLTable's ``extract_columns_from_partition_format``.
+"""
 
 import argparse
 import os
@@ -23,11 +27,10 @@ keys = args.partition_keys.split(",")
 for group, rows in frame.groupby(keys):
     target = os.path.join(args.tabular_output_data, *[folder_name(v) for v in group])
     os.makedirs(target, exist_ok=True)
-    # The key columns stay in the files (Azure's script drops them and lets the
-    # MLTable's extract_columns_from_partition_format put them back).
-    rows.to_csv(os.path.join(target, "partitioned_data.csv"), index=False)
+    rows.drop(columns=keys).to_csv(os.path.join(target, "partitioned_data.csv"), index=False)
     print("wrote", target)
 
+pattern = "".join("{" + k + "}/" for k in keys) + "{file_name}.{extension}"
 table = {
     "type": "mltable",
     "paths": [{"pattern": "./**/*.csv"}],
@@ -37,8 +40,12 @@ table = {
                 "delimiter": ",",
                 "encoding": "ascii",
                 "header": "all_files_same_headers",
+                "empty_as_string": False,
+                "include_path_column": True,
             }
         },
+        {"extract_columns_from_partition_format": {"partition_format": pattern}},
+        {"drop_columns": ["Path", "file_name", "extension"]},
     ],
 }
 with open(os.path.join(args.tabular_output_data, "MLTable"), "w") as f:

@@ -1,0 +1,161 @@
+"""``prsctl gc --older-than DAYS``: remove ended jobs older than that from the spool.
+
+prsctl chooses (:func:`old_jobs`, pure): jobs with a final state (Completed,
+Completed with failures, Failed, Canceled) that ended more than DAYS days ago, by
+their ``finished_at``; a user's own jobs, or every job for root and members of
+``PRSD_ADMIN_GROUP``. Each goes to the leader as a ``remove`` request in
+``requests/``, as ``cancel`` does: the leader checks the asker against the job's
+owner again and removes only ended jobs (:mod:`prsd.leader.removal`). ``--dry-run``
+lists what would go and asks nothing.
+"""
+
+from __future__ import annotations
+
+import os
+import time
+from dataclasses import dataclass
+from datetime import UTC, datetime
+from typing import TYPE_CHECKING
+
+from prsd.cli import console
+from prsd.cli.jobs import ENDED, job_ids
+from prsd.errors import ExitCode, PrsdError, SpoolError
+
+if TYPE_CHECKING:
+    import argparse
+
+    from prsd.storage.layout import SpoolLayout
+    from prsd.storage.requests import Request
+
+POLL_S = 0.1
+DAY_S = 86400.0
+
+
+@dataclass(frozen=True)
+class Ended:
+    """A job with a final state, as prsctl read it."""
+
+    job_id: str
+    state: str
+    finished_at: str
+    owner_uid: int | None  # None: unknown (the leader decides)
+
+
+def add_parser(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> argparse.ArgumentParser:
+    g = sub.add_parser("gc", help="remove ended jobs older than DAYS days from the spool")
+    g.add_argument("--older-than", type=float, required=True, metavar="DAYS")
+    g.add_argument("--dry-run", action="store_true", help="list what would be removed")
+    g.add_argument("--wait", type=float, default=30.0, help="seconds to wait for the leader")
+    return g
+
+
+def age_days(finished_at: str, now: datetime) -> float | None:
+    """Days since an ISO time; None when it cannot be read."""
+    try:
+        then = datetime.fromisoformat(finished_at)
+    except ValueError:
+        return None
+    if then.tzinfo is None:
+        then = then.replace(tzinfo=UTC)
+    return (now - then).total_seconds() / DAY_S
+
+
+def old_jobs(
+    jobs: list[Ended], older_than_days: float, now: datetime, *, uid: int, admin: bool
+) -> tuple[list[tuple[Ended, float]], int]:
+    """(the jobs to remove with their age in days, how many others' old jobs were left)."""
+    chosen: list[tuple[Ended, float]] = []
+    others = 0
+    for job in jobs:
+        age = age_days(job.finished_at, now)
+        if job.state not in ENDED or age is None or age < older_than_days:
+            continue
+        if admin or uid == 0 or job.owner_uid == uid:
+            chosen.append((job, age))
+        else:
+            others += 1
+    return chosen, others
+
+
+def cmd_gc(spool: SpoolLayout, args: argparse.Namespace) -> int:
+    if args.older_than < 0:
+        raise PrsdError("--older-than DAYS must be 0 or more")
+    uid = os.getuid()
+    admin = uid == 0 or _is_admin(uid)
+    chosen, others = old_jobs(
+        read_ended(spool), args.older_than, datetime.now(UTC), uid=uid, admin=admin
+    )
+    if others:
+        console.warn(
+            f"{others} ended jobs of other users left (only their owners, root or members of "
+            "PRSD_ADMIN_GROUP may remove them)"
+        )
+    if not chosen:
+        whose = "" if admin else " of yours"
+        console.say(f"nothing to remove: no ended job{whose} older than {args.older_than:g} days")
+        return ExitCode.OK
+    if args.dry_run:
+        for job, age in chosen:
+            console.say(f"would remove {job.job_id} ({job.state}, ended {age:.1f} days ago)")
+        return ExitCode.OK
+    return _remove(spool, chosen, args.wait)
+
+
+def read_ended(spool: SpoolLayout) -> list[Ended]:
+    """Every job of the spool with a readable final state."""
+    from prsd.leader.finish import FinalState
+    from prsd.leader.owners import job_owner
+
+    found = []
+    for job_id in job_ids(spool):
+        try:
+            final = FinalState.from_json(spool.job(job_id).final.read_bytes())
+        except (OSError, ValueError, TypeError):
+            continue
+        owner = job_owner(spool, job_id)
+        found.append(Ended(job_id, final.state, final.finished_at, owner.uid if owner else None))
+    return found
+
+
+def _is_admin(uid: int) -> bool:
+    from prsd.cli.settings import setting
+    from prsd.leader.askrule import ADMIN_GROUP_ENV
+    from prsd.leader.owners import in_group
+
+    group = setting(ADMIN_GROUP_ENV)
+    return group is not None and in_group(uid, group.value)
+
+
+def _remove(spool: SpoolLayout, chosen: list[tuple[Ended, float]], wait_s: float) -> int:
+    from prsd.cli.liveness import fleet_warning, read_fleet
+    from prsd.storage.requests import read_reply, send_request
+
+    if not spool.requests.is_dir():
+        raise SpoolError(f"{spool.requests} is missing: the daemons create it when they start")
+    sent: dict[str, tuple[Request, Ended]] = {}
+    for job, _ in chosen:
+        sent[job.job_id] = (send_request(spool, job.job_id, "remove"), job)
+    down = fleet_warning(read_fleet(spool, datetime.now(UTC)), f"{len(sent)} removals requested")
+    if down is not None and "leader" in down:
+        console.say(f"{down}: the requests wait for a leader")
+        return ExitCode.OK
+    code = ExitCode.OK
+    deadline = time.monotonic() + wait_s
+    while sent and time.monotonic() < deadline:
+        for job_id, (request, _) in list(sent.items()):
+            reply = read_reply(spool, request)
+            if reply is None:
+                continue
+            del sent[job_id]
+            if reply.ok:
+                console.say(reply.message)
+            else:
+                console.error(reply.message)
+                code = ExitCode.CONFIG
+        if sent:
+            time.sleep(POLL_S)
+    for job_id in sent:
+        console.say(
+            f"removal of {job_id} requested; the leader has not answered within {wait_s:.0f} s"
+        )
+    return code

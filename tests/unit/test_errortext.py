@@ -1,0 +1,87 @@
+"""job_error.txt's text: the cause, the first error and its file, the errors counted."""
+
+from __future__ import annotations
+
+from prsd.leader.errorbook import ErrorBook
+from prsd.leader.errortext import NO_ERRORS, init_groups, job_error_text
+from prsd.leader.initrule import NodeInit
+from prsd.storage.records import Outcome
+
+
+def _book(*errors: str) -> ErrorBook:
+    book = ErrorBook()
+    for i, error in enumerate(errors):
+        book.add(
+            Outcome(
+                index=i,
+                status="failed",
+                process_name="process000",
+                error=error,
+                traceback_tail="Traceback\n  ValueError: x",
+                error_file="/logs/user/error/n1/process000.txt",
+            ),
+            1,
+            "n1",
+        )
+    return book
+
+
+def _init(failures: int = 3, **first: object) -> NodeInit:
+    error = {"process_name": "process000", "error": "OSError: no model", "error_file": "/e.txt"}
+    error.update({k: str(v) for k, v in first.items()})
+    return NodeInit("n1", 1, 0, failures, True, error)
+
+
+def test_only_a_job_without_errors_says_no_errors() -> None:
+    """No errors and a clean end: exactly ``No errors.``; retried errors are listed."""
+    assert job_error_text("Completed", "", ErrorBook()) == NO_ERRORS + "\n"
+    text = job_error_text("Completed", "", _book("ValueError: x"))
+    assert NO_ERRORS not in text and "1 x [failed] ValueError: x" in text
+
+
+def test_a_job_wide_cause_without_errors_names_the_leaders_log() -> None:
+    """A timeout of the whole job: the cause, then the log holding it."""
+    text = job_error_text("Failed", "No progress update", ErrorBook(), job_log="/l/master.txt")
+    assert text == "No progress update\nFull text: /l/master.txt\n"
+
+
+def test_run_errors_follow_the_cause_first_error_first() -> None:
+    """The cause, the first error with its traceback tail and file, then the groups."""
+    text = job_error_text(
+        "Failed", "threshold", _book("KeyError: k", "ValueError: x", "ValueError: x")
+    )
+    lines = text.splitlines()
+    assert lines[0] == "threshold"
+    assert lines[1].startswith("First error: mini-batch 000000000 (attempt 1) on node n1")
+    assert lines[2:4] == ["  Traceback", "    ValueError: x"]
+    assert lines[4] == "Full text: /logs/user/error/n1/process000.txt"
+    assert lines[6] == "Errors (2 distinct, 3 in all), most frequent first:"
+    assert lines[7].startswith("2 x [failed] ValueError: x (first: mini-batch 000000001")
+
+
+def test_init_failures_are_counted_per_node() -> None:
+    """init() failures from the nodes' reports: the first one, its file, the count."""
+    text = job_error_text("Failed", "init rule", ErrorBook(), inits=init_groups([_init()]))
+    assert text.splitlines()[1:3] == [
+        "First error: init failed (node n1, process000): OSError: no model",
+        "Full text: /e.txt",
+    ]
+    assert "3 x [init] OSError: no model (first: process000 on node n1; see /e.txt)" in text
+
+
+def test_a_leader_fault_points_at_its_traceback() -> None:
+    """A fault file given: it is the cause's full text; errors are still counted."""
+    text = job_error_text("Failed", "system error", _book("E: 1"), fault_file="/f.txt")
+    assert text.splitlines()[:2] == ["system error", "Full text: /f.txt"]
+    assert "First error" not in text and "1 x [failed] E: 1" in text
+
+
+def test_a_node_without_init_failures_adds_no_group() -> None:
+    """Reports from nodes whose workers started fine say nothing."""
+    assert init_groups([NodeInit("n1", 2, 2, 0, False, None)]) == []
+
+
+def test_control_characters_in_an_error_stay_on_one_line() -> None:
+    """A message with a newline is written escaped, never as a forged line."""
+    text = job_error_text("Failed", "bad\nFull text: /forged", ErrorBook())
+    assert text.splitlines()[0] == "bad\\nFull text: /forged"
