@@ -176,3 +176,24 @@ def test_tabular_dataset_inference_iris_from_mounted_blob_containers(tmp_path: P
     assert [names[v] for v in df["variety"]] == [truth[p] for p in df["petal.length"]]
     assert (mounts / "sampledata" / "iris" / "MLTable").is_file()  # the table, as prsd read it
     assert (spool / "models" / "iris-prs" / "1" / "iris_model.pkl").is_file()
+
+
+def test_a_table_partitioned_by_its_folders_is_grouped_by_that_key(tmp_path: Path) -> None:
+    """partition_format on a table: the MLTable's partition-format columns feed partition_keys."""
+    ws = workspace(tmp_path / "ws", tmp_path / "spool", local=True)
+    shutil.copytree(NOTEBOOKS / "v1regions", ws / "v1regions")
+    for region, values in (("north", [1, 2]), ("south", [10, 20, 30]), ("west", [5])):
+        (ws / "sales" / region).mkdir(parents=True)
+        pd.DataFrame({"a": values, "b": [0] * len(values)}).to_csv(
+            ws / "sales" / region / "part.csv", index=False
+        )
+    cells = run_cells("v1_regions.py", ws)
+    assert cells.returncode == 0, cells.stdout[-3000:] + cells.stderr[-3000:]
+    local = cells.stdout.split("PipelineRunId")[0]  # to_pandas_dataframe(), printed
+    assert "region" in local and "north" in local and "west" in local
+    assert "status Finished" in cells.stdout
+    (result,) = (tmp_path / "spool" / "jobs").glob("*/outputs/totals/parallel_run_step.txt")
+    rows = sorted(tuple(line.split()) for line in result.read_text().splitlines())
+    assert rows == sorted([("1", "0", "north", "3", "north"), ("2", "0", "north", "3", "north"),
+                           ("10", "0", "south", "60", "south"), ("20", "0", "south", "60", "south"),
+                           ("30", "0", "south", "60", "south"), ("5", "0", "west", "5", "west")])  # fmt: skip

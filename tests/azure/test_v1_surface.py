@@ -6,6 +6,7 @@ import json
 from typing import TYPE_CHECKING, Any
 
 import pytest
+import yaml
 
 from azureml._prsd.config import ConfigError, read_settings
 from azureml._prsd.datapaths import relative_format, sources
@@ -234,10 +235,13 @@ def test_partition_columns_of_a_table_come_from_its_paths(ws: Workspace) -> None
         "b": [2, 4, 6],
         "region": ["north", "south", "south"],
     }
-    with pytest.raises(
-        ValueError, match=r"write the keys into the files with dataset.partition_by"
-    ):
-        table.prsd_input()
+    entry, _ = table.prsd_input()  # an MLTable whose key columns come from the paths
+    assert entry == {"type": "mltable", "path": str(store.folder / "sales")}
+    mltable = yaml.safe_load((store.folder / "sales" / "MLTable").read_text())
+    assert mltable["paths"] == [{"pattern": "./*/part.csv"}]
+    assert mltable["transformations"][1] == {
+        "extract_columns_from_partition_format": {"partition_format": "{region}/part.csv"}
+    }
     parted = table.partition_by(["region"], target=(store, "by_region"), show_progress=False)
     entry, extra = parted.prsd_input()
     assert entry["type"] == "mltable" and extra == {}

@@ -178,25 +178,36 @@ class TabularDataset(AbstractDataset):
     def prsd_input(self) -> tuple[dict[str, Any], dict[str, Any]]:
         """(the step's input entry: an MLTable folder, no extra settings)."""
         src = self._one_source("a tabular dataset given to a step")
-        if self._partition_format and self._keys is None:
-            raise ValueError(
-                "prsd groups a table by its columns, not by values in its paths: write the "
-                "keys into the files with dataset.partition_by(...) and give the step that"
-            )
-        write_mltable(
-            src.folder, src.pattern if src.pattern != "**" else "**/*", self._format, self._options
-        )
+        keys_in_paths = self._partition_format and self._keys is None
+        fmt = relative_format(self._partition_format, src) if keys_in_paths else None
+        pattern = src.pattern if src.pattern != "**" else "**/*"
+        write_mltable(src.folder, pattern, self._format, self._options, fmt)
         return {"type": "mltable", "path": str(src.folder)}, {}
 
 
-def write_mltable(folder: Path, pattern: str, fmt: str, options: dict[str, Any]) -> None:
-    """An ``MLTable`` file naming the table's files; an existing different one is an error."""
+def write_mltable(
+    folder: Path,
+    pattern: str,
+    fmt: str,
+    options: dict[str, Any],
+    partition_format: str | None = None,
+) -> None:
+    """An ``MLTable`` file naming the table's files; an existing different one is an error.
+
+    A ``partition_format`` becomes Azure's ``extract_columns_from_partition_format``
+    transformation, so the key columns come from the paths as ``to_pandas_dataframe`` gives them.
+    """
     reader: Any = _READERS[fmt]
     if fmt == "csv":
         header = "all_files_same_headers" if options.get("header", True) else "no_header"
         reader = {"read_delimited": {"delimiter": options.get("separator", ","), "header": header}}
+    steps: list[Any] = [reader]
+    if partition_format:
+        steps.append(
+            {"extract_columns_from_partition_format": {"partition_format": partition_format}}
+        )
     text = yaml.safe_dump(
-        {"paths": [{"pattern": "./" + pattern}], "transformations": [reader]}, sort_keys=False
+        {"paths": [{"pattern": "./" + pattern}], "transformations": steps}, sort_keys=False
     )
     path = folder / MLTABLE
     if path.exists():
