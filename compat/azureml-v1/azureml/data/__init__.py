@@ -178,8 +178,9 @@ class TabularDataset(AbstractDataset):
     def prsd_input(self) -> tuple[dict[str, Any], dict[str, Any]]:
         """(the step's input entry: an MLTable folder, no extra settings)."""
         src = self._one_source("a tabular dataset given to a step")
-        keys_in_paths = self._partition_format and self._keys is None
-        fmt = relative_format(self._partition_format, src) if keys_in_paths else None
+        fmt = None  # partition_by's files hold their key columns; others take them from paths
+        if self._partition_format and self._keys is None:
+            fmt = relative_format(self._partition_format, src)
         pattern = src.pattern if src.pattern != "**" else "**/*"
         write_mltable(src.folder, pattern, self._format, self._options, fmt)
         return {"type": "mltable", "path": str(src.folder)}, {}
