@@ -162,12 +162,10 @@ def _node_id(args: argparse.Namespace) -> str:
 def _run(spool: SpoolLayout, args: argparse.Namespace) -> int:
     from prsd.cli.runview import progress_view, write_line
     from prsd.embedded import LeftEarly, run_interruptible
-    from prsd.pipeline.entry import pipeline_file
+    from prsd.pipelinerun import pipeline_file, run_pipeline_here
 
     pipeline = pipeline_file(args.job_dir)
     if pipeline is not None:
-        from prsd.pipeline.cli import run_pipeline_here
-
         node = _node_id(args)
         return run_pipeline_here(pipeline, spool, args.overrides, args.name, node, quiet=args.quiet)
     job_id, spec = submit(args.job_dir, spool, name=args.name, overrides=args.overrides)
@@ -184,7 +182,7 @@ def _run(spool: SpoolLayout, args: argparse.Namespace) -> int:
     if isinstance(final, LeftEarly):
         write_line(left_early_line(spool, job_id, final))
         return 130
-    result = spool.job(job_id).logs / "job_result.txt"
+    result = spool.job(job_id).log_tree.job_result
     try:
         write_line(result.read_text(encoding="utf-8").rstrip())
     except OSError:

@@ -16,6 +16,8 @@ import os
 import re
 from typing import TYPE_CHECKING
 
+from prsd.fdio import write_all
+
 if TYPE_CHECKING:
     from collections.abc import Iterable
     from pathlib import Path
@@ -39,8 +41,6 @@ def append_lines(path: Path, lines: Iterable[str]) -> None:
     flags = os.O_WRONLY | os.O_APPEND | os.O_CREAT | os.O_NOFOLLOW | os.O_CLOEXEC
     fd = os.open(path, flags, 0o644)
     try:
-        view = memoryview(data)
-        while view:
-            view = view[os.write(fd, view) :]
+        write_all(fd, data)
     finally:
         os.close(fd)

@@ -1,12 +1,16 @@
 """The package's layering, checked from the import statements of every module.
 
-- ``prsd.storage`` imports nothing from leader, agent, cli, daemon or embedded.
-- ``prsd.leader`` and ``prsd.agent`` never import each other.
+- :data:`ALLOWED` is an allow-list: for each package (``prsd.leader``, ``prsd.storage``,
+  a top-level module such as ``prsd.errors``) the packages it may import, relative
+  imports and imports under ``TYPE_CHECKING`` included. Anything else fails. The list
+  is itself a layering (no package reaches itself through it).
+- No module imports itself back through other modules (no import circle).
 - ``prsd.worker``, ``prsd/__init__`` and ``azureml_user`` import only the standard
   library and ``prsd.worker`` at module level (they run under the job's own
   interpreter); inside a function they may also import pandas, pyarrow and numpy
   (loading a tabular mini-batch, which needs them from the job's environment).
-- Only ``daemon``, ``embedded`` and the cli wire leader and agent together.
+- Only ``daemon``, ``embedded``, ``pipelinerun`` and the cli wire leader and agent
+  together.
 """
 
 from __future__ import annotations
@@ -18,13 +22,97 @@ from pathlib import Path
 import pytest
 
 ROOT = Path(__file__).resolve().parent.parent
-FORBIDDEN = {
-    "prsd.storage": ("prsd.leader", "prsd.agent", "prsd.cli", "prsd.daemon", "prsd.embedded"),
-    "prsd.jobspec": ("prsd.leader", "prsd.agent", "prsd.cli", "prsd.daemon", "prsd.embedded"),
-    "prsd.leader": ("prsd.agent", "prsd.cli", "prsd.daemon", "prsd.embedded"),
-    "prsd.agent": ("prsd.leader", "prsd.cli", "prsd.daemon", "prsd.embedded"),
+_BASE = {"prsd.errors", "prsd.fdio", "prsd.logline", "prsd.wire"}  # used by every layer
+# package -> the packages it may import (besides itself). Bottom first.
+ALLOWED: dict[str, set[str]] = {
+    "prsd.fdio": set(),  # stdlib only, Python 3.9: workers use it too
+    "prsd.wire": set(),  # stdlib only, Python 3.9: what crosses processes and files
+    "prsd.worker": {"prsd.fdio", "prsd.wire"},  # the job's interpreter: stdlib only
+    "azureml_user": {"prsd.worker", "prsd.wire"},
+    "prsd": {"prsd.worker"},  # prsd/__init__.py, imported by workers
+    "prsd.logline": {"prsd.fdio"},
+    "prsd.errors": {"prsd.logline"},
+    "prsd.tunables": set(),
+    "prsd.sdnotify": set(),
+    "prsd.logconfig": set(),
+    "prsd.storage": {*_BASE},
+    "prsd.report": {"prsd.storage", "prsd.wire"},
+    "prsd.owner": {*_BASE, "prsd.storage"},
+    "prsd.envs": {*_BASE, "prsd.owner", "prsd.storage"},
+    "prsd.pipeline": {*_BASE, "prsd.logconfig", "prsd.storage"},  # the leader's pipeline desk
+    "prsd.jobspec": {*_BASE, "prsd.envs", "prsd.pipeline", "prsd.storage"},
+    "prsd.leader": {
+        *_BASE,
+        "prsd.jobspec",
+        "prsd.logconfig",
+        "prsd.pipeline",
+        "prsd.storage",
+        "prsd.tunables",
+    },
+    "prsd.agent": {
+        *_BASE,
+        "prsd.envs",
+        "prsd.jobspec",
+        "prsd.logconfig",
+        "prsd.owner",
+        "prsd.storage",
+        "prsd.tunables",
+        "prsd.worker",
+    },
+    "prsd.submit": {*_BASE, "prsd.jobspec", "prsd.leader", "prsd.storage"},
+    "prsd.pipesubmit": {
+        *_BASE,
+        "prsd.jobspec",
+        "prsd.leader",
+        "prsd.pipeline",
+        "prsd.storage",
+        "prsd.submit",
+    },
+    "prsd.cli": {
+        *_BASE,
+        "prsd.envs",
+        "prsd.jobspec",
+        "prsd.leader",
+        "prsd.pipeline",
+        "prsd.pipesubmit",
+        "prsd.report",
+        "prsd.storage",
+        "prsd.submit",
+    },
+    "prsd.doctor": {*_BASE, "prsd.cli", "prsd.storage"},
+    "prsd.embedded": {
+        *_BASE,
+        "prsd.agent",
+        "prsd.cli",
+        "prsd.leader",
+        "prsd.logconfig",
+        "prsd.storage",
+    },
+    "prsd.pipelinerun": {  # prsd run of a pipeline: wires leader and agent as embedded does
+        *_BASE,
+        "prsd.agent",
+        "prsd.cli",
+        "prsd.jobspec",
+        "prsd.leader",
+        "prsd.pipeline",
+        "prsd.storage",
+    },
+    "prsd.daemon": {
+        *_BASE,
+        "prsd.agent",
+        "prsd.cli",
+        "prsd.doctor",
+        "prsd.embedded",
+        "prsd.envs",
+        "prsd.leader",
+        "prsd.logconfig",
+        "prsd.pipelinerun",
+        "prsd.sdnotify",
+        "prsd.storage",
+        "prsd.submit",
+    },
 }
-WORKER_SIDE = ("prsd.worker", "azureml_user")
+WORKER_SIDE = ("prsd.worker", "prsd.fdio", "prsd.wire", "azureml_user")
 LAZY_ALLOWED = {"pandas", "pyarrow", "numpy"}  # worker side, inside functions only
 
 
@@ -34,15 +122,27 @@ def _module_name(path: Path) -> str:
     return ".".join(parts)
 
 
-def _imports(path: Path) -> list[tuple[str, bool]]:
-    """Every absolute import of the module, with True when it is inside a function."""
+def _package_name(path: Path) -> str:
+    name = _module_name(path)
+    return name if path.name == "__init__.py" else name.rpartition(".")[0]
+
+
+def _imports(path: Path, package: str | None = None) -> list[tuple[str, bool]]:
+    """Every import of the module (relative ones made absolute), True inside a function.
+
+    ``package``: the package relative imports start from (default: the module's own).
+    """
     found: list[tuple[str, bool]] = []
 
     def visit(node: ast.AST, in_function: bool) -> None:
         if isinstance(node, ast.Import):
             found.extend((a.name, in_function) for a in node.names)
-        elif isinstance(node, ast.ImportFrom) and node.module and node.level == 0:
+        elif isinstance(node, ast.ImportFrom) and node.level == 0 and node.module:
             found.append((node.module, in_function))
+        elif isinstance(node, ast.ImportFrom) and node.level > 0:
+            here = (package or _package_name(path)).split(".")
+            base = here[: len(here) - (node.level - 1)]
+            found.append((".".join([*base, *([node.module] if node.module else [])]), in_function))
         inner = in_function or isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef))
         for child in ast.iter_child_nodes(node):
             visit(child, inner)
@@ -56,15 +156,32 @@ MODULES = sorted(
 )
 
 
+NAMES = {_module_name(p) for p in MODULES}
+
+
+def package_of(module: str) -> str:
+    """The layer a module belongs to: its entry in :data:`ALLOWED` (longest match)."""
+    if module.split(".")[0] == "azureml_user":
+        return "azureml_user"
+    parts = module.split(".")
+    for n in range(len(parts), 0, -1):
+        if ".".join(parts[:n]) in ALLOWED:
+            return ".".join(parts[:n])
+    raise AssertionError(f"{module} belongs to no layer of the allow-list")
+
+
+def _ours(imported: str) -> bool:
+    return imported.split(".")[0] in ("prsd", "azureml_user")
+
+
 @pytest.mark.parametrize("path", MODULES, ids=lambda p: str(p.relative_to(ROOT)))
 def test_layering(path: Path) -> None:
-    """No module imports across a forbidden edge of the layer table."""
+    """Every import of prsd's own packages is on the importing package's allow-list."""
     name = _module_name(path)
-    imports = [i for i, _ in _imports(path)]
-    for layer, banned in FORBIDDEN.items():
-        if name == layer or name.startswith(layer + "."):
-            bad = [i for i in imports if any(i == b or i.startswith(b + ".") for b in banned)]
-            assert not bad, f"{name} imports {bad}, across the layering of {layer}"
+    layer = package_of(name)
+    allowed = ALLOWED[layer] | {layer}
+    bad = sorted({i for i, _ in _imports(path) if _ours(i) and package_of(i) not in allowed})
+    assert not bad, f"{name} ({layer}) imports {bad}; {layer} may import only {sorted(allowed)}"
     worker_side = name == "prsd" or any(name.startswith(w) for w in WORKER_SIDE)
     if worker_side:
         allowed = set(sys.stdlib_module_names) | {"prsd", "azureml_user", "__future__"}
@@ -72,9 +189,99 @@ def test_layering(path: Path) -> None:
             i
             for i, lazy in _imports(path)
             if (i.split(".")[0] not in allowed and not (lazy and i.split(".")[0] in LAZY_ALLOWED))
-            or (i.startswith("prsd.") and not i.startswith("prsd.worker"))
+            or (i.startswith("prsd.") and not i.startswith(WORKER_SIDE))
         ]
         assert not third_party, f"{name} runs in workers but imports {third_party}"
+
+
+def test_the_allow_list_is_a_layering() -> None:
+    """No package reaches itself through the allow-list (so no package import circle)."""
+
+    def reach(start: str) -> set[str]:
+        seen: set[str] = set()
+        todo = list(ALLOWED[start])
+        while todo:
+            p = todo.pop()
+            if p not in seen:
+                seen.add(p)
+                todo.extend(ALLOWED.get(p, ()))
+        return seen
+
+    loops = [p for p in ALLOWED if p in reach(p)]
+    assert not loops, f"the allow-list lets {loops} import themselves back"
+
+
+def _module_graph() -> dict[str, set[str]]:
+    """module -> the modules of ours it imports (``from pkg import mod`` names ``pkg.mod``)."""
+    graph: dict[str, set[str]] = {}
+    for path in MODULES:
+        name = _module_name(path)
+        targets: set[str] = set()
+        tree = ast.parse(path.read_text(encoding="utf-8"))
+        for node in ast.walk(tree):
+            if isinstance(node, ast.ImportFrom) and node.module and node.level == 0:
+                subs = {f"{node.module}.{a.name}" for a in node.names} & NAMES
+                targets |= subs or ({node.module} & NAMES)
+            elif isinstance(node, ast.Import):
+                targets |= {a.name for a in node.names} & NAMES
+        graph[name] = targets - {name}
+    return graph
+
+
+def import_circles(graph: dict[str, set[str]]) -> list[list[str]]:
+    """The strongly connected groups of more than one module (each an import circle)."""
+    index: dict[str, int] = {}
+    low: dict[str, int] = {}
+    stack: list[str] = []
+    on_stack: set[str] = set()
+    circles: list[list[str]] = []
+
+    def connect(v: str) -> None:
+        index[v] = low[v] = len(index)
+        stack.append(v)
+        on_stack.add(v)
+        for w in sorted(graph.get(v, ())):
+            if w not in index:
+                connect(w)
+                low[v] = min(low[v], low[w])
+            elif w in on_stack:
+                low[v] = min(low[v], index[w])
+        if low[v] == index[v]:
+            group = []
+            while True:
+                w = stack.pop()
+                on_stack.discard(w)
+                group.append(w)
+                if w == v:
+                    break
+            if len(group) > 1:
+                circles.append(sorted(group))
+
+    for v in sorted(graph):
+        if v not in index:
+            connect(v)
+    return circles
+
+
+def test_no_import_circle() -> None:
+    """No module imports itself back, ``TYPE_CHECKING`` imports included."""
+    circles = import_circles(_module_graph())
+    assert not circles, f"import circles: {circles}"
+
+
+def test_import_circles_are_found() -> None:
+    """The circle finder sees a circle of three and ignores a chain."""
+    graph = {"a": {"b"}, "b": {"c"}, "c": {"a"}, "d": {"a"}}
+    assert import_circles(graph) == [["a", "b", "c"]]
+    assert import_circles({"a": {"b"}, "b": set()}) == []
+
+
+def test_a_relative_import_is_resolved_against_its_package(tmp_path: Path) -> None:
+    """``from ..storage import x`` in prsd/leader/m.py names prsd.storage."""
+    module = tmp_path / "m.py"
+    module.write_text("from ..storage import layout\nfrom . import job\n", encoding="utf-8")
+    found = _imports(module, package="prsd.leader")
+    assert found == [("prsd.storage", False), ("prsd.leader", False)]
 
 
 def test_worker_side_lazy_imports_are_told_apart(tmp_path: Path) -> None:

@@ -7,7 +7,6 @@ removes it when the job ends). When a job ends, idle workers are retired (their
 
 from __future__ import annotations
 
-import json
 import os
 import secrets
 import signal
@@ -43,6 +42,7 @@ from prsd.storage.layout import node_report
 from prsd.storage.seats import free_seats, take_seat
 from prsd.storage.spool import active_jobs
 from prsd.storage.watch import Doorbell, ring_on_local_changes
+from prsd.wire.nodereport import NodeReport
 
 if TYPE_CHECKING:
     from prsd.storage.layout import JobLayout, SpoolLayout
@@ -343,14 +343,14 @@ class Agent:
             "cannot see the job's files", job_id=job_id, node_id=self.node_id, missing=missing
         )
         path = node_report(self.spool.job(job_id), self.node_id)
-        report = {
-            "node_id": self.node_id,
-            "cannot_see": missing,
-            "updated_at": datetime.now(UTC).isoformat(timespec="seconds"),
-        }
+        report = NodeReport(
+            self.node_id,
+            updated_at=datetime.now(UTC).isoformat(timespec="seconds"),
+            cannot_see=missing,
+        )
         try:
             path.parent.mkdir(parents=True, exist_ok=True)
-            write_atomic(path, json.dumps(report, indent=1).encode(), durable=False)
+            write_atomic(path, report.encode(), durable=False)
         except OSError as exc:
             log.warning("cannot write node report", job_id=job_id, error=str(exc))
 

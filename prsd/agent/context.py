@@ -68,22 +68,22 @@ class JobContext:
         return 3.0 * self.spec.timeout_s + init_grace_s()
 
     def node_log_dir(self) -> Path:
-        return self.layout.logs / "sys" / "node" / self.node_id
+        return self.layout.log_tree.node_dir(self.node_id)
 
     def main_log(self) -> Path:
-        return self.node_log_dir() / "_main.txt"
+        return self.layout.log_tree.node_main(self.node_id)
 
     def process_paths(self, number: int) -> ProcessPaths:
         name = process_name(number)
-        logs, node = self.layout.logs, self.node_id
+        tree, node = self.layout.log_tree, self.node_id
         return ProcessPaths(
-            stdout=logs / "user" / "stdout" / node / f"{name}.stdout.txt",
-            stderr=logs / "user" / "stderr" / node / f"{name}.stderr.txt",
-            error=logs / "user" / "error" / node / f"{name}.txt",
-            entry_log=logs / "user" / "entry_script_log" / node / f"{name}.log.txt",
-            log_dir=logs / "user" / "entry_script_log" / node,
-            sys_log=logs / "sys" / "node" / node / f"{name}.txt",
-            profile=logs / "sys" / "node" / node / f"{name}.profile",
+            stdout=tree.stdout(node, name),
+            stderr=tree.stderr(node, name),
+            error=tree.error(node, name),
+            entry_log=tree.entry_log(node, name),
+            log_dir=tree.entry_script_logs(node),
+            sys_log=tree.process_log(node, name),
+            profile=tree.process_profile(node, name),
             working_dir=self.layout.worker_dir(node, name),
         )
 

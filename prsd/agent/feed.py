@@ -27,6 +27,7 @@ from prsd.storage.claim import (
     rotate_for,
     try_claim,
 )
+from prsd.wire.fields import RecordError
 
 if TYPE_CHECKING:
     from pathlib import Path
@@ -113,11 +114,11 @@ class TaskFeed:
         layout, node = self.ctx.layout, self.ctx.node_id
         try:
             return RunningTask.from_claim(layout, node, claim)
-        except SpoolError as exc:
+        except (SpoolError, RecordError) as exc:
             void = layout.void / f"{claim.task.name}.{node}"
             move_verified(claim.path, void)
             append_line(
-                layout.logs / "sys" / "error" / node / "agent.txt",
+                layout.log_tree.agent_error(node),
                 f"task file {claim.task.name} is unreadable ({exc}); moved to {void}",
             )
             return None

@@ -11,7 +11,6 @@ job-wide rules).
 from __future__ import annotations
 
 import itertools
-import json
 from collections.abc import Callable
 from dataclasses import asdict, replace
 from datetime import UTC, datetime
@@ -22,7 +21,7 @@ import anyio.to_thread
 
 from prsd.agent.feed import TaskFeed
 from prsd.agent.monitor import open_resource_monitor
-from prsd.agent.nodelog import append_line
+from prsd.agent.nodelog import append_stamped, stamped
 from prsd.agent.session import InitResult, WorkerSession
 from prsd.agent.task import RunningTask, finish_task, hand_back
 from prsd.agent.workerstate import (
@@ -30,9 +29,11 @@ from prsd.agent.workerstate import (
     WorkerState,
     may_replace_after_init_failures,
 )
+from prsd.agent.writer import FileWriter
 from prsd.envs.agentside import JobEnvironment
 from prsd.storage.atomic import write_atomic
 from prsd.storage.layout import TaskName, node_report
+from prsd.wire.nodereport import NodeReport
 
 if TYPE_CHECKING:
     from anyio.abc import TaskGroup
@@ -81,6 +82,7 @@ class JobRun:
         self.allowance: int | None = None
         self._closed = anyio.Event()
         self._slots_running: set[int] = set()
+        self.writer = FileWriter()  # the job's file writes here, off the event loop
         self.environment = JobEnvironment(ctx.layout, ctx.node_id, ctx.spec, self._write_report)
 
     @property
@@ -88,10 +90,19 @@ class JobRun:
         return self.ctx.job_id
 
     def main_log(self, line: str) -> None:
-        append_line(self.ctx.main_log(), line)
+        path, lines = self.ctx.main_log(), [stamped(line)]
+        self.writer.put(lambda: append_stamped(path, lines))
 
     async def run(self) -> None:
         """Serve the job until the feed is closed and every worker is retired."""
+        async with anyio.create_task_group() as tg:
+            tg.start_soon(self.writer.run)
+            try:
+                await self._serve_job()
+            finally:
+                await self.writer.close()
+
+    async def _serve_job(self) -> None:
         workers = self.ctx.workers()
         adopted = self.feed.adopt_own_claims()
         self.main_log(
@@ -190,30 +201,37 @@ class JobRun:
                 finally:
                     self.sessions.discard(session)
                     self.gpus.release(session.gpu)
+                if not session.replace:
+                    break  # retired or stopped: its state machine asked for no successor
         finally:
             self._slots_running.discard(index)
 
     async def _ready_worker(self) -> WorkerSession | None:
         gpu = self.gpus.acquire()
         session = WorkerSession(
-            self.ctx, next(self._numbers), gpu, ip=self.ip, stop_grace_s=self.stop_grace_s
+            self.ctx,
+            next(self._numbers),
+            gpu,
+            ip=self.ip,
+            stop_grace_s=self.stop_grace_s,
+            writer=self.writer,
+            on_init_failure=self._init_failed,
         )
         self.sessions.add(session)
         try:
             assert self._tg is not None
             await session.start(self._tg)
             result = await session.wait_ready(self.ctx.init_deadline_s())
-        except OSError as exc:
+        except OSError as exc:  # no process: no state machine to count the failure
             result = InitResult(False, f"cannot start a worker: {exc}")
+            self._init_failed(session, result)
         if result.ok:
             self.init_failures_in_row = 0
             self.init_successes += 1
             self._write_report()
             return session
-        self.sessions.discard(session)
+        self.sessions.discard(session)  # counted by its COUNT_INIT_FAILURE, if it failed
         self.gpus.release(gpu)
-        if not result.stopped:
-            self._init_failed(session, result)
         return None
 
     def _init_failed(self, session: WorkerSession, result: InitResult) -> None:
@@ -248,8 +266,7 @@ class JobRun:
         while True:
             task = await self.feed.get() if self._within(index) else None
             if task is None:
-                exit_info = await session.retire()
-                session.log_exit(exit_info)
+                await session.retire()  # its exit is recorded by the state machine
                 return
             healthy = await session.run_task(task, self._recorder(session))
             if task.complete or self.kill_busy:
@@ -312,13 +329,18 @@ class JobRun:
         }
 
     def _write_report(self) -> None:
-        report = {
-            "node_id": self.ctx.node_id,
+        report = NodeReport(
+            self.ctx.node_id,
+            updated_at=datetime.now(UTC).isoformat(timespec="seconds"),
+            first_init_error=self.first_init_error,
+            environment=self.environment.report().get("environment"),
             **asdict(self.statistics()),
-            "first_init_error": self.first_init_error,
-            **self.environment.report(),
-            "updated_at": datetime.now(UTC).isoformat(timespec="seconds"),
-        }
+        )
         path = node_report(self.ctx.layout, self.ctx.node_id)
-        path.parent.mkdir(parents=True, exist_ok=True)
-        write_atomic(path, json.dumps(report, indent=1).encode(), durable=False)
+        data = report.encode()
+
+        def write() -> None:
+            path.parent.mkdir(parents=True, exist_ok=True)
+            write_atomic(path, data, durable=False)
+
+        self.writer.put(write)

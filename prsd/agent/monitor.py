@@ -35,6 +35,7 @@ from prsd.agent.probes import (
     sample_node,
     sample_ps,
 )
+from prsd.wire.logtree import DISK_USAGE_FILE, NODE_USAGE_FILE, PROCESSES_USAGE_FILE
 
 if TYPE_CHECKING:
     from collections.abc import AsyncIterator, Callable, Iterable
@@ -114,17 +115,17 @@ class ResourceMonitor:
         ps = sample_ps()
         d = self.perf_dir
         _append_csv(
-            d / "node_resource_usage.csv",
+            d / NODE_USAGE_FILE,
             perfrows.node_columns(self.gpu_count),
             [perfrows.node_row(when, node, gpus, self.gpu_count)],
         )
         _append_csv(
-            d / "processes_resource_usage.csv",
+            d / PROCESSES_USAGE_FILE,
             list(perfrows.PROCESS_COLUMNS),
             perfrows.process_rows(when, procs, gpus),
         )
         _append_csv(
-            d / "node_disk_usage.csv", list(perfrows.DISK_COLUMNS), perfrows.disk_rows(when, disks)
+            d / DISK_USAGE_FILE, list(perfrows.DISK_COLUMNS), perfrows.disk_rows(when, disks)
         )
         snap = d / perfrows.snapshot_relpath(when)
         snap.parent.mkdir(parents=True, exist_ok=True)
@@ -179,7 +180,7 @@ async def open_resource_monitor(
         yield None
         return
     probe = gpus or NvmlProbe()
-    perf_dir = ctx.layout.logs / "perf" / ctx.node_id
+    perf_dir = ctx.layout.log_tree.perf(ctx.node_id)
     try:
         monitor = await anyio.to_thread.run_sync(
             lambda: ResourceMonitor(

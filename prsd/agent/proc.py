@@ -19,7 +19,6 @@ import os
 import signal
 import socket
 import subprocess
-from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, BinaryIO
 
 import anyio
@@ -28,6 +27,9 @@ from anyio.abc import Process, SocketStream
 from anyio.streams.buffered import BufferedByteReceiveStream
 
 from prsd.agent.outcap import CapturedFile
+from prsd.agent.verdicts import ExitInfo
+from prsd.wire.fields import RecordError
+from prsd.wire.frames import Event, decode_event
 from prsd.worker import protocol
 
 if TYPE_CHECKING:
@@ -35,26 +37,6 @@ if TYPE_CHECKING:
     from pathlib import Path
 
     from prsd.agent.cgroup import WorkerGroup
-
-
-@dataclass(frozen=True)
-class ExitInfo:
-    """How a worker process ended."""
-
-    returncode: int
-    signal_name: str  # "" when it exited by itself
-    sent_by_prsd: bool
-
-    def describe(self, process_name: str) -> str:
-        """``process002 exits with returncode -9 (SIGKILL, not sent by prsd)``."""
-        return f"{process_name} exits with {self.summary()}"
-
-    def summary(self) -> str:
-        """``returncode -9 (SIGKILL, not sent by prsd)``, or ``returncode 3``."""
-        if not self.signal_name:
-            return f"returncode {self.returncode}"
-        who = "sent by prsd" if self.sent_by_prsd else "not sent by prsd"
-        return f"returncode {self.returncode} ({self.signal_name}, {who})"
 
 
 def signal_name(returncode: int) -> str:
@@ -93,8 +75,8 @@ class WorkerProcess:
         except (OSError, anyio.BrokenResourceError, anyio.ClosedResourceError) as exc:
             raise BrokenWorker(f"cannot write to the worker: {exc}") from exc
 
-    async def receive(self) -> dict[str, Any]:
-        """The next frame.
+    async def receive(self) -> Event:
+        """The next frame, decoded (prsd.wire.frames).
 
         Raises:
             BrokenWorker: the channel closed (the worker died) or a frame was malformed.
@@ -102,7 +84,7 @@ class WorkerProcess:
         try:
             header = await self._reader.receive_exactly(protocol.HEADER.size)
             body = await self._reader.receive_exactly(protocol.frame_length(header))
-            return protocol.decode(body)
+            return decode_event(protocol.decode(body))
         except (
             anyio.EndOfStream,
             anyio.IncompleteRead,
@@ -111,7 +93,7 @@ class WorkerProcess:
             OSError,
         ) as exc:
             raise BrokenWorker("the worker's channel closed") from exc
-        except protocol.ProtocolError as exc:
+        except RecordError as exc:  # a malformed frame (ProtocolError is one too)
             raise BrokenWorker(str(exc)) from exc
 
     async def watch(self) -> None:

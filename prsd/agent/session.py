@@ -2,7 +2,10 @@
 
 The session is the I/O shell around :mod:`prsd.agent.workerstate`: each thing that
 happens to the worker is an event, and the pure transition says what to do (dump
-stacks, the stop ladder, record the exit) in that order.
+stacks, the stop ladder, record the exit, fail the mini-batch in hand, count an init
+failure, let the slot replace the worker) in that order. :meth:`WorkerSession.apply`
+carries out every action, and nothing else decides them. The session's log writes
+go through the job's :class:`~prsd.agent.writer.FileWriter`, off the event loop.
 
 The session enforces the per-mini-batch clocks (SPEC sections 4 and 7):
 
@@ -19,25 +22,26 @@ killer) fails only the mini-batch it was running. Every exit is written to
 
 from __future__ import annotations
 
-import signal
 import time
 from dataclasses import dataclass
-from datetime import UTC, datetime
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
 import anyio
+import anyio.to_thread
 
+from prsd.agent.batchfail import death, failed_outcome, timeout_error
+from prsd.agent.handle import WorkerHandle
 from prsd.agent.launcher import launch_worker, sandbox_lines
 from prsd.agent.memwatch import MemoryWatch
-from prsd.agent.nodelog import append_line, append_stamped, batch_record, stamped
+from prsd.agent.nodelog import append_stamped, stamped
 from prsd.agent.outcap import keep_under_cap
-from prsd.agent.proc import BrokenWorker, ExitInfo, WorkerProcess
-from prsd.agent.verdicts import MemoryEvidence, classify_exit, oom_reason
+from prsd.agent.proc import BrokenWorker, WorkerProcess
 from prsd.agent.workerstate import Action, Event, Transition, WorkerState, transition
 from prsd.owner import RunAs, make_files_for
-from prsd.storage.layout import mb_id, process_name
-from prsd.storage.records import OOM, TIMEOUT, Outcome
+from prsd.storage.layout import process_name
+from prsd.storage.records import TIMEOUT, Outcome
 from prsd.tunables import max_captured_output_bytes
+from prsd.wire import frames
 
 if TYPE_CHECKING:
     from collections.abc import Callable
@@ -46,8 +50,10 @@ if TYPE_CHECKING:
 
     from prsd.agent.context import JobContext, ProcessPaths
     from prsd.agent.task import RunningTask
+    from prsd.agent.verdicts import ExitInfo
+    from prsd.agent.writer import FileWriter
+    from prsd.storage.records import MiniBatch
 
-STACK_DUMP_WAIT_S = 0.3
 STOP_GRACE_S = 5.0
 
 
@@ -62,11 +68,30 @@ class InitResult:
     stopped: bool = False  # stopped by prsd (the job ended): not an init failure
 
 
-class WorkerSession:
+@dataclass
+class InHand:
+    """The mini-batch the worker holds when its clock runs out or it dies (FAIL_BATCH)."""
+
+    task: RunningTask
+    mb: MiniBatch
+    started: float | None  # when run() began (None: still loading)
+    on_done: Callable[[Outcome], None]
+    error: str = ""  # a timeout's text
+
+
+class WorkerSession(WorkerHandle):
     """A worker process of one job on this node."""
 
     def __init__(
-        self, ctx: JobContext, number: int, gpu: int | None, *, ip: str, stop_grace_s: float
+        self,
+        ctx: JobContext,
+        number: int,
+        gpu: int | None,
+        *,
+        ip: str,
+        stop_grace_s: float,
+        writer: FileWriter,
+        on_init_failure: Callable[[WorkerSession, InitResult], None],
     ) -> None:
         self.ctx = ctx
         self.number = number
@@ -85,13 +110,20 @@ class WorkerSession:
         self.exit_reason = ""  # why it ended, for the exit line in _main.txt
         self._exit_logged = False
         self._stop_before_start = ""  # stop_now() came before the process existed
+        self.writer = writer
+        self.on_init_failure = on_init_failure
+        self.exit_info: ExitInfo | None = None  # once RECORD_EXIT has run
+        self.replace = False  # REPLACE: the slot starts a new worker after this one
+        self._init_result: InitResult | None = None  # for COUNT_INIT_FAILURE
+        self._in_hand: InHand | None = None  # for FAIL_BATCH
 
     @property
     def busy(self) -> bool:
         return self.state is WorkerState.BUSY
 
     def main_log(self, line: str) -> None:
-        append_line(self.ctx.main_log(), line)
+        path, lines = self.ctx.main_log(), [stamped(line)]
+        self.writer.put(lambda: append_stamped(path, lines))
 
     async def start(self, tg: TaskGroup) -> None:
         """Spawn the worker, watch its process in ``tg``, and send its configuration."""
@@ -120,21 +152,32 @@ class WorkerSession:
     # --- the state machine --------------------------------------------------------
 
     async def apply(self, event: Event, reason: str = "") -> Transition:
-        """Move to the next state and carry out its actions (other than the caller's)."""
+        """Move to the next state and carry out every one of its actions, in order."""
         step = transition(self.state, event)
         self.state = step.state
         if reason and not self.exit_reason:
             self.exit_reason = reason
         for action in step.actions:
-            if action is Action.DUMP_STACKS:
-                await self.dump_stacks()
-            elif action is Action.STOP_LADDER:
-                await self.stop(expect_exit=event in (Event.INIT_FAILED, Event.EXITED))
-            elif action is Action.SEND_SHUTDOWN:
-                await self._ask_shutdown()
-            elif action is Action.RECORD_EXIT:
-                self.log_exit(await self._proc().wait_exit())
+            await self._carry_out(action, event)
         return step
+
+    async def _carry_out(self, action: Action, event: Event) -> None:
+        """The one dispatcher of the state machine's actions."""
+        if action is Action.DUMP_STACKS:
+            await self.dump_stacks()
+        elif action is Action.STOP_LADDER:
+            await self.stop(expect_exit=event in (Event.INIT_FAILED, Event.EXITED))
+        elif action is Action.SEND_SHUTDOWN:
+            await self._ask_shutdown()
+        elif action is Action.RECORD_EXIT:
+            self.exit_info = await self._proc().wait_exit()
+            self.log_exit(self.exit_info)
+        elif action is Action.FAIL_BATCH:
+            self._fail_batch(event)
+        elif action is Action.COUNT_INIT_FAILURE:
+            self.on_init_failure(self, self._init_failure())
+        elif action is Action.REPLACE:
+            self.replace = True
 
     async def stop_now(self, reason: str) -> None:
         """The job ended (or the node stops): the stop ladder, whatever the worker is doing."""
@@ -154,24 +197,22 @@ class WorkerSession:
     async def wait_ready(self, deadline_s: float) -> InitResult:
         """Wait for ``init()`` to finish; a failure or a timeout stops the worker."""
         proc = self._proc()
-        began = time.monotonic()
-        msg: dict[str, Any] | None = None
+        msg: frames.Event | None = None
+        died = False
         with anyio.move_on_after(deadline_s):
             try:
                 msg = await proc.receive()
             except BrokenWorker:
-                msg = {"ev": "died"}
+                died = True
         if self.state in (WorkerState.STOPPING, WorkerState.DEAD, WorkerState.RETIRED):
             await proc.wait_exit()  # stop_now() stopped it: not an init failure
             return InitResult(False, "stopped by prsd during init()", stopped=True)
-        ev = msg.get("ev") if msg is not None else None
-        if ev == "ready" and msg is not None:
+        if isinstance(msg, frames.Ready):
             await self.apply(Event.READY)
-            init_s = float(msg.get("init_s", time.monotonic() - began))
-            self.main_log(f"{self.name} ready: init() took {init_s:.3f} s")
-            return InitResult(True, init_s=init_s)
-        if msg is None:
-            result = InitResult(
+            self.main_log(f"{self.name} ready: init() took {msg.init_s:.3f} s")
+            return InitResult(True, init_s=msg.init_s)
+        if msg is None and not died:
+            self._init_result = InitResult(
                 False,
                 f"init() did not finish within {deadline_s:g} s (3 x retry_settings.timeout"
                 f" + {deadline_s - 3 * self.ctx.spec.timeout_s:g} s); its stacks are in "
@@ -180,22 +221,24 @@ class WorkerSession:
                 timed_out=True,
             )
             await self.apply(Event.INIT_TIMED_OUT, "init() timed out")
-            return result
-        if ev == "init_failed" and msg is not None:
+        elif isinstance(msg, frames.InitFailed):
+            self._init_result = InitResult(False, msg.error, msg.traceback_tail, msg.error_file)
             await self.apply(Event.INIT_FAILED, "init() failed")
-            return InitResult(
+        else:
+            await self.apply(Event.EXITED, "died during init()")
+        return self._init_failure()
+
+    def _init_failure(self) -> InitResult:
+        """The failed init() (its message, or how the worker died during it)."""
+        if self._init_result is None:
+            exit_info = self.exit_info
+            assert exit_info is not None  # RECORD_EXIT came first
+            self._init_result = InitResult(
                 False,
-                str(msg.get("error", "init() failed")),
-                str(msg.get("traceback_tail", "")),
-                str(msg.get("error_file", "")),
+                f"{exit_info.describe(self.name)} during init()",
+                error_file=str(self.paths.stderr),
             )
-        await self.apply(Event.EXITED, "died during init()")
-        exit_info = await proc.wait_exit()
-        return InitResult(
-            False,
-            f"{exit_info.describe(self.name)} during init()",
-            error_file=str(self.paths.stderr),
-        )
+        return self._init_result
 
     # --- running ------------------------------------------------------------------
 
@@ -205,23 +248,19 @@ class WorkerSession:
         remaining = task.remaining()
         await self.apply(Event.TASK)
         self.current_task = task.task.name
-        # The worker appends to it as the owner.
-        make_files_for(self.run_as, [task.out_tmp], anchor=self.ctx.layout.root)
+        if self.run_as is not None:  # the worker appends to it as the job's owner
+            await anyio.to_thread.run_sync(
+                lambda: make_files_for(self.run_as, [task.out_tmp], anchor=self.ctx.layout.root)
+            )
 
         async def send_all() -> None:
             # Frames go out while results come back: a task of many large mini-batches
             # fills both pipes, and a sender that waited for all its writes first would
             # deadlock with a worker blocked writing its "start" frames.
             try:
+                last = len(remaining) - 1
                 for k, mb in enumerate(remaining):
-                    await proc.send(
-                        {
-                            "op": "run",
-                            "mb": mb,
-                            "out": str(task.out_tmp),
-                            "close": k == len(remaining) - 1,
-                        }
-                    )
+                    await proc.send(frames.Run(mb, str(task.out_tmp), k == last).to_json())
             except BrokenWorker:
                 pass  # the collector sees the closed channel and records the death
 
@@ -240,7 +279,7 @@ class WorkerSession:
             self.flush_records()
 
     async def _collect(
-        self, task: RunningTask, remaining: list[dict[str, Any]], on_done: Callable[[Outcome], None]
+        self, task: RunningTask, remaining: list[MiniBatch], on_done: Callable[[Outcome], None]
     ) -> bool:
         """Receive ``start``/``done`` for each mini-batch under its clock.
 
@@ -250,7 +289,7 @@ class WorkerSession:
         """
         proc = self._proc()
         spec = self.ctx.spec
-        pending = {int(mb["i"]): mb for mb in remaining}  # in hand-over order
+        pending = {mb.index: mb for mb in remaining}  # in hand-over order
         started: float | None = None
         died = False
         with anyio.CancelScope(
@@ -262,14 +301,13 @@ class WorkerSession:
                 except BrokenWorker:
                     died = True
                     break
-                ev = msg.get("ev")
-                if ev == "start":
+                if isinstance(msg, frames.Start):
                     started = time.monotonic()
                     clock.deadline = anyio.current_time() + spec.timeout_s
                     if self.memory is not None:
                         self.memory.reset()
-                elif ev == "done":
-                    outcome = Outcome.from_json(msg["outcome"])
+                elif isinstance(msg, frames.Done):
+                    outcome = msg.outcome
                     task.outcomes[outcome.index] = outcome
                     pending.pop(outcome.index, None)
                     on_done(outcome)
@@ -277,107 +315,60 @@ class WorkerSession:
                     clock.deadline = anyio.current_time() + spec.task_overhead_timeout_s
         if not pending:
             return True
-        first = next(iter(pending.values()))
+        self._in_hand = InHand(task, next(iter(pending.values())), started, on_done)
         if died:
-            await self._died(task, first, started, on_done)
+            await self._died()
         else:  # the clock ran out
-            await self._timed_out(task, first, started, on_done)
+            await self._timed_out()
         return False
 
-    async def _timed_out(
-        self,
-        task: RunningTask,
-        mb: dict[str, Any],
-        started: float | None,
-        on_done: Callable[[Outcome], None],
-    ) -> None:
+    async def _timed_out(self) -> None:
+        hand = self._in_hand
+        assert hand is not None
         spec = self.ctx.spec
-        index = int(mb["i"])
-        if started is not None:
-            error = (
-                f"run() did not return within {spec.timeout_s:g} s (retry_settings.timeout); "
-                "its stacks are in the worker's error file"
-            )
-        else:
-            error = (
-                f"loading the mini-batch took longer than {spec.task_overhead_timeout_s:g} s "
-                "(task_overhead_timeout); its stacks are in the worker's error file"
-            )
+        hand.error = timeout_error(
+            running=hand.started is not None,
+            timeout_s=spec.timeout_s,
+            overhead_s=spec.task_overhead_timeout_s,
+        )
         if self.state is WorkerState.STOPPING:
             return
-        await self.apply(Event.RUN_TIMED_OUT, f"{error} (mini-batch {mb_id(index)})")
-        outcome = self._failure(mb, TIMEOUT, error, started)
-        task.outcomes[index] = outcome
-        on_done(outcome)
+        why = f"{hand.error} (mini-batch {hand.mb.mb_id})"
+        await self.apply(Event.RUN_TIMED_OUT, why)  # ... FAIL_BATCH
 
-    async def _died(
-        self,
-        task: RunningTask,
-        mb: dict[str, Any],
-        started: float | None,
-        on_done: Callable[[Outcome], None],
-    ) -> None:
-        proc = self._proc()
+    async def _died(self) -> None:
+        hand = self._in_hand
+        assert hand is not None
         if self.state is not WorkerState.BUSY:
             # Stopped by prsd (the job ended): the mini-batch gets no outcome, so it
             # counts as not run, and its retries are not used up.
-            await proc.wait_exit()
+            await self._proc().wait_exit()
             return
-        index = int(mb["i"])
-        await self.apply(Event.EXITED, f"died while running mini-batch {mb_id(index)}")
-        exit_info = await proc.wait_exit()
-        evidence = self.memory_evidence()
-        status = classify_exit(exit_info, timed_out=False, memory=evidence)
-        # Process and mini-batch have their own columns: the text stays the same for
-        # every death of one kind, so user/error.txt counts them on one line.
-        error = f"the worker died: {exit_info.summary()}"
-        if status == OOM:
-            error += f" ({oom_reason(evidence)})"
-        outcome = self._failure(mb, status, error, started, error_file=str(self.paths.stderr))
-        task.outcomes[index] = outcome
-        on_done(outcome)
+        why = f"died while running mini-batch {hand.mb.mb_id}"
+        await self.apply(Event.EXITED, why)  # ... FAIL_BATCH
 
-    def memory_evidence(self) -> MemoryEvidence:
-        """What is known of the worker's memory (sampled while it lived)."""
-        if self.memory is None:
-            return MemoryEvidence()
-        return self.memory.evidence(self.memory_limit_bytes)
-
-    def _failure(
-        self,
-        mb: dict[str, Any],
-        status: str,
-        error: str,
-        started: float | None,
-        error_file: str = "",
-    ) -> Outcome:
-        items = int(mb.get("n", -1))
-        elapsed = time.monotonic() - started if started is not None else 0.0
-        return Outcome(
-            index=int(mb["i"]),
-            status=status,
-            items=max(items, 0),
-            failed_items=max(items, 0),
+    def _fail_batch(self, event: Event) -> None:
+        """FAIL_BATCH: the mini-batch in hand gets a failed outcome (timeout, crash, oom)."""
+        hand, self._in_hand = self._in_hand, None
+        assert hand is not None
+        error_file = str(self.paths.error)
+        if event is Event.RUN_TIMED_OUT:
+            status, error = TIMEOUT, hand.error
+        else:
+            assert self.exit_info is not None  # RECORD_EXIT came first
+            status, error = death(self.exit_info, self.memory_evidence())
+            error_file = str(self.paths.stderr)
+        outcome = failed_outcome(
+            hand.mb,
+            status,
+            error,
+            elapsed_s=time.monotonic() - hand.started if hand.started is not None else 0.0,
             process_name=self.name,
             pid=self.proc.pid if self.proc else 0,
-            start_time=datetime.now(UTC).isoformat(timespec="milliseconds"),
-            elapsed_s=elapsed,
-            error=error,
-            error_file=error_file or str(self.paths.error),
+            error_file=error_file,
         )
-
-    # --- stopping -----------------------------------------------------------------
-
-    async def dump_stacks(self) -> None:
-        """Ask the worker's faulthandler to write every thread's stack to its error file."""
-        proc = self._proc()
-        if proc.process.returncode is None:
-            try:
-                proc.signals_sent.add(signal.SIGUSR1)
-                proc.process.send_signal(signal.SIGUSR1)
-            except ProcessLookupError:
-                return
-            await anyio.sleep(STACK_DUMP_WAIT_S)
+        hand.task.outcomes[outcome.index] = outcome
+        hand.on_done(outcome)
 
     async def retire(self) -> ExitInfo:
         """Ask for ``shutdown()`` and an orderly exit; the ladder if it does not come."""
@@ -392,44 +383,3 @@ class WorkerSession:
                     await self.apply(Event.STOP)
                 await self.apply(Event.EXITED)
         return await proc.wait_exit()
-
-    async def _ask_shutdown(self) -> None:
-        proc = self._proc()
-        try:
-            await proc.send({"op": "shutdown"})
-            with anyio.move_on_after(self.stop_grace_s):
-                while (await proc.receive()).get("ev") != "bye":
-                    pass
-        except BrokenWorker:
-            pass
-
-    async def stop(self, *, expect_exit: bool = False) -> ExitInfo:
-        """The stop ladder; with ``expect_exit``, first give the worker a grace to end alone."""
-        proc = self._proc()
-        if expect_exit:
-            with anyio.CancelScope(shield=True), anyio.move_on_after(self.stop_grace_s):
-                await proc.wait_exit()
-        return await proc.stop(self.stop_grace_s)
-
-    def log_exit(self, exit_info: ExitInfo) -> None:
-        """``process002 exits with returncode -9 (SIGKILL, not sent by prsd): why``, once."""
-        if self._exit_logged:
-            return
-        self._exit_logged = True
-        why = f": {self.exit_reason}" if self.exit_reason else ""
-        self.main_log(f"{exit_info.describe(self.name)}{why}")
-
-    def record_batch(self, outcome: Outcome) -> None:
-        """Note a finished mini-batch; written to the worker's log when its task ends
-        (one write per task, not per mini-batch: the hot path of tiny mini-batches)."""
-        self._records.append(stamped(batch_record(outcome, self.ip)))
-
-    def flush_records(self) -> None:
-        if self._records:
-            lines, self._records = self._records, []
-            append_stamped(self.paths.sys_log, lines)
-
-    def _proc(self) -> WorkerProcess:
-        if self.proc is None:
-            raise RuntimeError(f"{self.name} was not started")
-        return self.proc

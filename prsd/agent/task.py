@@ -11,11 +11,12 @@ from __future__ import annotations
 
 import os
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
+from prsd.fdio import write_all
 from prsd.storage.atomic import TMP_PREFIX, publish
 from prsd.storage.claim import Claim, commit, give_back
-from prsd.storage.records import Outcome, ResultMeta, TaskBody
+from prsd.storage.records import MiniBatch, Outcome, ResultMeta, TaskBody
 
 if TYPE_CHECKING:
     from pathlib import Path
@@ -28,7 +29,7 @@ class RunningTask:
     """A task this node owns."""
 
     task: TaskName
-    mini_batches: list[dict[str, Any]]  # MiniBatch JSON, in order
+    mini_batches: list[MiniBatch]  # in order
     out_tmp: Path
     outcomes: dict[int, Outcome] = field(default_factory=dict)
 
@@ -37,10 +38,10 @@ class RunningTask:
         body = TaskBody.decode(claim.body)
         final = layout.result(claim.task, node_id)
         tmp = final.with_name(f"{TMP_PREFIX}{final.name}")
-        return cls(claim.task, [mb.to_json() for mb in body.mini_batches], tmp)
+        return cls(claim.task, list(body.mini_batches), tmp)
 
-    def remaining(self) -> list[dict[str, Any]]:
-        return [mb for mb in self.mini_batches if int(mb["i"]) not in self.outcomes]
+    def remaining(self) -> list[MiniBatch]:
+        return [mb for mb in self.mini_batches if mb.index not in self.outcomes]
 
     @property
     def complete(self) -> bool:
@@ -62,14 +63,12 @@ def finish_task(layout: JobLayout, node_id: str, task: RunningTask, *, durable: 
             retried by this node's reconciliation or requeued if the node dies).
     """
     outcomes = tuple(
-        task.outcomes[int(mb["i"])] for mb in task.mini_batches if int(mb["i"]) in task.outcomes
+        task.outcomes[mb.index] for mb in task.mini_batches if mb.index in task.outcomes
     )
     meta = ResultMeta(task.task.name, node_id, outcomes).encode()
     fd = os.open(task.out_tmp, os.O_WRONLY | os.O_CREAT | os.O_APPEND | os.O_NOFOLLOW, 0o644)
     try:
-        view = memoryview(meta)
-        while view:
-            view = view[os.write(fd, view) :]
+        write_all(fd, meta)
     finally:
         os.close(fd)
     publish(task.out_tmp, layout.result(task.task, node_id), durable=durable)
@@ -78,8 +77,5 @@ def finish_task(layout: JobLayout, node_id: str, task: RunningTask, *, durable: 
 
 def hand_back(layout: JobLayout, node_id: str, task: RunningTask) -> bool:
     """Give an unstarted task back to the leader (drain, or this node gave up on the job)."""
-    try:
-        os.unlink(task.out_tmp)
-    except FileNotFoundError:
-        pass
+    task.out_tmp.unlink(missing_ok=True)
     return give_back(layout, node_id, task.task)

@@ -12,14 +12,30 @@ from __future__ import annotations
 
 import signal
 from dataclasses import dataclass
-from typing import TYPE_CHECKING
 
 from prsd.storage.records import CRASHED, OOM, TIMEOUT
 
-if TYPE_CHECKING:
-    from prsd.agent.proc import ExitInfo
-
 NEAR_LIMIT = 0.9  # of the limit: "near"
+
+
+@dataclass(frozen=True)
+class ExitInfo:
+    """How a worker process ended."""
+
+    returncode: int
+    signal_name: str  # "" when it exited by itself
+    sent_by_prsd: bool
+
+    def describe(self, process_name: str) -> str:
+        """``process002 exits with returncode -9 (SIGKILL, not sent by prsd)``."""
+        return f"{process_name} exits with {self.summary()}"
+
+    def summary(self) -> str:
+        """``returncode -9 (SIGKILL, not sent by prsd)``, or ``returncode 3``."""
+        if not self.signal_name:
+            return f"returncode {self.returncode}"
+        who = "sent by prsd" if self.sent_by_prsd else "not sent by prsd"
+        return f"returncode {self.returncode} ({self.signal_name}, {who})"
 
 
 @dataclass(frozen=True)

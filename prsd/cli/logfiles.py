@@ -14,6 +14,7 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
 from prsd.cli.logmerge import Source
+from prsd.wire.logtree import LogTree
 
 if TYPE_CHECKING:
     from pathlib import Path
@@ -33,37 +34,38 @@ def select_files(logs: Path, q: LogQuery) -> list[tuple[str, Path]]:
     node = q.node or "*"
     found: list[tuple[str, Path]] = []
 
-    def add(pattern: str, label: str) -> None:
+    def add(path: Path, label: str) -> None:
         found.extend(
             (label.format(node=p.parent.name, stem=_stem(p.name)), p)
-            for p in sorted(logs.glob(pattern))
+            for p in sorted(logs.glob(LogTree(logs).pattern(path)))
             if p.is_file()
         )
 
+    tree = LogTree(logs)
     if q.process:
         proc = q.process
         if not q.errors:
-            add(f"sys/node/{node}/{proc}.txt", "[{node}/{stem}]")
-            add(f"user/stdout/{node}/{proc}.stdout.txt", "[{node}/{stem} stdout]")
-            add(f"user/stderr/{node}/{proc}.stderr.txt", "[{node}/{stem} stderr]")
-            add(f"user/entry_script_log/{node}/{proc}.log.txt", "[{node}/{stem} log]")
-        add(f"user/error/{node}/{proc}.txt", "[{node}/{stem} error]")
+            add(tree.process_log(node, proc), "[{node}/{stem}]")
+            add(tree.stdout(node, proc), "[{node}/{stem} stdout]")
+            add(tree.stderr(node, proc), "[{node}/{stem} stderr]")
+            add(tree.entry_log(node, proc), "[{node}/{stem} log]")
+        add(tree.error(node, proc), "[{node}/{stem} error]")
         return found
     if q.errors:
         if q.node is None:
-            add("job_error.txt", "[job_error]")
-            add("sys/error/leader.txt", "[leader error]")
-        add(f"user/error/{node}/*.txt", "[{node}/{stem} error]")
-        add(f"sys/error/{node}/**/*", "[{node} sys error]")
+            add(tree.job_error, "[job_error]")
+            add(tree.leader_error, "[leader error]")
+        add(tree.error(node, "*"), "[{node}/{stem} error]")
+        add(tree.sys_error_dir(node) / "**" / "*", "[{node} sys error]")
         return found
     if q.node is not None:
-        add(f"sys/node/{node}/_main.txt", "[{node}/_main]")
-        add(f"sys/node/{node}/process*.txt", "[{node}/{stem}]")
+        add(tree.node_main(node), "[{node}/_main]")
+        add(tree.process_log(node, "process*"), "[{node}/{stem}]")
         return found
-    add("job_progress_overview.*.txt", "[overview]")
-    add("sys/master_role*.txt", "[leader]")
-    add("sys/node/*/_main.txt", "[{node}/_main]")
-    add("job_result.txt", "[result]")
+    add(tree.progress_overview("*"), "[overview]")
+    add(tree.master_role, "[leader]")
+    add(tree.node_main("*"), "[{node}/_main]")
+    add(tree.job_result, "[result]")
     return found
 
 

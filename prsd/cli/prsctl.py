@@ -144,8 +144,8 @@ def main(argv: list[str] | None = None) -> int:
 
 def cmd_submit(spool: SpoolLayout, args: argparse.Namespace) -> int:
     from prsd.cli.jobnotes import print_notes
+    from prsd.cli.pipelines import handle_submit
     from prsd.cli.roots import check_job_folder, explain
-    from prsd.pipeline.cli import handle_submit
     from prsd.submit import submit
 
     check_job_folder(args.job_dir)
@@ -174,7 +174,7 @@ def _warn_if_unserved(spool: SpoolLayout, what: str) -> None:
 
 
 def cmd_status(spool: SpoolLayout, args: argparse.Namespace) -> int:
-    from prsd.pipeline import cli as pipelines
+    from prsd.cli import pipelines
 
     if args.job is not None and pipelines.is_pipeline_id(spool, args.job):
         pipelines.handle_status(spool, args.job, args.json)
@@ -225,9 +225,8 @@ def _say_storage_faults(spool: SpoolLayout) -> None:
 
 
 def cmd_cancel(spool: SpoolLayout, args: argparse.Namespace) -> int:
-    from prsd.cli import console
+    from prsd.cli import console, pipelines
     from prsd.cli.asking import ask
-    from prsd.pipeline import cli as pipelines
 
     if pipelines.is_pipeline_id(spool, args.job):
         pipelines.handle_cancel(spool, args.job)
@@ -246,10 +245,9 @@ def cmd_cancel(spool: SpoolLayout, args: argparse.Namespace) -> int:
 
 
 def cmd_logs(spool: SpoolLayout, args: argparse.Namespace) -> int:
-    from prsd.cli import console
+    from prsd.cli import console, pipelines
     from prsd.cli.logfiles import LogQuery, read_sources, select_files
     from prsd.cli.logmerge import merge_by_time
-    from prsd.pipeline import cli as pipelines
     from prsd.storage.layout import valid_node_id, valid_process_name
 
     if pipelines.is_pipeline_id(spool, args.job):  # each started step's logs, in order
@@ -294,8 +292,7 @@ def cmd_nodes(spool: SpoolLayout, args: argparse.Namespace) -> int:
 
 
 def cmd_retry(spool: SpoolLayout, args: argparse.Namespace) -> int:
-    from prsd.cli import console
-    from prsd.pipeline import cli as pipelines
+    from prsd.cli import console, pipelines
     from prsd.submit import submit_retry
 
     if pipelines.is_pipeline_id(spool, args.job):

@@ -15,7 +15,7 @@ its text first in the job's result).
 from __future__ import annotations
 
 from datetime import UTC, datetime
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, Protocol
 
 import anyio.to_thread
 
@@ -29,13 +29,22 @@ if TYPE_CHECKING:
     from collections.abc import Callable
     from pathlib import Path
 
-    from prsd.jobspec import JobSpec
     from prsd.storage.layout import JobLayout
+
+
+class JobSpec(Protocol):
+    """What of a job's spec (prsd.jobspec.JobSpec) picks its environment."""
+
+    @property
+    def build_environment(self) -> dict[str, Any]: ...
+
+    @property
+    def python(self) -> str | None: ...
 
 
 def build_log(layout: JobLayout, node_id: str) -> Path:
     """``logs/sys/environment/<node>.txt``: every build step of the job on this node."""
-    return layout.logs / "sys" / "environment" / f"{node_id}.txt"
+    return layout.log_tree.environment_log(node_id)
 
 
 class JobEnvironment:

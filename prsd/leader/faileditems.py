@@ -22,12 +22,12 @@ from typing import TYPE_CHECKING, Any
 from prsd.logline import one_line
 from prsd.storage.atomic import write_atomic
 from prsd.storage.layout import mb_id
+from prsd.wire.logtree import LogTree
 
 if TYPE_CHECKING:
     from collections.abc import Iterable, Iterator
     from pathlib import Path
 
-FAILED_ITEMS_FILE = "failed_items.txt"
 PARTIAL = "partial"
 HEADER = (
     "# Inputs with no row in the output: <input>\\t<mini-batch>\\t<kind>\\t<error>\n"
@@ -112,7 +112,7 @@ class FailedItemsBook:
 
 def write_failed_items(logs: Path, book: FailedItemsBook, isolated: Iterable[object]) -> Path:
     """Write ``logs/sys/failed_items.txt`` (also when empty: its header says what it is)."""
-    path = logs / "sys" / FAILED_ITEMS_FILE
+    path = LogTree(logs).failed_items
     path.parent.mkdir(parents=True, exist_ok=True)
     write_atomic(path, book.render(isolated).encode())
     return path

@@ -16,18 +16,19 @@ import traceback
 from typing import TYPE_CHECKING
 
 from prsd.storage.atomic import write_atomic
+from prsd.wire.logtree import LogTree
 
 if TYPE_CHECKING:
     from pathlib import Path
 
 
 def fault_file(logs: Path) -> Path:
-    return logs / "sys" / "error" / "leader.txt"
+    return LogTree(logs).leader_error
 
 
 def job_log(logs: Path) -> Path:
     """The leader's log of the job, which holds every job-wide cause's line."""
-    return logs / "sys" / "master_role.txt"
+    return LogTree(logs).master_role
 
 
 def written_fault(logs: Path) -> str:

@@ -7,9 +7,7 @@ sees the job ended also sees its output.
 
 from __future__ import annotations
 
-import json
-import os
-from dataclasses import asdict, dataclass
+from dataclasses import dataclass
 from datetime import UTC, datetime
 from typing import TYPE_CHECKING
 
@@ -24,9 +22,20 @@ from prsd.leader.rerun import combine_outputs, job_code_digest, read_retry_plan,
 from prsd.leader.verdict import COMPLETED_WITH_FAILURES, completed_state, failures_reason
 from prsd.logline import one_line
 from prsd.storage.atomic import write_atomic
+from prsd.wire.final import FinalState
 
 if TYPE_CHECKING:
-    from prsd.leader.job import JobDriver
+    from prsd.jobspec import JobSpec
+    from prsd.leader.errorbook import ErrorBook
+    from prsd.leader.faileditems import FailedItemsBook
+    from prsd.leader.initrule import NodeInit
+    from prsd.leader.joblogs import JobLogs
+    from prsd.leader.ledger import Ledger
+    from prsd.leader.merge import OrderedMerge
+    from prsd.leader.snapshot import JobSnapshot
+    from prsd.storage.layout import JobLayout
+
+__all__ = ["EXIT_CODES", "FinalState", "JobEnd", "finish_job", "result_text"]
 
 EXIT_CODES = {
     "Completed": ExitCode.OK,
@@ -37,67 +46,64 @@ EXIT_CODES = {
 
 
 @dataclass(frozen=True)
-class FinalState:
-    """How a job ended (``state/final.json``)."""
+class JobEnd:
+    """What ending a job writes to and with: the job's files, output and logs."""
 
-    state: str  # Completed | Completed with failures | Failed | Canceled
-    reason: str
-    exit_code: int
-    output: str
-    root_cause: str
-    finished_at: str
-
-    def to_json(self) -> bytes:
-        return json.dumps(asdict(self), indent=1).encode()
-
-    @classmethod
-    def from_json(cls, data: bytes) -> FinalState:
-        return cls(**json.loads(data))
+    layout: JobLayout
+    spec: JobSpec
+    merge: OrderedMerge | None
+    logs: JobLogs
+    ledger: Ledger  # which mini-batches are final (a failed job's partial output)
+    failed_items: FailedItemsBook  # items bisection found failing (failed_items.csv)
+    poison_items: list[object]  # the inputs bisection isolated, for user/error.txt
+    errors: ErrorBook  # the run() errors, grouped (job_error.txt)
+    node_inits: list[NodeInit]  # the nodes' init() failures and environment builds
 
 
-def finish_job(driver: JobDriver, state: str, reason: str, now: float) -> FinalState:
+def finish_job(end: JobEnd, snap: JobSnapshot, state: str, reason: str) -> FinalState:
     """Publish or drop the output and write every end-of-job file."""
-    layout = driver.layout
-    listed = write_failed_items(layout.logs, driver.bisect.failed_items, poison_items(driver))
+    layout = end.layout
+    listed = write_failed_items(layout.logs, end.failed_items, end.poison_items)
     if state == "Completed":
-        counts = driver.ledger.counts()
-        state = completed_state(counts, short_is_failure=short_is_failure(driver.spec))
+        counts = snap.counts
+        state = completed_state(counts, short_is_failure=short_is_failure(end.spec))
         if state == COMPLETED_WITH_FAILURES:
             reason = failures_reason(counts, str(listed))
     output = ""
-    if driver.merge is not None:
+    if end.merge is not None:
         if state in ("Completed", COMPLETED_WITH_FAILURES):
             try:
-                output = publish_output(driver)
+                output = publish_output(end)
             except (OSError, PrsdError) as exc:
                 state, reason = "Failed", f"the output could not be assembled: {exc}"
         else:
             if read_retry_plan(layout.root) is None:
-                output = keep_partial_output(driver, state)
+                output = keep_partial_output(end.merge, end.ledger, end.logs, state)
             else:
-                driver.merge.abandon()  # a retry's output is whole or nothing
+                end.merge.abandon()  # a retry's output is whole or nothing
     note = retry_summary(layout)
     if note:
-        driver.logs.master(f"retry: {note}")
+        end.logs.master(f"retry: {note}")
     root = ""
     if state == "Failed":
-        root = driver.errors.root_cause() or driver.init_detail
+        root = snap.first_error or snap.init_detail
     elif state == COMPLETED_WITH_FAILURES:
-        root = driver.errors.root_cause()
-    text = result_text(driver, state, reason, output, root, now, note=note or "")
+        root = snap.first_error
+    text = result_text(snap, layout, state, reason, output, root, note=note or "")
     summary = job_error_text(
         state,
         reason,
-        driver.errors,
-        inits=init_groups(driver.node_inits),
-        poison_items=poison_items(driver),
+        end.errors,
+        inits=init_groups(end.node_inits),
+        poison_items=end.poison_items,
         job_log=str(job_log(layout.logs)),
         fault_file=written_fault(layout.logs),
     )
-    write_atomic(layout.logs / "job_error.txt", summary.encode())
-    (layout.logs / "user").mkdir(parents=True, exist_ok=True)
-    write_atomic(layout.logs / "user" / "error.txt", summary.encode())
-    driver.logs.result(text)
+    tree = layout.log_tree
+    write_atomic(tree.job_error, summary.encode())
+    tree.user.mkdir(parents=True, exist_ok=True)
+    write_atomic(tree.user_error, summary.encode())
+    end.logs.result(text)
     final = FinalState(
         state,
         reason,
@@ -107,28 +113,26 @@ def finish_job(driver: JobDriver, state: str, reason: str, now: float) -> FinalS
         datetime.now(UTC).isoformat(timespec="seconds"),
     )
     write_atomic(layout.final, final.to_json())
-    driver.logs.progress(
-        f"{driver.progress_line(now)} The job is {state.lower()}. {reason}".strip()
-    )
-    driver.logs.master(f"job {state}: {reason or 'all mini-batches processed'}")
-    _remove_active_marker(layout.root.parent.parent / "active" / layout.job_id)
+    end.logs.progress(f"{snap.progress_line} The job is {state.lower()}. {reason}".strip())
+    end.logs.master(f"job {state}: {reason or 'all mini-batches processed'}")
+    (layout.root.parent.parent / "active" / layout.job_id).unlink(missing_ok=True)
     return final
 
 
 def result_text(
-    driver: JobDriver,
+    snap: JobSnapshot,
+    layout: JobLayout,
     state: str,
     reason: str,
     output: str,
     root_cause: str,
-    now: float,
     *,
     note: str = "",
 ) -> str:
     """The content of logs/job_result.txt: state, the reason, then where to look."""
-    c = driver.ledger.counts()
+    c = snap.counts
     total: int | str = (
-        c.total_mbs if c.total_mbs is not None else f"{len(driver.ledger)} planned so far"
+        c.total_mbs if c.total_mbs is not None else f"{snap.planned_mbs} planned so far"
     )
     lines = [state]
     if state in ("Failed", COMPLETED_WITH_FAILURES):
@@ -139,45 +143,33 @@ def result_text(
         lines.append(one_line(reason))
     lines.append(
         f"Processed {c.finished_mbs} of {total} mini-batches in "
-        f"{format_duration(now - driver.started)}: {c.succeeded_mbs} succeeded, "
+        f"{format_duration(snap.elapsed_s)}: {c.succeeded_mbs} succeeded, "
         f"{c.failed_mbs} failed; {c.succeeded_items} of {c.items} items succeeded."
     )
     if output:
         lines.append(f"Output: {output}")
     if note:
         lines.append(f"Retry: {note}")
-    code = job_code_digest(driver.layout)
+    code = job_code_digest(layout)
     if code:
         lines.append(f"Code snapshot: {code} (digest of the job's code folder)")
-    lines.append(f"Logs: {driver.layout.logs} (see readme.txt there for the layout)")
+    lines.append(f"Logs: {layout.logs} (see readme.txt there for the layout)")
     return "\n".join(lines) + "\n"
 
 
-def publish_output(driver: JobDriver) -> str:
+def publish_output(end: JobEnd) -> str:
     """Publish the append_row file; a retry's is rebuilt whole with the kept results."""
-    merge = driver.merge
+    merge = end.merge
     assert merge is not None
-    if read_retry_plan(driver.layout.root) is None:
+    if read_retry_plan(end.layout.root) is None:
         return str(merge.finish())
     merge.abandon()
-    spec = driver.spec
+    spec = end.spec
     return str(
         combine_outputs(
-            driver.layout,
+            end.layout,
             merge.out_path,
             write_header=spec.append_row_dataframe_header,
             fmt=spec.append_row_format,
         )
     )
-
-
-def poison_items(driver: JobDriver) -> list[object]:
-    """The inputs bisection isolated (``bisect_failed_mini_batches``), for user/error.txt."""
-    return list(driver.poison_items)
-
-
-def _remove_active_marker(path: os.PathLike[str]) -> None:
-    try:
-        os.unlink(path)
-    except FileNotFoundError:
-        pass

@@ -32,6 +32,7 @@ from prsd.logconfig import get_logger
 from prsd.logline import one_line
 from prsd.storage.atomic import write_atomic
 from prsd.storage.readsafe import read_small
+from prsd.wire.status import SCHEMA_VERSION
 
 if TYPE_CHECKING:
     from pathlib import Path
@@ -83,27 +84,25 @@ def end_broken_job(spool: SpoolLayout, layout: JobLayout, reason: str) -> FinalS
     )
     text = f"Failed\nReason: {reason}\nLook first: logs/sys/master_role.txt\n"
     status = {
-        "schema": 1,
+        "schema": SCHEMA_VERSION,
         "job_id": layout.job_id,
         "state": "Failed",
         "reason": reason,
         "updated_at": datetime.now(UTC).isoformat(timespec="seconds"),
     }
     for path, data in (
-        (layout.logs / "job_result.txt", text.encode()),
+        (layout.log_tree.job_result, text.encode()),
         (layout.final, final.to_json()),
         (layout.status, json.dumps(status, indent=1).encode()),
     ):
         _write_best_effort(layout, path, data)
-    if not (layout.logs / "job_error.txt").exists():  # the driver's own, when it got that far
+    tree = layout.log_tree
+    if not tree.job_error.exists():  # the driver's own, when it got that far
         where = written_fault(layout.logs) or job_log(layout.logs)
         said = f"{one_line(reason)}\nFull text: {where}\n".encode()
-        for path in (layout.logs / "job_error.txt", layout.logs / "user" / "error.txt"):
+        for path in (tree.job_error, tree.user_error):
             _write_best_effort(layout, path, said)
-    try:
-        os.unlink(spool.active / layout.job_id)
-    except FileNotFoundError:
-        pass
+    (spool.active / layout.job_id).unlink(missing_ok=True)
     log.error("job failed by a fault", job_id=layout.job_id, reason=reason)
     return final
 

@@ -23,9 +23,13 @@ them (:mod:`prsd.tunables`).
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from prsd.tunables import init_rule_window_s
+
+if TYPE_CHECKING:
+    from prsd.wire.nodereport import NodeReport
+
 
 INIT_RULE_AFTER_S = init_rule_window_s()
 SCRIPT_ERROR = "EntryScriptError: "  # the worker's error for a script it cannot use
@@ -42,15 +46,15 @@ class NodeInit:
     timeouts: int = 0  # workers stopped for staying in init() past the deadline
 
     @classmethod
-    def from_report(cls, report: dict[str, Any]) -> NodeInit:
+    def from_report(cls, report: NodeReport) -> NodeInit:
         return cls(
-            str(report.get("node_id", "?")),
-            int(report.get("workers", 1)),
-            int(report.get("init_successes", 0)),
-            int(report.get("init_failures", 0)),
-            bool(report.get("gave_up", False)),
-            report.get("first_init_error"),
-            int(report.get("init_timeouts", 0)),
+            report.node_id,
+            report.workers if report.workers is not None else 1,
+            report.init_successes,
+            report.init_failures,
+            report.gave_up,
+            report.first_init_error,
+            report.init_timeouts,
         )
 
 

@@ -44,6 +44,7 @@ from prsd.storage.jobroot import (
     seal_job_root,
 )
 from prsd.storage.readsafe import UntrustedFile, read_small
+from prsd.wire.status import SCHEMA_VERSION
 
 if TYPE_CHECKING:
     from pathlib import Path
@@ -206,9 +207,14 @@ def fail_intake(layout: JobLayout, error: PrsdError) -> FinalState:
     layout.state.mkdir(parents=True, exist_ok=True)
     write_readme(layout)
     text = f"Failed\nReason: {reason}\nThe job was not started: fix the job folder and submit it again.\n"
-    write_atomic(layout.logs / "job_result.txt", text.encode())
+    write_atomic(layout.log_tree.job_result, text.encode())
     write_atomic(layout.final, final.to_json())
-    status = {"schema": 1, "job_id": layout.job_id, "state": "Failed", "reason": reason}
+    status = {
+        "schema": SCHEMA_VERSION,
+        "job_id": layout.job_id,
+        "state": "Failed",
+        "reason": reason,
+    }
     write_atomic(layout.status, json.dumps(status, indent=1).encode(), durable=False)
     return final
 

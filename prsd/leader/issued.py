@@ -15,6 +15,7 @@ from __future__ import annotations
 import os
 from typing import TYPE_CHECKING
 
+from prsd.fdio import write_all
 from prsd.storage.layout import TaskName
 
 if TYPE_CHECKING:
@@ -36,10 +37,7 @@ class IssueLog:
         self._fd = os.open(log_path(layout, epoch), os.O_WRONLY | os.O_CREAT | os.O_APPEND, 0o644)
 
     def add(self, names: Iterable[str]) -> None:
-        data = "".join(f"{n}\n" for n in names).encode()
-        view = memoryview(data)
-        while view:
-            view = view[os.write(self._fd, view) :]
+        write_all(self._fd, "".join(f"{n}\n" for n in names).encode())
 
     def close(self) -> None:
         if self._fd >= 0:

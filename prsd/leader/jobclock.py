@@ -65,5 +65,5 @@ def restore_start(driver: JobDriver, now: float) -> None:
     start = read_start(driver.layout)
     if start is None:
         return
-    driver.started = now - age_s(start, time.time())
+    driver.book.started = now - age_s(start, time.time())
     driver.status.started_wall = datetime.fromtimestamp(start, UTC)

@@ -14,15 +14,15 @@ import io
 import os
 from dataclasses import dataclass
 from datetime import UTC, datetime
+from pathlib import Path
 from typing import TYPE_CHECKING
 
 from prsd.logline import append_lines, one_line
 from prsd.storage.atomic import write_atomic
 from prsd.storage.layout import JobLayout, mb_id
+from prsd.wire.logtree import REPORT_EPOCH_PREFIX, LogTree
 
 if TYPE_CHECKING:
-    from pathlib import Path
-
     from prsd.storage.records import Outcome
 
 CSV_COLUMNS = (
@@ -45,27 +45,17 @@ CSV_COLUMNS = (
 
 def overview_name(when: datetime) -> str:
     """The progress overview file for a moment (rotated daily, local date)."""
-    return f"job_progress_overview.{when:%Y%m%d}.txt"
-
-
-def report_csv(layout: JobLayout, epoch: int = 1) -> Path:
-    """The job report the leader of ``epoch`` appends to (epoch 1: the report itself)."""
-    folder = layout.logs / "sys" / "job_report"
-    if epoch <= 1:
-        return folder / "processed_mini-batches.csv"
-    return folder / f"processed_mini-batches.epoch-{epoch:08d}.csv"
+    return LogTree(Path()).progress_overview(f"{when:%Y%m%d}").name
 
 
 def report_parts(layout: JobLayout) -> list[Path]:
     """The report and the parts later leader epochs appended, in epoch order."""
-    folder = layout.logs / "sys" / "job_report"
+    tree = layout.log_tree
     try:
-        names = sorted(
-            n for n in os.listdir(folder) if n.startswith("processed_mini-batches.epoch-")
-        )
+        names = sorted(n for n in os.listdir(tree.job_report) if n.startswith(REPORT_EPOCH_PREFIX))
     except FileNotFoundError:
         names = []
-    return [folder / "processed_mini-batches.csv", *(folder / n for n in names)]
+    return [tree.report_csv, *(tree.job_report / n for n in names)]
 
 
 def format_duration(seconds: float) -> str:
@@ -109,11 +99,11 @@ class JobLogs:
 
     def __init__(self, layout: JobLayout, *, epoch: int = 1) -> None:
         self.layout = layout
-        (layout.logs / "sys" / "job_report").mkdir(parents=True, exist_ok=True)
+        layout.log_tree.job_report.mkdir(parents=True, exist_ok=True)
         # Each leader epoch appends to a file of its own (a deposed leader's last appends
         # can never interleave with its successor's); the leader that ends the job merges
         # them into processed_mini-batches.csv (prsd.leader.resume.merge_reports).
-        self._csv_path = report_csv(layout, epoch)
+        self._csv_path = layout.log_tree.report_part(epoch)
         self._written: set[tuple[int, int]] = set()
         for path in report_parts(layout):
             self._written |= _existing_keys(path)
@@ -138,7 +128,7 @@ class JobLogs:
     def progress(self, message: str, now: datetime | None = None) -> None:
         """One line in today's job_progress_overview file (and in the leader's view)."""
         when = now or datetime.now().astimezone()
-        path = self.layout.logs / overview_name(when)
+        path = self.layout.log_tree.progress_overview(f"{when:%Y%m%d}")
         _append_line(
             path, f"{when.replace(tzinfo=None).isoformat(timespec='microseconds')} {message}"
         )
@@ -147,11 +137,11 @@ class JobLogs:
     def master(self, message: str, now: datetime | None = None) -> None:
         """One line in sys/master_role.txt (the leader's view: intake, progress, result)."""
         when = (now or datetime.now(UTC)).astimezone(UTC).isoformat(timespec="milliseconds")
-        _append_line(self.layout.logs / "sys" / "master_role.txt", f"{when} {message}")
+        _append_line(self.layout.log_tree.master_role, f"{when} {message}")
 
     def result(self, text: str) -> None:
         """Replace logs/job_result.txt."""
-        write_atomic(self.layout.logs / "job_result.txt", text.encode())
+        write_atomic(self.layout.log_tree.job_result, text.encode())
 
     def close(self) -> None:
         self._csv.close()

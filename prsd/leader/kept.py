@@ -29,6 +29,7 @@ from prsd.leader.retryplan import Kept, items_digest, payload_identity
 from prsd.storage.jobowner import JobOwner, owner_of_folder, read_job_owner
 from prsd.storage.layout import JobLayout, TaskName, parse_done_name, valid_job_id
 from prsd.storage.records import SUCCEEDED, TaskBody, read_result_meta
+from prsd.wire.fields import RecordError
 
 if TYPE_CHECKING:
     from collections.abc import Iterator
@@ -131,7 +132,7 @@ def own_results(layout: JobLayout, mode: str, *, keep_short: bool) -> Iterator[K
             continue
         try:
             body = TaskBody.decode(layout.done_task(task, node).read_bytes())
-        except (OSError, PrsdError):
+        except (OSError, PrsdError, RecordError):
             continue
         planned = {mb.index: mb for mb in body.mini_batches}
         rel = str(result.relative_to(layout.root))

@@ -10,6 +10,7 @@ from __future__ import annotations
 import json
 import os
 from dataclasses import dataclass, field
+from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 import anyio
@@ -31,7 +32,7 @@ from prsd.leader.guard import (
 from prsd.leader.intake import fail_intake, load_taken_job, ready_in_inbox, take_in
 from prsd.leader.job import Hint, JobDriver
 from prsd.leader.jobclock import record_start, restore_start
-from prsd.leader.liveness import Observer
+from prsd.leader.liveness import Observer, nodes_view
 from prsd.leader.requests import RequestDesk
 from prsd.logconfig import get_logger
 from prsd.pipeline.desk import PipelineDesk
@@ -272,23 +273,7 @@ class Leader:
 
     def _write_nodes_view(self, beats: dict[str, Any], now: float) -> None:
         assert self.nodes is not None
-        view = {
-            "schema": 1,
-            "epoch": self.epoch,
-            "node_lease_s": self.node_lease_s,
-            "nodes": {
-                node_id: {
-                    "host": beat.host,
-                    "seq": beat.seq,
-                    "silent_s": round(self.nodes.silent_for(node_id, now), 1),
-                    "alive": not self.nodes.expired(node_id, now),
-                    "draining": beat.draining,
-                    "slots": beat.slots,
-                    "gpus": beat.gpus,
-                }
-                for node_id, beat in beats.items()
-            },
-        }
+        view = nodes_view(self.nodes, beats, self.epoch, self.node_lease_s, now)
         try:
             write_atomic(
                 self.spool.leader / "nodes.json", json.dumps(view, indent=1).encode(), durable=False
@@ -415,7 +400,4 @@ def _claimants(driver: JobDriver) -> list[str]:
 
 
 def _unlink(path: os.PathLike[str]) -> None:
-    try:
-        os.unlink(path)
-    except FileNotFoundError:
-        pass
+    Path(path).unlink(missing_ok=True)

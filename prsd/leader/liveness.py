@@ -10,10 +10,12 @@ lease from its own start before presuming anyone dead (FILESYSTEMS.md section 5.
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
     from collections.abc import Hashable
+
+    from prsd.wire.heartbeat import Heartbeat
 
 
 @dataclass
@@ -42,3 +44,26 @@ class Observer:
 
     def forget(self, peer: str) -> None:
         self._seen.pop(peer, None)
+
+
+def nodes_view(
+    observer: Observer, beats: dict[str, Heartbeat], epoch: int, lease_s: float, now: float
+) -> dict[str, Any]:
+    """The leader's view of the nodes (``leader/nodes.json``): alive or not, by observation."""
+    return {
+        "schema": 1,
+        "epoch": epoch,
+        "node_lease_s": lease_s,
+        "nodes": {
+            node_id: {
+                "host": beat.host,
+                "seq": beat.seq,
+                "silent_s": round(observer.silent_for(node_id, now), 1),
+                "alive": not observer.expired(node_id, now),
+                "draining": beat.draining,
+                "slots": beat.slots,
+                "gpus": beat.gpus,
+            }
+            for node_id, beat in beats.items()
+        },
+    }

@@ -29,16 +29,19 @@ from __future__ import annotations
 
 import os
 from dataclasses import dataclass
+from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from prsd.errors import PrsdError
-from prsd.leader.outplace import OutputPlace
+from prsd.fdio import write_all
+from prsd.leader.outplace import OutputPlace, output_place
 from prsd.storage.atomic import rename_at, tmp_path_for
 from prsd.storage.dirfd import UnsafeFolder, check_owner, open_under, same_folder
 from prsd.storage.records import UntrustedResult, open_result
 
 if TYPE_CHECKING:
-    from pathlib import Path
+    from prsd.jobspec import JobSpec
+    from prsd.storage.layout import JobLayout
 
 _COPY_CHUNK = 1 << 24
 
@@ -176,10 +179,7 @@ class OrderedMerge:
             self.bytes_written += copied
 
     def _write_all(self, data: bytes) -> int:
-        view = memoryview(data)
-        while view:
-            view = view[os.write(self._fd, view) :]
-        return len(data)
+        return write_all(self._fd, data)
 
     def finish(self, *, durable: bool = True) -> Path:
         """Publish the output under its final name; every mini-batch must be in.
@@ -286,3 +286,16 @@ class ParquetSink:
 def _sink(fd: int) -> Any:
     """A writable file on ``fd`` that Arrow writes to (the descriptor stays ours)."""
     return open(fd, "wb", buffering=0, closefd=False)  # unbuffered: nothing left to flush
+
+
+def open_merge(spec: JobSpec, layout: JobLayout) -> OrderedMerge | None:
+    """The merge of a job's append_row file (None: the job writes no such file)."""
+    if spec.output_action != "append_row" or not spec.append_row_to:
+        return None
+    out = Path(spec.append_row_to)
+    return OrderedMerge(
+        out,
+        write_header=spec.append_row_dataframe_header,
+        fmt=spec.append_row_format,
+        place=output_place(layout, out),
+    )

@@ -6,36 +6,31 @@ vanished report is skipped: the next look reads it again. Nothing here raises.
 
 from __future__ import annotations
 
-import json
 import os
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
+
+from prsd.wire.nodereport import NodeReport
 
 if TYPE_CHECKING:
     from prsd.storage.layout import JobLayout
 
 
-def read_node_reports(layout: JobLayout) -> list[dict[str, Any]]:
+def read_node_reports(layout: JobLayout) -> list[NodeReport]:
     """The nodes' reports for this job (``jobs/<id>/nodes/*.json``), as read."""
     folder = layout.root / "nodes"
-    reports: list[dict[str, Any]] = []
+    reports: list[NodeReport] = []
     try:
         names = sorted(n for n in os.listdir(folder) if n.endswith(".json"))
     except FileNotFoundError:
         return reports
     for name in names:
         try:
-            report = json.loads((folder / name).read_bytes())
-        except (OSError, ValueError):
+            reports.append(NodeReport.decode((folder / name).read_bytes()))
+        except (OSError, ValueError):  # ValueError: RecordError, a torn or foreign report
             continue
-        if isinstance(report, dict):
-            reports.append(report)
     return reports
 
 
-def blind_nodes(reports: list[dict[str, Any]]) -> dict[str, list[str]]:
+def blind_nodes(reports: list[NodeReport]) -> dict[str, list[str]]:
     """Nodes whose report says they cannot see some of the job's files."""
-    return {
-        str(r.get("node_id", "?")): [str(m) for m in r["cannot_see"]]
-        for r in reports
-        if isinstance(r.get("cannot_see"), list) and r["cannot_see"]
-    }
+    return {r.node_id: list(r.cannot_see) for r in reports if r.cannot_see}

@@ -18,23 +18,22 @@ from typing import TYPE_CHECKING
 from prsd.leader.merge import Piece
 
 if TYPE_CHECKING:
-    from prsd.leader.job import JobDriver
+    from prsd.leader.joblogs import JobLogs
+    from prsd.leader.ledger import Ledger
+    from prsd.leader.merge import OrderedMerge
 
 
-def keep_partial_output(driver: JobDriver, state: str) -> str:
+def keep_partial_output(merge: OrderedMerge, ledger: Ledger, logs: JobLogs, state: str) -> str:
     """Publish the succeeded mini-batches' rows of a job that ends ``state``; the path."""
-    merge = driver.merge
-    if merge is None:
-        return ""
-    if state != "Failed" or driver.ledger.counts().succeeded_mbs == 0:
+    if state != "Failed" or ledger.counts().succeeded_mbs == 0:
         merge.abandon()
         return ""
-    for i in range(merge.next_index, len(driver.ledger)):
-        if not driver.ledger.is_final(i):
+    for i in range(merge.next_index, len(ledger)):
+        if not ledger.is_final(i):
             merge.offer(i, Piece(None))  # unfinished: adds nothing, lets later ones through
     if merge.waiting:
         merge.abandon()  # a final mini-batch beyond the planned ones: nothing trustworthy
         return ""
     path = merge.finish()
-    driver.logs.master(f"the rows of the mini-batches that succeeded are in {path}")
+    logs.master(f"the rows of the mini-batches that succeeded are in {path}")
     return str(path)

@@ -6,6 +6,7 @@ from typing import TYPE_CHECKING
 
 from prsd.jobspec.said import notes_text, spec_notes
 from prsd.storage.atomic import write_atomic
+from prsd.wire.logtree import LogTree
 
 if TYPE_CHECKING:
     from pathlib import Path
@@ -133,11 +134,12 @@ perf/<node_id>/os/<YYYYMMDDHH>/processes_<MM>
 
 def write_job_notes(logs: Path, spec: JobSpec) -> None:
     """Write logs/sys/job_notes.txt: what the job does differently from Azure."""
-    (logs / "sys").mkdir(parents=True, exist_ok=True)
-    write_atomic(logs / "sys" / "job_notes.txt", notes_text(spec_notes(spec)).encode())
+    tree = LogTree(logs)
+    tree.sys.mkdir(parents=True, exist_ok=True)
+    write_atomic(tree.job_notes, notes_text(spec_notes(spec)).encode())
 
 
 def write_readme(layout: JobLayout) -> None:
     """Write logs/readme.txt for a job (idempotent)."""
     layout.logs.mkdir(parents=True, exist_ok=True)
-    write_atomic(layout.logs / "readme.txt", README.encode(), durable=False)
+    write_atomic(layout.log_tree.readme, README.encode(), durable=False)

@@ -16,7 +16,6 @@ from typing import TYPE_CHECKING
 
 from prsd.errors import PrsdError
 from prsd.leader.bisect import short_is_failure
-from prsd.leader.faileditems import FAILED_ITEMS_FILE
 from prsd.leader.kept import job_owner, results_to_keep
 from prsd.leader.planner import plan_mini_batches
 from prsd.leader.rerun import RetryOrder, RetryPlan, plan_units, retry_mode
@@ -70,7 +69,7 @@ def check_may_retry(old: JobLayout, final_state: str) -> None:
 def failed_inputs(old: JobLayout) -> tuple[str, ...]:
     """The earlier job's failed inputs (file lists), from its failed_items.txt."""
     try:
-        text = (old.logs / "sys" / FAILED_ITEMS_FILE).read_text(encoding="utf-8")
+        text = old.log_tree.failed_items.read_text(encoding="utf-8")
     except OSError:
         return ()
     return tuple(ln.split("\t", 1)[0] for ln in text.splitlines() if ln and ln[0] != "#")

@@ -176,8 +176,5 @@ def merge_reports(parts: list[Path]) -> int:
     writer.writerows(kept)
     write_atomic(parts[0], out.getvalue().encode("utf-8"))
     for path in parts[1:]:
-        try:
-            os.unlink(path)
-        except FileNotFoundError:
-            pass
+        path.unlink(missing_ok=True)
     return dropped

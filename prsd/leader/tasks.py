@@ -13,9 +13,11 @@ from collections import Counter
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
+from prsd.errors import SpoolError
 from prsd.storage.atomic import write_atomic
 from prsd.storage.layout import JobLayout, TaskName, shard_of
 from prsd.storage.records import MiniBatch, TaskBody
+from prsd.wire.fields import RecordError
 
 if TYPE_CHECKING:
     from collections.abc import Callable
@@ -108,7 +110,10 @@ class TaskTable:
 
     def read_body(self, path: Path) -> dict[int, MiniBatch]:
         """The mini-batches of a task file (done or claimed), by index."""
-        body = TaskBody.decode(path.read_bytes())
+        try:
+            body = TaskBody.decode(path.read_bytes())
+        except RecordError as exc:
+            raise SpoolError(f"unreadable task file {path.name}: {exc}") from exc
         return {mb.index: mb for mb in body.mini_batches}
 
 

@@ -17,7 +17,7 @@ from __future__ import annotations
 
 import os
 import re
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Protocol
 
 from prsd.errors import InputError
 from prsd.leader.joblogs import AttemptRow
@@ -28,9 +28,28 @@ from prsd.storage.layout import mb_id
 from prsd.storage.records import REQUEUED, Outcome
 
 if TYPE_CHECKING:
-    from prsd.leader.job import JobDriver
-    from prsd.leader.tasks import OutTask
+    from collections.abc import Callable
+
+    from prsd.jobspec import JobSpec
+    from prsd.leader.joblogs import JobLogs
+    from prsd.leader.ledger import Ledger
+    from prsd.leader.tasks import OutTask, TaskTable
+    from prsd.storage.layout import JobLayout
     from prsd.storage.records import MiniBatch
+
+
+class JobDriver(Protocol):
+    """What of the job's driver replanning reads and writes (prsd.leader.job)."""
+
+    layout: JobLayout
+    spec: JobSpec
+    table: TaskTable
+    ledger: Ledger
+    logs: JobLogs
+    fence: Callable[[], None]
+
+    def queue_again(self, mbs: list[MiniBatch]) -> None: ...
+
 
 _VOID_NAME = re.compile(r"^(\d+\.a\d+\.e\d+)\.(.+)$")
 

@@ -23,6 +23,7 @@ from __future__ import annotations
 import json
 import os
 from datetime import UTC, datetime
+from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from prsd.errors import ExitCode
@@ -48,10 +49,10 @@ from prsd.pipeline.view import (
     step_views,
 )
 from prsd.storage.atomic import write_atomic
+from prsd.wire.logtree import LogTree
 
 if TYPE_CHECKING:
     from collections.abc import Collection
-    from pathlib import Path
 
     from prsd.pipeline.record import PipelineRecord
     from prsd.storage.layout import SpoolLayout
@@ -193,7 +194,9 @@ class PipelineDesk:
             lines.append(f"  step {view.name} ({view.kind}) {view.state}{extra} [{where}]")
         if record is not None and record.ignored:
             lines.append("not used by prsd (Azure only): " + ", ".join(record.ignored))
-        opened.write("job_result.txt", ("\n".join(lines) + "\n").encode(), sub="logs")
+        result = LogTree.of_job(Path()).job_result  # logs/job_result.txt, as for a job
+        text = ("\n".join(lines) + "\n").encode()
+        opened.write(result.name, text, sub=result.parent.as_posix())
         code = {"Completed": ExitCode.OK, "Canceled": ExitCode.JOB_CANCELED}.get(
             state, ExitCode.JOB_FAILED
         )
@@ -236,7 +239,7 @@ def first_error(spool: SpoolLayout, view: StepView) -> str:
     """The failed step's first error (its job_result.txt's ``First error:``), else its reason."""
     if view.state == "Lost":
         return view.reason  # not a job of this pipeline's: nothing of it is read
-    path = spool.job(view.job_id).logs / "job_result.txt"
+    path = LogTree.of_job(spool.job(view.job_id).root).job_result
     try:
         lines = [x.strip() for x in path.read_text(encoding="utf-8").splitlines() if x.strip()]
     except OSError:

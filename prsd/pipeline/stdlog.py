@@ -18,22 +18,26 @@ from typing import TYPE_CHECKING
 from prsd.storage.atomic import write_atomic
 from prsd.storage.dirfd import UnsafeFolder, open_under
 from prsd.storage.layout import valid_node_id
+from prsd.wire.logtree import STD_LOG_FILE, LogTree
 
 if TYPE_CHECKING:
     from prsd.storage.layout import JobLayout
 
-STD_LOG = "std_log.txt"
+STD_LOG = STD_LOG_FILE
 MAX_BYTES = 16 * 1024 * 1024
 
 
 def publish_std_log(job: JobLayout) -> bool:
     """Write ``logs/user/std_log.txt`` from the nodes' files once; True if written now."""
-    target = job.logs / "user" / STD_LOG
-    if os.path.lexists(target) or not os.path.isdir(job.logs / "user"):
+    tree = LogTree.of_job(job.root)
+    target = tree.std_log
+    if os.path.lexists(target) or not os.path.isdir(tree.user):
         return False
     parts: list[bytes] = []
     try:
-        top = open_under(job.logs, ["user", "entry_script_log"])
+        top = open_under(
+            tree.root, list(tree.entry_script_logs("-").parent.relative_to(tree.root).parts)
+        )
     except UnsafeFolder:
         top = None
     if top is not None:

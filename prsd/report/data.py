@@ -14,6 +14,8 @@ from dataclasses import dataclass, field
 from datetime import datetime
 from typing import TYPE_CHECKING, Any
 
+from prsd.wire.logtree import NODE_USAGE_FILE
+
 if TYPE_CHECKING:
     from prsd.storage.layout import JobLayout
 
@@ -127,17 +129,16 @@ def load_report_data(layout: JobLayout) -> ReportData:
     Raises:
         FileNotFoundError: the job has no attempt report yet.
     """
-    path = layout.logs / "sys" / "job_report" / "processed_mini-batches.csv"
+    path = layout.log_tree.report_csv
     with open(path, newline="", encoding="utf-8") as f:
         attempts = [attempt_from_row(r) for r in csv.DictReader(f)]
     try:
         status = json.loads(layout.status.read_bytes())
     except (OSError, ValueError):
         status = {"job_id": layout.job_id, "state": "?"}
-    nodes = [
-        read_node_series(p, p.parent.name)
-        for p in sorted((layout.logs / "perf").glob("*/node_resource_usage.csv"))
-    ]
+    tree = layout.log_tree
+    usage = tree.pattern(tree.perf("*") / NODE_USAGE_FILE)
+    nodes = [read_node_series(p, p.parent.name) for p in sorted(tree.root.glob(usage))]
     return ReportData(layout.job_id, status, attempts, nodes)
 
 

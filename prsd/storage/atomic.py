@@ -24,6 +24,8 @@ import os
 import secrets
 from pathlib import Path
 
+from prsd.fdio import write_all
+
 TMP_PREFIX = ".tmp-"
 
 
@@ -80,10 +82,7 @@ def write_atomic(path: Path, data: bytes, *, durable: bool = True, mode: int = 0
     tmp = tmp_path_for(path)
     fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_EXCL, mode)
     try:
-        view = memoryview(data)
-        while view:
-            written = os.write(fd, view)
-            view = view[written:]
+        write_all(fd, data)
         if durable:
             os.fsync(fd)
     except BaseException:

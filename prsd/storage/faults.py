@@ -156,10 +156,7 @@ def probe_writable(folder: Path) -> None:
         os.fsync(fd)
     finally:
         os.close(fd)
-        try:
-            os.unlink(path)
-        except FileNotFoundError:
-            pass
+        path.unlink(missing_ok=True)
 
 
 def wait_until_writable(

@@ -11,54 +11,25 @@ unlink and rename) by keeping their last observation.
 from __future__ import annotations
 
 import errno
-import json
 import os
-from dataclasses import asdict, dataclass, field
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
 from prsd.storage.atomic import write_atomic
 from prsd.storage.faults import overwrite_in_place, padded
 from prsd.storage.layout import SpoolLayout, valid_node_id
+from prsd.wire.heartbeat import HEARTBEAT_INTERVAL_S, Heartbeat
+
+__all__ = [
+    "HEARTBEAT_INTERVAL_S",
+    "Heartbeat",
+    "read_heartbeat",
+    "read_heartbeats",
+    "write_heartbeat",
+    "write_padded",
+]
 
 if TYPE_CHECKING:
     from pathlib import Path
-
-HEARTBEAT_INTERVAL_S = 2.0
-
-
-@dataclass(frozen=True)
-class Heartbeat:
-    """What an agent says about itself (schema 1, documented in docs/prsctl.md)."""
-
-    node_id: str
-    seq: int
-    boot: str  # a random id per agent start
-    pid: int
-    host: str
-    started_at: str  # ISO 8601 UTC, for people
-    updated_at: str  # ISO 8601 UTC, for people
-    slots: int  # worker slots this node offers
-    gpus: int
-    draining: bool = False
-    jobs: dict[str, dict[str, Any]] = field(default_factory=dict)  # job id -> its workers
-    heartbeat_interval_s: float = HEARTBEAT_INTERVAL_S  # how often this agent beats
-    conflict: str = ""  # another agent writes this node id too: "pid P on host H"
-    schema: int = 1
-    fault: str = ""  # a storage fault the agent is waiting out ("" when healthy)
-    drained: bool = False  # the agent's last beat: it drained and stopped cleanly
-
-    def encode(self) -> bytes:
-        return json.dumps(asdict(self), indent=1, sort_keys=True).encode()
-
-    @classmethod
-    def decode(cls, data: bytes) -> Heartbeat | None:
-        """Parse a heartbeat; None for a torn or foreign file."""
-        try:
-            obj = json.loads(data)
-            known = set(cls.__dataclass_fields__)
-            return cls(**{k: v for k, v in obj.items() if k in known})
-        except (ValueError, TypeError):
-            return None
 
 
 def write_heartbeat(spool: SpoolLayout, beat: Heartbeat) -> None:

@@ -84,10 +84,7 @@ def reserve_job_id(spool: SpoolLayout, job_id: str) -> bool:
 
 def release_job_id(spool: SpoolLayout, job_id: str) -> None:
     """Give back an id reserved for a move that did not happen (no job has it)."""
-    try:
-        os.unlink(registry(spool) / job_id)
-    except FileNotFoundError:
-        pass
+    (registry(spool) / job_id).unlink(missing_ok=True)
 
 
 def assign_job_id(spool: SpoolLayout, inbox_name: str, name: str) -> str:

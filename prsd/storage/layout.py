@@ -29,6 +29,8 @@ import re
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
+from prsd.wire.logtree import LogTree
+
 if TYPE_CHECKING:
     from pathlib import Path
 
@@ -247,6 +249,11 @@ class JobLayout:
     @property
     def logs(self) -> Path:
         return self.root / "logs"
+
+    @property
+    def log_tree(self) -> LogTree:
+        """Every path under ``logs/`` (prsd.wire.logtree)."""
+        return LogTree(self.logs)
 
     @property
     def work(self) -> Path:

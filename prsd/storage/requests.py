@@ -213,7 +213,4 @@ def _daemon_uid(spool: SpoolLayout) -> int:
 
 def remove(spool: SpoolLayout, name: str) -> None:
     """Remove a request, reply or stray from ``requests/`` (gone already is fine)."""
-    try:
-        os.unlink(spool.requests / name)
-    except FileNotFoundError:
-        pass
+    (spool.requests / name).unlink(missing_ok=True)

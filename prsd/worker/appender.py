@@ -13,6 +13,8 @@ from __future__ import annotations
 
 import os
 
+from prsd.fdio import write_all
+
 _FLAGS = os.O_WRONLY | os.O_APPEND | os.O_CREAT | getattr(os, "O_CLOEXEC", 0)
 
 
@@ -32,10 +34,7 @@ class AppendFile:
         fd = self._open(path)
         offset = os.fstat(fd).st_size
         try:
-            view = memoryview(data)
-            while view:
-                written = os.write(fd, view)
-                view = view[written:]
+            write_all(fd, data)
         except BaseException:
             # Cut off a partial write (also when interrupted), then let it propagate.
             os.ftruncate(fd, offset)

@@ -1,7 +1,7 @@
 """The entry script of a pipeline's command step: run its command line once.
 
 A command step is a job of one mini-batch, ``command/command.json`` (written at
-submit by :mod:`prsd.pipeline.stepjob`); this runner is its ``run()``. It makes the
+submit by :mod:`prsd.jobspec.stepjob`); this runner is its ``run()``. It makes the
 step's output folders (a ``uri_file`` output: its folder), then runs the command with
 ``/bin/sh -c`` in the step's code snapshot (``src/``), the job's interpreter's folder
 first on ``PATH`` (so ``python`` is the job's environment), and the step's
@@ -24,9 +24,9 @@ from collections import deque
 from datetime import datetime, timezone
 from typing import Any
 
+from prsd.wire.logtree import STD_LOG_FILE, LogTree
 from prsd.worker.entry_script import EntryScript
 
-STD_LOG = "std_log.txt"
 _TAIL_LINES = 20
 
 
@@ -55,11 +55,11 @@ def _run_one(spec: dict[str, Any], job_root: str, log_dir: str) -> None:
         target = out["path"]
         os.makedirs(os.path.dirname(target) if out["type"] == "uri_file" else target, exist_ok=True)
     os.makedirs(log_dir, exist_ok=True)
-    earlier = _earlier_attempts(os.path.dirname(log_dir))
+    earlier = _earlier_attempts(str(LogTree.of_job(job_root).node_std_log("*")))
     env = dict(os.environ)
     env["PATH"] = os.path.dirname(sys.executable) + os.pathsep + env.get("PATH", "")
     tail: deque[str] = deque(maxlen=_TAIL_LINES)
-    with open(os.path.join(log_dir, STD_LOG), "a", encoding="utf-8") as log:
+    with open(os.path.join(log_dir, STD_LOG_FILE), "a", encoding="utf-8") as log:
         log.write(_header(spec, earlier))
         log.flush()
         proc = subprocess.Popen(
@@ -98,9 +98,9 @@ def _die_with_worker() -> None:
             pass
 
 
-def _earlier_attempts(user_log_root: str) -> int:
+def _earlier_attempts(pattern: str) -> int:
     """How many attempts of this step wrote a log before (on any node)."""
-    return sum(_attempts_in(p) for p in glob.glob(os.path.join(user_log_root, "*", STD_LOG)))
+    return sum(_attempts_in(p) for p in glob.glob(pattern))
 
 
 def _attempts_in(path: str) -> int:

@@ -26,6 +26,8 @@ import sys
 import time
 from typing import TYPE_CHECKING, Any
 
+from prsd.wire import frames
+from prsd.wire.fields import RecordError
 from prsd.worker import protocol
 from prsd.worker.entry_script import configure_worker
 from prsd.worker.hello import Hello
@@ -43,7 +45,6 @@ from prsd.worker.protocol import (
     EXIT_AGENT_GONE,
     EXIT_INIT_FAILED,
     EXIT_PROTOCOL_ERROR,
-    ProtocolError,
 )
 from prsd.worker.runner import MiniBatchRunner
 from prsd.worker.script import (
@@ -126,7 +127,7 @@ class Worker:
         except (Exception, SystemExit) as exc:  # noqa: BLE001 - any failure of the user's import/init
             return self._init_failed(exc, errors)
         init_s = time.monotonic() - started_s
-        self.channel.send({"ev": "ready", "pid": os.getpid(), "init_s": init_s})
+        self.channel.send(frames.Ready(os.getpid(), init_s).to_json())
         return self._serve_frames(MiniBatchRunner(hello, script, errors, self.channel.send))
 
     def _start(self, hello: Hello, errors: ErrorFile) -> UserScript:
@@ -155,30 +156,21 @@ class Worker:
         else:
             full = errors.write_exception(self.doing, exc)
             error_file = errors.path
-        self.channel.send(
-            {
-                "ev": "init_failed",
-                "error": one_line_error(exc),
-                "traceback_tail": traceback_tail(full),
-                "error_file": error_file,
-            }
-        )
+        tail = traceback_tail(full)
+        self.channel.send(frames.InitFailed(one_line_error(exc), tail, error_file).to_json())
         return EXIT_INIT_FAILED
 
     def _serve_frames(self, runner: MiniBatchRunner) -> int:
         while True:
             frame = self.channel.recv()
-            op = frame.get("op")
-            if op == "run":
-                outcome = runner.handle(frame)
-                self.channel.send({"ev": "done", "outcome": outcome})
-            elif op == "shutdown":
+            command = frames.decode_command(frame)
+            if isinstance(command, frames.Run):
+                self.channel.send(frames.Done(runner.handle(command)).to_json())
+            else:
                 runner.close()
                 shut_down(runner.script, runner.hello, runner.errors)
-                self.channel.send({"ev": "bye"})
+                self.channel.send(frames.Bye().to_json())
                 return 0
-            else:
-                raise ProtocolError(f"unexpected frame {op!r} after hello")
 
 
 def set_up_process(hello: Hello, errors: ErrorFile) -> None:
@@ -247,7 +239,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     args = parser.parse_args(argv)
     try:
         code = Worker(Channel(args.fd)).serve()
-    except ProtocolError as exc:
+    except RecordError as exc:  # a malformed or unexpected frame (ProtocolError too)
         sys.stderr.write(f"prsd worker: protocol error: {exc}\n")
         code = EXIT_PROTOCOL_ERROR
     except AgentGone:

@@ -15,10 +15,9 @@ Standard library only, Python 3.9 syntax.
 from __future__ import annotations
 
 import importlib
-from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
-from prsd.worker.protocol import ProtocolError
+from prsd.wire.records import MiniBatch
 
 if TYPE_CHECKING:
     from collections.abc import Callable
@@ -37,34 +36,7 @@ class UnknownInputKind(Exception):
     """No loader is registered for the job's input kind."""
 
 
-@dataclass(frozen=True)
-class MiniBatchRef:
-    """A mini-batch as a ``run`` frame carries it (``{"i", "p", "n", "k"}``)."""
-
-    index: int
-    payload: Any
-    items: int = -1
-    key: dict[str, Any] | None = None
-
-    @property
-    def mb_id(self) -> str:
-        """The zero-padded id used in logs and messages (``000000042``)."""
-        return f"{self.index:09d}"
-
-    @classmethod
-    def from_json(cls, obj: Any) -> MiniBatchRef:
-        """Parse the ``mb`` of a ``run`` frame.
-
-        Raises:
-            ProtocolError: it is not a mini-batch object.
-        """
-        if not isinstance(obj, dict) or not isinstance(obj.get("i"), int) or "p" not in obj:
-            raise ProtocolError(f"run frame carries no valid mini-batch: {obj!r:.200}")
-        items = obj.get("n", -1)
-        key = obj.get("k")
-        if not isinstance(items, int) or not (key is None or isinstance(key, dict)):
-            raise ProtocolError(f"run frame carries no valid mini-batch: {obj!r:.200}")
-        return cls(obj["i"], obj["p"], items, key)
+MiniBatchRef = MiniBatch  # a mini-batch as a ``run`` frame carries it (prsd.wire.records)
 
 
 class MiniBatchContext:

@@ -19,6 +19,8 @@ import time
 import traceback
 from typing import IO
 
+from prsd.fdio import write_all
+
 TRACEBACK_TAIL_LINES = 6
 ROOT_FORMAT = "%(asctime)s|%(levelname)s|%(name)s|%(message)s"
 _HOST_DIR = os.path.dirname(os.path.abspath(__file__)) + os.sep
@@ -137,9 +139,7 @@ class ErrorFile:
         """Append ``text`` (never raises: losing a log line must not fail a mini-batch)."""
         data = text.encode("utf-8", "backslashreplace")
         try:
-            while data:
-                written = os.write(self._file.fileno(), data)
-                data = data[written:]
+            write_all(self._file.fileno(), data)
         except OSError:
             pass
 

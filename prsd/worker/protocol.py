@@ -44,6 +44,8 @@ import json
 import struct
 from typing import TYPE_CHECKING, Any
 
+from prsd.wire.fields import RecordError
+
 if TYPE_CHECKING:
     import socket
 
@@ -81,8 +83,9 @@ EXIT_PROTOCOL_ERROR = 70  # malformed or unexpected frame: an agent/worker misma
 EXIT_AGENT_GONE = 71  # the channel closed before ``shutdown``: the agent is gone
 
 
-class ProtocolError(Exception):
-    """The peer sent something that is not a valid frame."""
+class ProtocolError(RecordError):
+    """The peer sent something that is not a valid frame (the messages themselves are
+    :mod:`prsd.wire.frames`, whose decoders raise :class:`RecordError`)."""
 
 
 def encode(message: dict[str, Any]) -> bytes:

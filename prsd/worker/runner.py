@@ -13,9 +13,11 @@ from __future__ import annotations
 
 import os
 import time
-from dataclasses import asdict, dataclass, field
+from dataclasses import fields
 from typing import TYPE_CHECKING, Any
 
+from prsd.wire.frames import Run, Start
+from prsd.wire.records import FAILED, OOM, SUCCEEDED, Outcome
 from prsd.worker.appender import AppendFile
 from prsd.worker.entry_script import EntryScript
 from prsd.worker.loaders import MiniBatchRef, load_mini_batch
@@ -44,68 +46,42 @@ if TYPE_CHECKING:
     from prsd.worker.logs import ErrorFile
     from prsd.worker.script import UserScript
 
-SUCCEEDED = "succeeded"  # the statuses of prsd.storage.records
-FAILED = "failed"
-OOM = "oom"
-
 
 class UnsupportedOutput(Exception):
     """The job asks for an append_row format this worker cannot write."""
 
 
-@dataclass
 class Attempt:
-    """The outcome being built; its JSON is ``prsd.storage.records.Outcome``'s."""
+    """The outcome being built, field by field: a :class:`prsd.wire.records.Outcome`
+    once :meth:`outcome` is called (the one definition of its fields)."""
 
-    index: int
-    status: str = FAILED
-    items: int = 0
-    succeeded_items: int = 0
-    failed_items: int = 0
-    offset: int = 0
-    length: int = 0
-    process_name: str = ""
-    pid: int = 0
-    start_time: str = ""
-    elapsed_s: float = 0.0
-    process_time_s: float = 0.0
-    run_method_s: float = 0.0
-    error: str = ""
-    traceback_tail: str = ""
-    error_file: str = ""
-    header: str = ""
-    extra: dict[str, Any] = field(default_factory=dict)
+    def __init__(self, index: int, **fields: Any) -> None:
+        unknown = set(fields) - set(_OUTCOME_FIELDS)
+        if unknown:
+            raise TypeError(f"not fields of an outcome: {sorted(unknown)}")
+        object.__setattr__(self, "_fields", {"index": index, "status": FAILED, **fields})
+
+    def __getattr__(self, name: str) -> Any:
+        if name not in _OUTCOME_FIELDS:
+            raise AttributeError(name)
+        default = _OUTCOME_FIELDS[name]
+        return self._fields.get(name, dict(default) if isinstance(default, dict) else default)
+
+    def __setattr__(self, name: str, value: Any) -> None:
+        if name not in _OUTCOME_FIELDS:
+            raise AttributeError(f"not a field of an outcome: {name}")
+        self._fields[name] = value
+
+    def outcome(self) -> Outcome:
+        return Outcome(**self._fields)
 
     def to_json(self) -> dict[str, Any]:
-        """Like ``Outcome.to_json``: empty fields left out, index and status always in."""
-        obj = {k: v for k, v in asdict(self).items() if v not in ("", 0, 0.0, {})}
-        obj.update(index=self.index, status=self.status)
-        return obj
+        """``Outcome.to_json`` of the outcome: empty fields out, index and status in."""
+        return self.outcome().to_json()
 
 
-@dataclass(frozen=True)
-class RunFrame:
-    """A parsed ``run`` frame."""
-
-    ref: MiniBatchRef
-    out: str | None
-    close: bool
-
-    @classmethod
-    def parse(cls, frame: dict[str, Any], needs_out: bool) -> RunFrame:
-        """Read a ``run`` frame.
-
-        Raises:
-            ProtocolError: a field is missing or has the wrong type.
-        """
-        ref = MiniBatchRef.from_json(frame.get("mb"))
-        out = frame.get("out")
-        close = frame.get("close", False)
-        if not (out is None or isinstance(out, str)) or not isinstance(close, bool):
-            raise ProtocolError("run frame: out must be a path or null, close a bool")
-        if needs_out and not out:
-            raise ProtocolError("run frame: append_row needs an out path")
-        return cls(ref, out, close)
+_BLANK = Outcome(0, FAILED)
+_OUTCOME_FIELDS: dict[str, Any] = {f.name: getattr(_BLANK, f.name) for f in fields(Outcome)}
 
 
 class MiniBatchRunner:
@@ -124,17 +100,18 @@ class MiniBatchRunner:
         self.send = send
         self.out = AppendFile()
 
-    def handle(self, frame: dict[str, Any]) -> dict[str, Any]:
-        """Process one ``run`` frame (sending ``start``); return the outcome JSON.
+    def handle(self, run: Run) -> Outcome:
+        """Process one ``run`` frame (sending ``start``); return the attempt's outcome.
 
         Raises:
-            ProtocolError: the frame is malformed.
+            ProtocolError: an append_row job's frame names no out path.
         """
-        run = RunFrame.parse(frame, self.hello.append_row)
+        if self.hello.append_row and not run.out:
+            raise ProtocolError("run frame: append_row needs an out path")
         started_s, cpu_started_s = time.monotonic(), time.process_time()
         attempt = Attempt(
-            run.ref.index,
-            items=max(run.ref.items, 0),
+            run.mb.index,
+            items=max(run.mb.items, 0),
             process_name=self.hello.process_name,
             pid=os.getpid(),
         )
@@ -145,14 +122,14 @@ class MiniBatchRunner:
                 self.out.close()
         attempt.elapsed_s = time.monotonic() - started_s
         attempt.process_time_s = time.process_time() - cpu_started_s
-        return attempt.to_json()
+        return attempt.outcome()
 
     def close(self) -> None:
         """Close the ``out`` file (at shutdown)."""
         self.out.close()
 
-    def _process(self, run: RunFrame, attempt: Attempt) -> None:
-        ref = run.ref
+    def _process(self, run: Run, attempt: Attempt) -> None:
+        ref = run.mb
         try:
             self._check_output_format()
             mini_batch = load_mini_batch(self.hello.kind, ref, self.hello.config)
@@ -167,7 +144,7 @@ class MiniBatchRunner:
             self._account(run, result, attempt)
 
     def _start(self, ref: MiniBatchRef, attempt: Attempt) -> None:
-        self.send({"ev": "start", "i": ref.index})
+        self.send(Start(ref.index).to_json())
         attempt.start_time = utc_timestamp()
 
     def _call_run(self, mini_batch: Any, ref: MiniBatchRef, attempt: Attempt) -> tuple[bool, Any]:
@@ -184,8 +161,8 @@ class MiniBatchRunner:
             # Prints must reach the log file even if this worker is killed later.
             flush_std_streams()
 
-    def _account(self, run: RunFrame, result: Any, attempt: Attempt) -> None:
-        ref = run.ref
+    def _account(self, run: Run, result: Any, attempt: Attempt) -> None:
+        ref = run.mb
         try:
             accepted = accepted_result(result, ref.mb_id)
             check_rows(len(accepted), self.hello.max_result_rows, ref.mb_id)

@@ -18,7 +18,8 @@ import anyio
 import psutil
 
 from prsd.agent.agent import AgentOptions
-from prsd.agent.proc import ExitInfo, WorkerProcess, spawn_worker
+from prsd.agent.proc import WorkerProcess, spawn_worker
+from prsd.agent.verdicts import ExitInfo
 from prsd.embedded import run_until_done
 from prsd.storage.spool import open_spool
 from prsd.submit import submit

@@ -8,9 +8,10 @@ when its take-over scan adopts it; otherwise that mini-batch waits forever.
 
 from __future__ import annotations
 
+import time
 from typing import TYPE_CHECKING
 
-from prsd.leader import job as job_module
+from prsd.leader import takeover as takeover_module
 from prsd.leader.intake import load_taken_job, take_in
 from prsd.leader.job import JobDriver
 from prsd.storage.layout import TaskName
@@ -57,8 +58,13 @@ def test_a_late_task_of_the_old_epoch_is_renamed_at_take_over(
     assert written and {t.epoch for t in written} == {1}
     first.abandon()
     # The successor's first renaming finds nothing: the old leader's files land after it.
-    monkeypatch.setattr(job_module, "reepoch_pending", lambda *args: 0)
+    monkeypatch.setattr(takeover_module, "reepoch_pending", lambda *args: 0)
     successor = JobDriver(layout, spec, epoch=2, now=1.0, resume=True)
+    give_up = time.monotonic() + 30
+    while successor.takeover is not None and time.monotonic() < give_up:
+        successor.step(1.0, [])  # the take-over looks in a thread of its own
+        time.sleep(0.01)
+    assert successor.takeover is None, "the take-over never settled"
     successor.abandon()
     after = _pending(layout.pending)
     assert [(t.first_mb, t.epoch) for t in after] == [(t.first_mb, 2) for t in written]

@@ -8,8 +8,7 @@ from typing import TYPE_CHECKING
 import pytest
 
 from prsd.agent.memwatch import MemoryCgroup, memory_cgroup, oom_kills, ram_limit_bytes
-from prsd.agent.proc import ExitInfo
-from prsd.agent.verdicts import MemoryEvidence, classify_exit, oom_reason
+from prsd.agent.verdicts import ExitInfo, MemoryEvidence, classify_exit, oom_reason
 
 if TYPE_CHECKING:
     from pathlib import Path

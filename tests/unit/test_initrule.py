@@ -6,6 +6,7 @@ import pytest
 
 from prsd.leader.initrule import NodeInit, first_error_detail, init_failure
 from prsd.tunables import init_grace_s, init_rule_window_s
+from prsd.wire.nodereport import NodeReport
 
 ERR = {
     "process_name": "process003",
@@ -81,9 +82,10 @@ def test_window_is_a_parameter() -> None:
 
 def test_report_carries_init_timeouts() -> None:
     """The node report's init_timeouts reaches the rule (missing: 0)."""
-    report = {"node_id": "n", "workers": 3, "init_failures": 3, "init_timeouts": 3}
-    assert NodeInit.from_report(report).timeouts == 3
-    assert NodeInit.from_report({"node_id": "n"}).timeouts == 0
+    report = b'{"node_id": "n", "workers": 3, "init_failures": 3, "init_timeouts": 3}'
+    assert NodeInit.from_report(NodeReport.decode(report)).timeouts == 3
+    bare = NodeInit.from_report(NodeReport.decode(b'{"node_id": "n"}'))
+    assert (bare.timeouts, bare.workers) == (0, 1)  # a report that names no workers: one
 
 
 @pytest.mark.parametrize(

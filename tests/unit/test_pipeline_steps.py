@@ -9,14 +9,14 @@ from typing import Any
 import pytest
 
 from prsd.errors import JobSpecError
+from prsd.jobspec.checkset import check_overrides
 from prsd.jobspec.overrides import parse_override
+from prsd.jobspec.pipefile import pipeline_file
+from prsd.jobspec.stepjob import Binder, place
+from prsd.jobspec.steps import Pipeline, read_pipeline
 from prsd.jobspec.yamlsafe import read_yaml
-from prsd.pipeline.checkset import check_overrides
-from prsd.pipeline.entry import pipeline_file
 from prsd.pipeline.graph import CycleError, downstream, order
-from prsd.pipeline.stage import read_with_overrides
-from prsd.pipeline.stepjob import Binder, place
-from prsd.pipeline.steps import Pipeline, read_pipeline
+from prsd.pipesubmit import read_with_overrides
 
 
 def _write(folder: Path, files: dict[str, str]) -> Path:

@@ -6,7 +6,6 @@ from typing import TYPE_CHECKING
 
 import pytest
 
-from prsd.errors import SpoolError
 from prsd.storage.layout import TaskName, parse_done_name, valid_job_id, valid_node_id
 from prsd.storage.records import (
     SUCCEEDED,
@@ -16,6 +15,7 @@ from prsd.storage.records import (
     TaskBody,
     read_result_meta,
 )
+from prsd.wire.fields import RecordError
 
 if TYPE_CHECKING:
     from pathlib import Path
@@ -86,8 +86,8 @@ def test_task_body_round_trip() -> None:
     "data", [b"", b"{", b"[]", b'{"v": 99, "job": "j", "kind": "files", "mbs": []}']
 )
 def test_task_body_garbage(data: bytes) -> None:
-    """An unreadable task file is a SpoolError, never a KeyError."""
-    with pytest.raises(SpoolError):
+    """An unreadable task file is a RecordError saying why, never a KeyError."""
+    with pytest.raises(RecordError, match="task file"):
         TaskBody.decode(data)
 
 

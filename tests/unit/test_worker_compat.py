@@ -14,6 +14,8 @@ WORKER_FILES = sorted(
     [
         *(REPO / "prsd" / "worker").glob("*.py"),
         REPO / "prsd" / "__init__.py",
+        REPO / "prsd" / "fdio.py",
+        *(REPO / "prsd" / "wire").glob("*.py"),
         *(REPO / "azureml_user").rglob("*.py"),
     ]
 )

@@ -13,6 +13,7 @@ import pytest
 
 import azureml_user.parallel_run
 import prsd
+from prsd.wire.fields import RecordError
 from prsd.worker import boot
 from prsd.worker.appender import AppendFile
 from prsd.worker.entry_script import EntryScript
@@ -215,7 +216,7 @@ def test_unknown_kind_and_bad_payload_fail_clearly() -> None:
         load_mini_batch("avro", ref, {})
     with pytest.raises(TypeError, match="000000001 has no list of paths"):
         load_mini_batch("files", ref, {})
-    with pytest.raises(ProtocolError):
+    with pytest.raises(RecordError, match="mini-batch: i is missing"):
         MiniBatchRef.from_json({"p": []})
 
 

@@ -19,12 +19,10 @@ def entry_script() -> Any:
 
 def job_root() -> str:
     """The job's folder in the spool (``jobs/<id>``), from the entry-script log folder."""
-    es = entry_script()
-    log_dir = os.path.normpath(es.log_dir)
-    parts = log_dir.split(os.sep)
-    if len(parts) >= 4 and parts[-2] == "entry_script_log" and parts[-3] == "user":
-        return os.sep.join(parts[:-4]) or os.sep
-    return os.getcwd()
+    from prsd.wire.logtree import LogTree
+
+    job = LogTree.job_of_entry_script_logs(os.path.normpath(entry_script().log_dir))
+    return str(job) if job is not None else os.getcwd()
 
 
 def config() -> dict[str, Any]:
@@ -34,8 +32,10 @@ def config() -> dict[str, Any]:
 
 def metrics_file() -> str:
     """``logs/user/metrics/<node>/<process>.jsonl`` of this worker."""
+    from prsd.wire.logtree import LogTree
+
     es = entry_script()
     root = job_root()
     if root == os.getcwd() and es.job_id == "local":
         return os.path.join(root, "metrics", f"{es.agent_name}.jsonl")
-    return os.path.join(root, "logs", "user", "metrics", es.node_id, f"{es.agent_name}.jsonl")
+    return str(LogTree.of_job(root).metrics(es.node_id, es.agent_name))

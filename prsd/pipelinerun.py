@@ -1,5 +1,7 @@
 """``prsd run PIPELINE``: lead and serve one pipeline and its steps' jobs in this process.
 
+(:func:`pipeline_file` says which submissions are pipelines.)
+
 The same Leader (with its pipeline desk) and Agent the daemons run, limited to this
 pipeline and its steps, until the pipeline's ``final.json`` is written.
 """
@@ -14,17 +16,24 @@ import anyio
 import anyio.to_thread
 
 from prsd.agent.agent import Agent, AgentOptions
+from prsd.cli import console
+from prsd.cli.pipelines import submit_here
+from prsd.jobspec.pipefile import pipeline_file
 from prsd.leader.election import Deposed, Election
 from prsd.leader.job import Hint
 from prsd.leader.leader import Leader, LeaderLinks
 from prsd.pipeline.desk import FINAL
 from prsd.pipeline.view import step_views
+from prsd.wire.logtree import LogTree
 
 if TYPE_CHECKING:
-    from collections.abc import Callable
+    from collections.abc import Callable, Sequence
+    from pathlib import Path
 
     from prsd.pipeline.record import PipelineRecord
     from prsd.storage.layout import SpoolLayout, TaskName
+
+__all__ = ["pipeline_file", "progress_line", "run_pipeline", "run_pipeline_here"]
 
 PROGRESS_EVERY_S = 5.0
 
@@ -90,3 +99,24 @@ def progress_line(spool: SpoolLayout, record: PipelineRecord, leader: Leader) ->
         more = f" ({driver.progress_line(anyio.current_time())})" if driver else ""
         parts.append(f"{view.name} {view.state}{more}")
     return f"pipeline {record.name}: " + "; ".join(parts)
+
+
+def run_pipeline_here(
+    path: Path,
+    spool: SpoolLayout,
+    overrides: Sequence[str],
+    name: str | None,
+    node_id: str,
+    *,
+    quiet: bool = False,
+) -> int:
+    """``prsd run`` of a pipeline file: submit, drive here, print the result."""
+    record = submit_here(path, spool, overrides, name, quiet=quiet)
+    options = AgentOptions(node_id=node_id)
+    final = anyio.run(lambda: run_pipeline(spool, record, options, on_progress=console.say))
+    result = LogTree.of_job(spool.root / "pipelines" / record.pipeline_id).job_result
+    try:
+        console.say(result.read_text(encoding="utf-8").rstrip())
+    except OSError:
+        console.say(f"{final['state']}: {final['reason']}")
+    return int(final["exit_code"])

@@ -10,8 +10,8 @@ from __future__ import annotations
 from typing import TYPE_CHECKING
 
 from prsd.jobspec.load import find_job_file
+from prsd.jobspec.steps import is_pipeline
 from prsd.jobspec.yamlsafe import read_yaml
-from prsd.pipeline.steps import is_pipeline
 
 if TYPE_CHECKING:
     from pathlib import Path

@@ -22,13 +22,10 @@ from typing import TYPE_CHECKING, Any
 import yaml
 
 from prsd.errors import JobSpecError
+from prsd.jobspec.checkset import check_overrides
 from prsd.jobspec.load import load_job_spec
 from prsd.jobspec.overrides import apply_overrides, parse_override
-from prsd.jobspec.yamlsafe import Doc, read_yaml
-from prsd.leader.resubmit import code_digest
-from prsd.pipeline.checkset import check_overrides
-from prsd.pipeline.record import RECORD, STEPS, PipelineRecord, StepRecord, pipelines_folder
-from prsd.pipeline.stepjob import (
+from prsd.jobspec.stepjob import (
     COMMAND_FILE,
     COMMAND_FOLDER,
     RUNNER_FOLDER,
@@ -38,7 +35,10 @@ from prsd.pipeline.stepjob import (
     Binder,
     StepJob,
 )
-from prsd.pipeline.steps import Pipeline, read_pipeline
+from prsd.jobspec.steps import Pipeline, read_pipeline
+from prsd.jobspec.yamlsafe import Doc, read_yaml
+from prsd.leader.resubmit import code_digest
+from prsd.pipeline.record import RECORD, STEPS, PipelineRecord, StepRecord, pipelines_folder
 from prsd.storage.atomic import fsync_tree, move_verified, write_atomic
 from prsd.submit import _fresh_id, copy_named_code, snapshot_code
 
@@ -236,7 +236,7 @@ def _stand_in(where: Path, entry: dict[str, Any], fmt: Any) -> Path:
         pq.write_table(pa.table({"a": [1]}), where / "stand-in.parquet")
         read: dict[str, Any] = {"read_parquet": {}}
     elif fmt == "jsonl":
-        (where / "stand-in.jsonl").write_text('{"a": 1}\n', encoding="utf-8")
+        (where / f"stand-in.{fmt}").write_text('{"a": 1}\n', encoding="utf-8")
         read = {"read_json_lines": {}}
     else:
         (where / "stand-in.csv").write_text("a\n1\n", encoding="utf-8")

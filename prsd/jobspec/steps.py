@@ -1,7 +1,7 @@
 """Reading a pipeline file into its steps, their bindings and its settings.
 
 Guarantees: every step is a ``command`` or ``parallel`` job, inline or from a component
-file (:mod:`prsd.pipeline.component`); every ``${{parent.inputs.x}}``,
+file (:mod:`prsd.jobspec.component`); every ``${{parent.inputs.x}}``,
 ``${{parent.outputs.x}}`` and ``${{parent.jobs.<step>.outputs.<name>}}`` names
 something the pipeline declares; the steps have no cycle and no two write the same
 output. Each failure is one JobSpecError naming the file and line, the step and the
@@ -14,10 +14,10 @@ import re
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
+from prsd.jobspec.component import load_component, merge
 from prsd.jobspec.paths import is_remote, local_text
 from prsd.jobspec.refs import REF, exact_ref
 from prsd.jobspec.values import as_bool, as_mapping, shown, suggest
-from prsd.pipeline.component import load_component, merge
 from prsd.pipeline.graph import CycleError, order
 
 if TYPE_CHECKING:

@@ -1,6 +1,6 @@
-"""The command-line faces of a pipeline: ``prsd run``, ``prsctl submit``, status rows.
+"""The command-line faces of a pipeline: ``prsctl submit``, status rows, cancel, retry.
 
-Guarantees: a pipeline is submitted whole or not at all (:mod:`prsd.pipeline.stage`);
+Guarantees: a pipeline is submitted whole or not at all (:mod:`prsd.pipesubmit`);
 what prsd will not use (Azure-only keys) is said once at submit; ``prsd run`` exits
 with the pipeline's code (0 completed, 42 failed, 43 canceled) after printing its
 ``job_result.txt``.
@@ -14,16 +14,14 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-import anyio
-
 from prsd.cli import console
 from prsd.errors import PrsdError
+from prsd.jobspec.pipefile import pipeline_file
 from prsd.jobspec.said import note_lines, spec_notes
 from prsd.pipeline.desk import FINAL
-from prsd.pipeline.entry import pipeline_file
 from prsd.pipeline.record import CANCEL, BadRecord, pipeline_ids, read_record
-from prsd.pipeline.stage import PIPELINE_FILE, submit_pipeline
 from prsd.pipeline.view import SUCCEEDED, step_views
+from prsd.pipesubmit import PIPELINE_FILE, submit_pipeline
 
 if TYPE_CHECKING:
     from collections.abc import Mapping, Sequence
@@ -54,30 +52,6 @@ def submit_here(
         console.say(f"  step {step.name} ({step.kind}): job {step.job_id}")
     say_notes(specs, "prsd", quiet=quiet)
     return record
-
-
-def run_pipeline_here(
-    path: Path,
-    spool: SpoolLayout,
-    overrides: Sequence[str],
-    name: str | None,
-    node_id: str,
-    *,
-    quiet: bool = False,
-) -> int:
-    """``prsd run`` of a pipeline file: submit, drive here, print the result."""
-    from prsd.agent.agent import AgentOptions
-    from prsd.pipeline.run import run_pipeline
-
-    record = submit_here(path, spool, overrides, name, quiet=quiet)
-    options = AgentOptions(node_id=node_id)
-    final = anyio.run(lambda: run_pipeline(spool, record, options, on_progress=console.say))
-    result = spool.root / "pipelines" / record.pipeline_id / "logs" / "job_result.txt"
-    try:
-        console.say(result.read_text(encoding="utf-8").rstrip())
-    except OSError:
-        console.say(f"{final['state']}: {final['reason']}")
-    return int(final["exit_code"])
 
 
 def pipeline_status(spool: SpoolLayout, pid: str) -> dict[str, Any]:

@@ -30,7 +30,7 @@ from prsd.jobspec.refs import exact_ref, expand_groups, substitute
 from prsd.jobspec.values import as_timeout
 
 if TYPE_CHECKING:
-    from prsd.pipeline.steps import Pipeline, Step
+    from prsd.jobspec.steps import Pipeline, Step
 
 RUNNER_FOLDER = "runner"
 RUNNER_SCRIPT = "prsd_command.py"

@@ -1,0 +1,109 @@
+"""A worker process's handles: its process, its logs, and the ways to stop it.
+
+:class:`WorkerHandle` is what :class:`~prsd.agent.session.WorkerSession` does to the
+process itself when its state machine says so: dump its stacks (SIGUSR1), ask for
+``shutdown()``, run the stop ladder, write its exit line once; and it batches the
+worker's per-mini-batch records into one write per task, queued on the job's
+:class:`~prsd.agent.writer.FileWriter`.
+"""
+
+from __future__ import annotations
+
+import signal
+from typing import TYPE_CHECKING
+
+import anyio
+
+from prsd.agent.nodelog import append_stamped, batch_record, stamped
+from prsd.agent.proc import BrokenWorker
+from prsd.agent.verdicts import MemoryEvidence
+from prsd.wire import frames
+
+if TYPE_CHECKING:
+    from prsd.agent.context import ProcessPaths
+    from prsd.agent.memwatch import MemoryWatch
+    from prsd.agent.proc import WorkerProcess
+    from prsd.agent.verdicts import ExitInfo
+    from prsd.agent.writer import FileWriter
+    from prsd.storage.records import Outcome
+
+STACK_DUMP_WAIT_S = 0.3
+
+
+class WorkerHandle:
+    """The process side of a worker session (the session sets every attribute)."""
+
+    name: str
+    ip: str
+    paths: ProcessPaths
+    proc: WorkerProcess | None
+    memory: MemoryWatch | None
+    memory_limit_bytes: int | None
+    stop_grace_s: float
+    exit_reason: str
+    writer: FileWriter
+    _exit_logged: bool
+    _records: list[str]
+
+    def main_log(self, line: str) -> None:
+        raise NotImplementedError
+
+    def memory_evidence(self) -> MemoryEvidence:
+        """What is known of the worker's memory (sampled while it lived)."""
+        if self.memory is None:
+            return MemoryEvidence()
+        return self.memory.evidence(self.memory_limit_bytes)
+
+    # --- stopping -----------------------------------------------------------------
+
+    async def dump_stacks(self) -> None:
+        """Ask the worker's faulthandler to write every thread's stack to its error file."""
+        proc = self._proc()
+        if proc.process.returncode is None:
+            try:
+                proc.signals_sent.add(signal.SIGUSR1)
+                proc.process.send_signal(signal.SIGUSR1)
+            except ProcessLookupError:
+                return
+            await anyio.sleep(STACK_DUMP_WAIT_S)
+
+    async def _ask_shutdown(self) -> None:
+        proc = self._proc()
+        try:
+            await proc.send(frames.Shutdown().to_json())
+            with anyio.move_on_after(self.stop_grace_s):
+                while not isinstance(await proc.receive(), frames.Bye):
+                    pass
+        except BrokenWorker:
+            pass
+
+    async def stop(self, *, expect_exit: bool = False) -> ExitInfo:
+        """The stop ladder; with ``expect_exit``, first give the worker a grace to end alone."""
+        proc = self._proc()
+        if expect_exit:
+            with anyio.CancelScope(shield=True), anyio.move_on_after(self.stop_grace_s):
+                await proc.wait_exit()
+        return await proc.stop(self.stop_grace_s)
+
+    def log_exit(self, exit_info: ExitInfo) -> None:
+        """``process002 exits with returncode -9 (SIGKILL, not sent by prsd): why``, once."""
+        if self._exit_logged:
+            return
+        self._exit_logged = True
+        why = f": {self.exit_reason}" if self.exit_reason else ""
+        self.main_log(f"{exit_info.describe(self.name)}{why}")
+
+    def record_batch(self, outcome: Outcome) -> None:
+        """Note a finished mini-batch; written to the worker's log when its task ends
+        (one write per task, not per mini-batch: the hot path of tiny mini-batches)."""
+        self._records.append(stamped(batch_record(outcome, self.ip)))
+
+    def flush_records(self) -> None:
+        if self._records:
+            path, lines, self._records = self.paths.sys_log, self._records, []
+            self.writer.put(lambda: append_stamped(path, lines))
+
+    def _proc(self) -> WorkerProcess:
+        if self.proc is None:
+            raise RuntimeError(f"{self.name} was not started")
+        return self.proc

@@ -1,0 +1,61 @@
+"""Adopting a job's task files after a take-over: nothing redone, nothing lost.
+
+Given the settled :class:`~prsd.leader.takeover.Look`, live tasks (pending, claimed,
+returned) become outstanding again; committed tasks are ingested oldest attempt
+first; mini-batches that no task file holds (an orphan of a leader that died between
+planning and writing) are planned again, as are the retries still queued.
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING
+
+from prsd.leader.resume import done_order
+from prsd.leader.tasks import OutTask
+
+if TYPE_CHECKING:
+    from collections.abc import Callable
+
+    from prsd.leader.results import Results
+    from prsd.leader.splitting import Plan
+    from prsd.leader.takeover import Look
+    from prsd.leader.tasks import TaskTable
+    from prsd.storage.records import MiniBatch
+
+
+def adopt(
+    look: Look,
+    table: TaskTable,
+    results: Results,
+    plan: Plan,
+    retries: list[list[MiniBatch]],
+    ingest: Callable[[str, str], None],
+) -> list[list[MiniBatch]]:
+    """Take the look's tasks into ``table`` and the book; the mini-batches to write again."""
+    ledger = results.book.ledger
+    live, done = look.live, look.done
+    runnable = {mb.index for _, b in live + done for mb in b.mini_batches}
+    orphans = plan.fast_forward(
+        max(look.in_files(), default=-1), runnable, lambda mb: ledger.plan(mb.index, mb.items)
+    )
+    covered: set[int] = set()
+    for found, body in live:
+        indices = tuple(mb.index for mb in body.mini_batches)
+        table.ensure_shard(found.task.shard)
+        table.adopt(OutTask(found.task, indices))
+        covered.update(indices)
+    results.resuming = True
+    for found, body in sorted(done, key=lambda fb: done_order(fb[0])):
+        name = found.task.name
+        if name in table.ingested:
+            results.check_duplicate(name, found.node)
+            continue
+        table.adopt(OutTask(found.task, tuple(mb.index for mb in body.mini_batches)))
+        ingest(name, found.node)
+    results.resuming = False
+    for found, body in live:
+        for mb in body.mini_batches:
+            results.current(mb.index, found.task.attempt)
+    again = {mb.index: mb for group in retries for mb in group}
+    again.update(orphans)
+    return [[mb] for i, mb in sorted(again.items()) if i not in covered and not ledger.is_final(i)]

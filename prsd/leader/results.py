@@ -1,0 +1,131 @@
+"""Reading a committed task's results into the job's book, the merge and bisection.
+
+Invariant: a result is used once, for the live attempt of each of its mini-batches
+(:meth:`prsd.leader.book.JobBook.current`); a second commit of one task name by
+another node stops the job (the spool's renames are not atomic), and a result file
+that is missing or torn counts as "requeued" (run again, no retry used up).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import TYPE_CHECKING
+
+from prsd.errors import PrsdError
+from prsd.leader.joblogs import AttemptRow
+from prsd.leader.merge import Piece
+from prsd.leader.tasks import contiguous_runs
+from prsd.storage.layout import mb_id
+from prsd.storage.records import CRASHED, OOM, REQUEUED, TIMEOUT, Outcome, read_result
+
+if TYPE_CHECKING:
+    from pathlib import Path
+
+    from prsd.jobspec import JobSpec
+    from prsd.leader.bisect import Bisector
+    from prsd.leader.book import JobBook
+    from prsd.leader.joblogs import JobLogs
+    from prsd.leader.merge import OrderedMerge
+    from prsd.leader.retry import Step
+    from prsd.leader.tasks import OutTask, TaskTable
+    from prsd.storage.layout import JobLayout
+    from prsd.storage.records import MiniBatch
+
+
+@dataclass(frozen=True)
+class Settled:
+    """One committed task read: the mini-batches to run again, and their outcomes."""
+
+    out: OutTask
+    node_id: str
+    again: list[int]
+    outcomes: dict[int, Outcome]
+
+
+@dataclass
+class Results:
+    """Reads results of committed tasks and records them (the driver's collaborators)."""
+
+    layout: JobLayout
+    spec: JobSpec
+    table: TaskTable
+    book: JobBook
+    bisect: Bisector
+    merge: OrderedMerge | None
+    logs: JobLogs
+    resuming: bool = False  # a take-over ingests the committed tasks it found
+
+    def ingest(self, name: str, node_id: str, now: float) -> Settled | None:
+        """Record task ``name`` committed by ``node_id`` (None: not outstanding)."""
+        out = self.table.outstanding.get(name)
+        if out is None:
+            self.check_duplicate(name, node_id)
+            return None
+        result_path = self.layout.result(out.task, node_id)
+        found = read_result(result_path)
+        meta = found.meta if found is not None else None
+        ident = found.ident if found is not None else None
+        outcomes = {o.index: o for o in meta.outcomes} if meta is not None else {}
+        if meta is None:
+            self.logs.master(f"task {name} from {node_id}: result file missing or torn; rerun")
+        self.table.settle(name, node_id)
+        rows: list[AttemptRow] = []
+        again: list[int] = []
+        for i in out.indices:
+            if not self.current(i, out.task.attempt):
+                continue
+            outcome = outcomes.get(i) or Outcome(index=i, status=REQUEUED)
+            rows.append(AttemptRow(outcome, out.task.attempt, node_id))
+            step = self.book.record(outcome, out.task.attempt, node_id, now)
+            self.bisect.after(
+                step, outcome, self.layout.done_task(out.task, node_id), self.resuming
+            )
+            if step.final:
+                self._final(i, step, outcome, result_path, ident)
+            else:
+                again.append(i)
+        self.logs.attempts(rows)
+        return Settled(out, node_id, again, outcomes)
+
+    def retries(self, settled: Settled) -> list[list[MiniBatch]]:
+        """The tasks to write for the mini-batches of ``settled`` that run again."""
+        out, again, outcomes = settled.out, settled.again, settled.outcomes
+        bodies = self.table.read_body(self.layout.done_task(out.task, settled.node_id))
+        failed = [i for i in again if i in outcomes]
+        unrun = [i for i in again if i not in outcomes]
+        return [[bodies[i]] for i in failed] + [
+            [bodies[i] for i in run] for run in contiguous_runs(unrun)
+        ]
+
+    def current(self, index: int, attempt: int) -> bool:
+        """Is ``attempt`` the live attempt of mini-batch ``index``? (See JobBook.current.)"""
+        live, lost = self.book.current(index, attempt)
+        for outcome, at in lost:
+            self.logs.attempts([AttemptRow(outcome, at, "")])
+        return live
+
+    def check_duplicate(self, name: str, node_id: str) -> None:
+        first = self.table.ingested.get(name)
+        if first is not None and first != node_id:
+            raise PrsdError(
+                f"task {name} was committed by both {first} and {node_id}: the spool's file "
+                "system does not keep renames atomic (a blob mount?); the job is stopped so "
+                "no result is used twice. Move the spool to NFS, Azure Files, Lustre or a "
+                "local disk."
+            )
+
+    def _final(
+        self, i: int, step: Step, outcome: Outcome, result_path: Path, ident: tuple[int, int] | None
+    ) -> None:
+        """Mini-batch ``i`` is final: hand its bytes (or none) to the merge."""
+        piece = Piece(None)
+        if step.succeeded:
+            piece = Piece(result_path, outcome.offset, outcome.length, outcome.header, ident)
+        if self.merge is not None:
+            self.merge.offer(i, piece)
+        if not step.succeeded and outcome.status in (CRASHED, OOM, TIMEOUT):
+            self.logs.master(
+                f"mini-batch {mb_id(i)} quarantined: its attempts ended {outcome.status} "
+                f"{step.failures} times (max_retries {self.spec.max_retries}); it fails "
+                "alone and the job goes on"
+            )
