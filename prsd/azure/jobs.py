@@ -51,7 +51,7 @@ class JobOperations:
                          **kwargs: Any) -> Any:  # fmt: skip
         """Submit the SDK job object ``job``; returns it, named by the pipeline id."""
         from prsd.errors import PrsdError
-        from prsd.pipeline.stage import submit_pipeline
+        from prsd.pipesubmit import submit_pipeline
         from prsd.storage.spool import open_spool
 
         name = experiment_name or job.experiment_name or job.display_name or job.name or "job"
@@ -215,7 +215,7 @@ def v2_status_of(spool: Path, folder: Path) -> str:
 
 def _output_place(file: Path, steps: dict[str, Path], output_name: str) -> Path:
     """Where a pipeline output (``${{parent.outputs.NAME}}``) or a step output landed."""
-    from prsd.pipeline.stepjob import place
+    from prsd.jobspec.stepjob import place
 
     data = yaml.safe_load(file.read_text(encoding="utf-8")) if file.is_file() else {}
     bound = "${{parent.outputs." + output_name + "}}"

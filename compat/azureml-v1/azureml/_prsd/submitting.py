@@ -56,7 +56,7 @@ def submit_pipeline(experiment: Experiment, pipeline: Pipeline, params: dict[str
         run_id, proc = _run_in_background(file, spool.root, experiment.name, folder)
         return PipelineRun(experiment, run_id, d, spool.root, file, datastore, proc)
     from prsd.errors import PrsdError
-    from prsd.pipeline.stage import submit_pipeline as stage
+    from prsd.pipesubmit import submit_pipeline as stage
 
     try:
         record = stage(file, spool, name=experiment.name)
