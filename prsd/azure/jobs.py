@@ -22,7 +22,17 @@ from typing import TYPE_CHECKING, Any
 import yaml
 
 from prsd.azure.sdkyaml import for_prsd, pipeline_mapping
-from prsd.azure.watch import ENDED, Tail, pipeline_status, read_json, step_states, v2_status
+from prsd.azure.watch import (
+    ENDED,
+    Tail,
+    logs_folder,
+    pipeline_status,
+    read_json,
+    result_file,
+    step_states,
+    step_tails,
+    v2_status,
+)
 
 if TYPE_CHECKING:
     import builtins
@@ -146,7 +156,7 @@ class JobOperations:
                 JobException  # the SDK's annotations name its enums, its values are strings
             )
 
-            result = folder / "logs" / "job_result.txt"
+            result = result_file(folder)
             text = result.read_text(encoding="utf-8") if result.exists() else status
             message = f"Job {name} ended {status}: {text.strip()}"
             raise failed(message=message, no_personal_data_message=f"Job ended {status}",
@@ -164,8 +174,7 @@ class JobOperations:
             )
             status = v2_status(state)
             if status != "NotStarted" and key not in tails:
-                tails[key] = [Tail(job / "logs", "job_progress_overview.*.txt"),
-                              Tail(job / "logs" / "user", "std_log.txt")]  # fmt: skip
+                tails[key] = step_tails(job)
             for line in (ln for t in tails.get(key, []) for ln in t.new_lines()):
                 _say(f"[{key}] {line}")
             if seen.get(key) != status:
@@ -190,9 +199,11 @@ class JobOperations:
         dest_root = Path(download_path)
         if output_name is None or all:
             for key, job in steps.items():
-                if (job / "logs").is_dir():
+                if logs_folder(job).is_dir():
                     shutil.copytree(
-                        job / "logs", dest_root / "artifacts" / key / "logs", dirs_exist_ok=True
+                        logs_folder(job),
+                        dest_root / "artifacts" / key / logs_folder(job).name,
+                        dirs_exist_ok=True,
                     )
             if output_name is None:
                 return

@@ -65,6 +65,29 @@ def pipeline_status(spool: Path, folder: Path) -> str:
     return "NotStarted" if states <= {"NotStarted"} else "Running"
 
 
+def step_tails(job_root: Path) -> list[Tail]:
+    """Tails of a step job's progress overview and command output (``std_log.txt``)."""
+    from prsd.wire.logtree import LogTree
+
+    tree = LogTree.of_job(job_root)
+    return [Tail(tree.root, tree.pattern(tree.progress_overview("*"))),
+            Tail(tree.root, tree.pattern(tree.std_log))]  # fmt: skip
+
+
+def result_file(folder: Path) -> Path:
+    """A pipeline's (or job's) ``job_result.txt``."""
+    from prsd.wire.logtree import LogTree
+
+    return LogTree.of_job(folder).job_result
+
+
+def logs_folder(job_root: Path) -> Path:
+    """A job's log tree."""
+    from prsd.wire.logtree import LogTree
+
+    return LogTree.of_job(job_root).root
+
+
 def read_json(path: Path) -> dict[str, Any] | None:
     """A JSON object file, or None while it is absent or half-written."""
     try:

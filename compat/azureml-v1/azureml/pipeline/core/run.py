@@ -17,7 +17,17 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from azureml._prsd.unsupported import Surface
-from prsd.azure.watch import ENDED, Tail, azure_status, pipeline_status, read_json, step_states
+from prsd.azure.watch import (
+    ENDED,
+    Tail,
+    azure_status,
+    logs_folder,
+    pipeline_status,
+    read_json,
+    result_file,
+    step_states,
+    step_tails,
+)
 
 if TYPE_CHECKING:
     import subprocess
@@ -86,7 +96,7 @@ class StepRun(Surface):
 
     def get_details(self) -> dict[str, Any]:
         state, reason = self.parent._step_states().get(self._key, ("Waiting", ""))
-        logs = self._job / "logs"
+        logs = logs_folder(self._job)
         files = (
             {p.relative_to(logs).as_posix(): str(p) for p in logs.rglob("*.txt")}
             if logs.is_dir()
@@ -162,7 +172,7 @@ class PipelineRun(Surface):
             "status": self.get_status(),
             "reason": final.get("reason", ""),
             "properties": {"pipelineFile": str(self._file), "spool": str(self._spool)},
-            "logFiles": {"job_result.txt": str(self._folder / "logs" / "job_result.txt")},
+            "logFiles": {"job_result.txt": str(result_file(self._folder))},
         }
 
     def get_steps(self) -> list[StepRun]:
@@ -199,7 +209,7 @@ class PipelineRun(Surface):
             _say(str({k: v for k, v in self.get_details().items() if k != "logFiles"}))
             _say("")
         if raise_on_error and status != "Finished":
-            result = self._folder / "logs" / "job_result.txt"
+            result = result_file(self._folder)
             text = result.read_text(encoding="utf-8") if result.exists() else status
             raise ActivityFailedException(f"pipeline run {self.id} ended {status}: {text.strip()}")
         return status
@@ -211,8 +221,7 @@ class PipelineRun(Surface):
             job = self._spool / "jobs" / self._step_record(key).get("job_id", "-")
             if state != "NotStarted" and key not in tails:
                 _say(f"StepRunId: {job.name}")
-                tails[key] = [Tail(job / "logs", "job_progress_overview.*.txt"),
-                              Tail(job / "logs" / "user", "std_log.txt")]  # fmt: skip
+                tails[key] = step_tails(job)
             for line in (ln for t in tails.get(key, []) for ln in t.new_lines()):
                 _say(line)
             if seen.get(key) != state:
