@@ -22,6 +22,7 @@ from typing import TYPE_CHECKING, Any
 
 from prsd.cli.nodes import age_s
 from prsd.errors import ExitCode, PrsdError
+from prsd.wire.nodereport import NodeReport
 
 if TYPE_CHECKING:
     import argparse
@@ -74,21 +75,21 @@ def environment_lines(spool: SpoolLayout, job_id: str, now: datetime | None = No
     lines = []
     for path in sorted((spool.job(job_id).root / "nodes").glob("*.json")):
         try:
-            report = json.loads(path.read_text(encoding="utf-8"))
-        except (OSError, ValueError):
+            report = NodeReport.decode(path.read_bytes())
+        except (OSError, ValueError):  # ValueError: RecordError, a torn or foreign report
             continue
         lines.extend(node_environment_line(report, now))
     return lines
 
 
-def node_environment_line(report: dict[str, Any], now: datetime) -> list[str]:
+def node_environment_line(report: NodeReport, now: datetime) -> list[str]:
     """The status line for one node report (none when nothing is built or it is ready)."""
     from prsd.leader.joblogs import format_duration
 
-    env = report.get("environment")
-    if not isinstance(env, dict):
+    env = report.environment
+    if env is None:
         return []
-    node = report.get("node_id", "?")
+    node = report.node_id
     if env.get("state") == "building":
         elapsed = age_s(str(env.get("since", "")), now)
         shown = format_duration(elapsed) if elapsed is not None else "?"
