@@ -80,6 +80,8 @@ ALLOWED: dict[str, set[str]] = {
         "prsd.submit",
     },
     "prsd.doctor": {*_BASE, "prsd.cli", "prsd.storage"},
+    # Azure SDK v2 jobs submitted as pipelines (docs/azure-sdk.md)
+    "prsd.azure": {*_BASE, "prsd.jobspec", "prsd.pipeline", "prsd.pipesubmit", "prsd.storage"},
     "prsd.embedded": {
         *_BASE,
         "prsd.agent",

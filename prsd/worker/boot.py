@@ -12,7 +12,8 @@ standard library until it has made prsd importable:
   not shadow the job's own;
 - ``azureml`` comes from prsd's offline ``azureml.core`` (``azureml_user/compat``) only
   when the job's environment has no ``azureml/core`` of its own: a real azureml-core
-  is never shadowed;
+  is never shadowed, and prsd's client-side v1 layer (``compat/azureml-v1``, marked by
+  ``_prsd_client.py``) is no real one;
 - on Linux, the worker asks for SIGKILL when its parent dies (``PR_SET_PDEATHSIG``), so
   workers never outlive their agent; if the parent is already gone it exits at once.
 """
@@ -61,11 +62,16 @@ class InstallationFinder:
 
 
 COMPAT = ("azureml_user", "compat")  # holds the offline ``azureml`` package
+CLIENT_MARKER = "_prsd_client.py"  # in prsd's client-side ``azureml.core`` (compat/azureml-v1)
 
 
 def _has_azureml_core(path: Sequence[str]) -> bool:
     """Does the job's own environment provide ``azureml.core`` (the real SDK)?"""
-    return any(os.path.isdir(os.path.join(p or ".", "azureml", "core")) for p in path)
+    for p in path:
+        core = os.path.join(p or ".", "azureml", "core")
+        if os.path.isdir(core) and not os.path.exists(os.path.join(core, CLIENT_MARKER)):
+            return True
+    return False
 
 
 def installation_root() -> str:

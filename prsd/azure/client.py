@@ -1,0 +1,48 @@
+"""``MLClient``: the v2 client's shape (``jobs``) over a spool instead of a workspace.
+
+Guarantees: the spool is ``spool=``, else ``PRSD_SPOOL``; the Azure arguments
+(credential, subscription, resource group, workspace) are accepted and kept, so a
+notebook's construction line changes only by ``spool=``. Only ``jobs`` is served; any
+other operations group raises ``NotImplementedError`` naming it (docs/azure-sdk.md).
+"""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+from typing import Any
+
+from prsd.azure.jobs import JobOperations
+
+DOCS = "docs/azure-sdk.md"
+
+
+class MLClient:
+    """``azure.ai.ml.MLClient`` for prsd: ``client.jobs`` submits to the spool."""
+
+    def __init__(
+        self,
+        credential: Any = None,
+        subscription_id: str | None = None,
+        resource_group_name: str | None = None,
+        workspace_name: str | None = None,
+        *,
+        spool: str | os.PathLike[str] | None = None,
+        python: str | None = None,
+        **kwargs: Any,
+    ) -> None:
+        where = spool if spool is not None else os.environ.get("PRSD_SPOOL", "")
+        if not where:
+            raise ValueError("MLClient needs spool=... (or PRSD_SPOOL): the spool jobs go to")
+        self.spool = Path(where).absolute()
+        self.subscription_id = subscription_id
+        self.resource_group_name = resource_group_name
+        self.workspace_name = workspace_name
+        self.jobs = JobOperations(self.spool, python or "")
+
+    def __getattr__(self, name: str) -> Any:
+        if name.startswith("_"):
+            raise AttributeError(name)
+        raise NotImplementedError(
+            f"MLClient.{name} is not supported by prsd (only MLClient.jobs); see {DOCS}"
+        )

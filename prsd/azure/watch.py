@@ -1,0 +1,121 @@
+"""Reading a submitted pipeline back from the spool: states in Azure's words, new log lines.
+
+Guarantees: :func:`azure_status` maps prsd's step and pipeline states to v1 run
+statuses (``NotStarted``, ``Queued``, ``Running``, ``Finished``, ``Failed``,
+``Canceled``) and :func:`v2_status` to v2 job statuses (``Completed`` for
+``Finished``); :class:`Tail` returns only the lines appended to a step's progress
+files since it last looked, whole lines only; :func:`step_states` reads every step's
+prsd state. Nothing here writes to the spool. Both SDK layers (compat/azureml-v1 and
+:mod:`prsd.azure`) read runs through this module.
+"""
+
+from __future__ import annotations
+
+import json
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    from pathlib import Path
+
+_STATUS = {
+    "Waiting": "NotStarted",
+    "Queued": "Queued",
+    "Running": "Running",
+    "Completed": "Finished",
+    "Completed with failures": "Finished",
+    "Failed": "Failed",
+    "Canceled": "Canceled",
+    "Lost": "Failed",
+    "Skipped": "NotStarted",
+}
+ENDED = frozenset({"Finished", "Failed", "Canceled"})
+
+
+def azure_status(prsd_state: str) -> str:
+    """A v1 run status for a prsd state (unknown states read as ``Running``)."""
+    return _STATUS.get(prsd_state, "Running")
+
+
+def v2_status(prsd_state: str) -> str:
+    """A v2 job status (``Completed`` where v1 says ``Finished``)."""
+    status = azure_status(prsd_state)
+    return "Completed" if status == "Finished" else status
+
+
+def step_states(spool: Path, folder: Path) -> dict[str, tuple[str, str]]:
+    """Each step's (prsd state, reason) of the pipeline in ``folder``; empty if unreadable."""
+    from prsd.pipeline.record import read_record
+    from prsd.pipeline.view import step_views
+    from prsd.storage.layout import SpoolLayout
+
+    try:
+        record = read_record(folder)
+    except (OSError, ValueError):
+        return {}
+    views = step_views(SpoolLayout(spool), folder, record)
+    return {k: (v.state, v.reason) for k, v in views.items()}
+
+
+def pipeline_status(spool: Path, folder: Path) -> str:
+    """The pipeline's v1 status: its end, else ``NotStarted`` or ``Running`` from its steps."""
+    final = read_json(folder / "final.json")
+    if final is not None:
+        return azure_status(str(final.get("state", "Failed")))
+    states = {azure_status(s) for s, _ in step_states(spool, folder).values()}
+    return "NotStarted" if states <= {"NotStarted"} else "Running"
+
+
+def step_tails(job_root: Path) -> list[Tail]:
+    """Tails of a step job's progress overview and command output (``std_log.txt``)."""
+    from prsd.wire.logtree import LogTree
+
+    tree = LogTree.of_job(job_root)
+    return [Tail(tree.root, tree.pattern(tree.progress_overview("*"))),
+            Tail(tree.root, tree.pattern(tree.std_log))]  # fmt: skip
+
+
+def result_file(folder: Path) -> Path:
+    """A pipeline's (or job's) ``job_result.txt``."""
+    from prsd.wire.logtree import LogTree
+
+    return LogTree.of_job(folder).job_result
+
+
+def logs_folder(job_root: Path) -> Path:
+    """A job's log tree."""
+    from prsd.wire.logtree import LogTree
+
+    return LogTree.of_job(job_root).root
+
+
+def read_json(path: Path) -> dict[str, Any] | None:
+    """A JSON object file, or None while it is absent or half-written."""
+    try:
+        data = json.loads(path.read_bytes())
+    except (OSError, ValueError):
+        return None
+    return data if isinstance(data, dict) else None
+
+
+class Tail:
+    """New whole lines of the files matching a glob in one folder."""
+
+    def __init__(self, folder: Path, pattern: str) -> None:
+        self.folder = folder
+        self.pattern = pattern
+        self.offsets: dict[Path, int] = {}
+
+    def new_lines(self) -> list[str]:
+        out: list[str] = []
+        for path in sorted(self.folder.glob(self.pattern)) if self.folder.is_dir() else []:
+            start = self.offsets.get(path, 0)
+            try:
+                with path.open("rb") as f:
+                    f.seek(start)
+                    chunk = f.read()
+            except OSError:
+                continue
+            end = chunk.rfind(b"\n") + 1
+            self.offsets[path] = start + end
+            out.extend(chunk[:end].decode("utf-8", "replace").splitlines())
+        return out
