@@ -2,6 +2,7 @@
 # how-to-use-azureml/machine-learning-pipelines/parallel-run/, commit f1aff55), its code
 # cells in order and unchanged, but that a cell's last bare expression, which a notebook
 # displays, is printed (df.head(10) as CSV). Run from a folder holding config.json and Code/.
+# Copyright (c) Microsoft Corporation; the cells are used under the MIT license.
 
 # %%
 from azureml.core.workspace import Workspace

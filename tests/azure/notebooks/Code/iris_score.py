@@ -1,3 +1,5 @@
+# The entry script of Azure's tabular-dataset-inference-iris notebook (Azure/MachineLearningNotebooks),
+# Copyright (c) Microsoft Corporation, used under the MIT license.
 import pickle
 import argparse
 
