@@ -15,6 +15,7 @@ is true for every way a job ends:
 
 from __future__ import annotations
 
+import re
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
@@ -152,3 +153,32 @@ def _first_error(book: ErrorBook, groups: list[InitGroup], job_log: str) -> list
     elif job_log:
         out.append(f"Full text: {job_log}")
     return out
+
+
+_FRAME = re.compile(r'^File "(?P<file>.+)", line (?P<line>\d+), in (?P<func>.+)$')
+_FULL = "Full traceback: "
+
+
+def compact_error(text: str) -> str:
+    """A first error with its traceback as one readable line for ``job_result.txt``:
+    the error, where it was raised (the innermost frame), and the file with the full text.
+
+    ``mini-batch 3 ...: KeyError: 'x'`` + traceback + ``Full traceback: F`` becomes
+    ``mini-batch 3 ...: KeyError: 'x' (at /code/s.py:2 in run). Full traceback: F``.
+    Text without a traceback is kept as it is (still made one line by the caller).
+    """
+    lines = [line.strip() for line in text.splitlines() if line.strip()]
+    full = next((line for line in lines if line.startswith(_FULL)), "")
+    body = [line for line in lines if line != full]
+    if not body:
+        return full
+    frames = [m for line in body if (m := _FRAME.match(line))]
+    if not frames and not any(line.startswith("Traceback (most recent") for line in body):
+        return text
+    head = body[0]
+    if head.startswith("Traceback (most recent"):
+        head = body[-1]  # the exception line ends the traceback
+    if frames:
+        f = frames[-1]
+        head = f"{head} (at {f['file']}:{f['line']} in {f['func']})"
+    return f"{head}. {full}" if full else head

@@ -13,7 +13,7 @@ from typing import TYPE_CHECKING
 
 from prsd.errors import ExitCode, PrsdError
 from prsd.leader.bisect import short_is_failure
-from prsd.leader.errortext import init_groups, job_error_text
+from prsd.leader.errortext import compact_error, init_groups, job_error_text
 from prsd.leader.faileditems import write_failed_items
 from prsd.leader.faultfile import job_log, written_fault
 from prsd.leader.joblogs import format_duration
@@ -138,7 +138,7 @@ def result_text(
     if state in ("Failed", COMPLETED_WITH_FAILURES):
         lines.append(f"Reason: {one_line(reason)}")
         if root_cause:
-            lines.append(one_line(root_cause))  # the job's own error text: one line
+            lines.append(one_line(compact_error(root_cause)))  # the job's own text: one line
     elif reason:
         lines.append(one_line(reason))
     lines.append(

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from prsd.leader.errorbook import ErrorBook
-from prsd.leader.errortext import NO_ERRORS, init_groups, job_error_text
+from prsd.leader.errortext import NO_ERRORS, compact_error, init_groups, job_error_text
 from prsd.leader.initrule import NodeInit
 from prsd.storage.records import Outcome
 
@@ -85,3 +85,34 @@ def test_control_characters_in_an_error_stay_on_one_line() -> None:
     """A message with a newline is written escaped, never as a forged line."""
     text = job_error_text("Failed", "bad\nFull text: /forged", ErrorBook())
     assert text.splitlines()[0] == "bad\\nFull text: /forged"
+
+
+def test_a_traceback_becomes_one_readable_line() -> None:
+    text = (
+        "First error: mini-batch 000000000 (attempt 1) on node n1, process000: KeyError: 'x'\n"
+        "  Traceback (most recent call last):\n"
+        '    File "/spool/jobs/j/code/lib.py", line 9, in helper\n'
+        "      return rows[key]\n"
+        '    File "/spool/jobs/j/code/s.py", line 2, in run\n'
+        "      raise KeyError('x')\n"
+        "  KeyError: 'x'\n"
+        "Full traceback: /spool/jobs/j/logs/user/error/n1/process000.txt"
+    )
+    assert compact_error(text) == (
+        "First error: mini-batch 000000000 (attempt 1) on node n1, process000: KeyError: 'x' "
+        "(at /spool/jobs/j/code/s.py:2 in run). "
+        "Full traceback: /spool/jobs/j/logs/user/error/n1/process000.txt"
+    )
+    init_detail = (
+        "  Traceback (most recent call last):\n"
+        '    File "/c/s.py", line 2, in init\n'
+        '      raise ValueError("model file missing")\n'
+        "  ValueError: model file missing\n"
+        "Full traceback: /l/e.txt"
+    )
+    assert compact_error(init_detail) == (
+        "ValueError: model file missing (at /c/s.py:2 in init). Full traceback: /l/e.txt"
+    )
+    assert compact_error("First error: init timed out (node n1)") == (
+        "First error: init timed out (node n1)"
+    )
