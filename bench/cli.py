@@ -104,7 +104,7 @@ def main(argv: list[str] | None = None) -> int:
         extra["W7"] = special.w7_spool_cost(sizes.w7_items, work)
     if "W8" in workloads:
         print("W8 ...", flush=True)
-        extra["W8"] = special.w8_many_agents(
+        extra["W8"] = fleet.w8_many_agents(
             sizes.w8_items, sizes.w8_agents, max(1, min(args.repeats, 3)), work
         )
     if "W9" in workloads:

@@ -1,4 +1,6 @@
-"""W9, fleet scaling: N agents of 2 worker slots each on one spool, ``run()`` sleeping
+"""W8 (many agents, CPU-bound) and W9 (fleet scaling).
+
+W9: N agents of 2 worker slots each on one spool, ``run()`` sleeping
 20 ms per mini-batch (no CPU), so the figure is prsd's coordination, not the cores.
 
 For each N: mini-batches enough for ``seconds`` at the ideal rate (2N / 0.020 s),
@@ -24,12 +26,14 @@ import uuid
 from pathlib import Path
 from typing import Any
 
+import psutil
+
 from bench.cpu import own_cpu_s, tree_cpu_s
 from bench.execute import REPO, digest, final_state, start_daemons, submit_job, wait_final
 from bench.inputs import file_set
 from bench.measure import bench_env, tail
 from bench.prsd_job import job_output, job_yaml, make_job_folder
-from bench.special import double_claims, echo_digest
+from bench.special import daemon_env, double_claims, echo_digest, echo_job
 from bench.stats import median
 
 SLOTS_PER_AGENT = 2
@@ -201,3 +205,71 @@ def _other(system: str, n: int, count: int, nap_s: float, run_dir: Path) -> dict
             row.update(status="mismatch", note=f"{doc['distinct']} distinct of {count}")
     shutil.rmtree(run_dir, ignore_errors=True)
     return row
+
+
+# --- W8 ---------------------------------------------------------------------------------
+
+
+def w8_many_agents(
+    items: int, agent_counts: tuple[int, ...], repeats: int, work: Path
+) -> dict[str, Any]:
+    """W1 (mini-batch 10) on one spool served by 1, 2, 4, 8 agents of one worker each."""
+    root = file_set(items, 0)
+    want = echo_digest(root)
+    mbs = -(-items // 10)
+    rows: list[dict[str, Any]] = []
+    for repeat in range(repeats):
+        for n in agent_counts:
+            run_dir = work / f"W8-{n}-{repeat}"
+            shutil.rmtree(run_dir, ignore_errors=True)
+            run_dir.mkdir(parents=True)
+            spool = run_dir / "spool"
+            job = echo_job(run_dir, root, 10, 1, "bench-w8")
+            row: dict[str, Any] = {"agents": n, "repeat": repeat, "status": "failed"}
+            daemons = start_daemons(spool, run_dir, daemon_env(run_dir), n)
+            try:
+                cpu0 = psutil.cpu_times()
+                start = time.perf_counter()
+                job_id = submit_job(job, spool)
+                done = wait_final(spool, job_id, 600)
+                row["wall_s"] = round(time.perf_counter() - start, 4)
+                row["machine_busy"] = machine_busy(cpu0, psutil.cpu_times())
+            finally:
+                daemons.stop()
+            row["prsd_rss_mb"] = round(daemons.sampler.peaks.prsd_max_mb, 1)
+            state = final_state(spool, job_id) if done else "timeout"
+            out = job_output(spool)
+            if state == "Completed" and out is not None and digest(out) == want:
+                row["status"] = "ok"
+                row["mbs_per_s"] = round(mbs / row["wall_s"], 1)
+            else:
+                row["note"] = f"job {state}; {tail(run_dir / 'logs' / 'leader.txt')[-300:]}"
+            row["double_claims"] = double_claims(spool, job_id) if done else None
+            rows.append(row)
+            shutil.rmtree(run_dir, ignore_errors=True)
+            print(f"  W8 agents={n} repeat={repeat}: {row}", flush=True)
+    summary = []
+    for n in agent_counts:
+        mine = [r for r in rows if r["agents"] == n and r["status"] == "ok"]
+        summary.append(
+            {
+                "agents": n,
+                "runs": len(mine),
+                "machine_busy": median([r["machine_busy"] for r in mine]),
+                "wall_s": median([r["wall_s"] for r in mine]),
+                "mbs_per_s": median([r["mbs_per_s"] for r in mine]),
+                "double_claims": sum(r["double_claims"] or 0 for r in rows if r["agents"] == n),
+                "prsd_rss_mb": max((r["prsd_rss_mb"] for r in mine), default=None),
+            }
+        )
+    return {"items": items, "mini_batches": mbs, "samples": rows, "summary": summary}
+
+
+def machine_busy(before: Any, after: Any) -> float:
+    """The share of the machine's CPU time (all cores) that was not idle between two
+    ``psutil.cpu_times()`` readings: 1.0 means every core was busy throughout."""
+    idle = (after.idle + getattr(after, "iowait", 0.0)) - (
+        before.idle + getattr(before, "iowait", 0.0)
+    )
+    total = sum(after) - sum(before)
+    return round(1.0 - idle / total, 3) if total > 0 else 0.0

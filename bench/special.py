@@ -1,4 +1,4 @@
-"""The prsd-only workloads: W6 (a million input files), W7 (spool syscalls), W8 (many agents)."""
+"""The prsd-only workloads: W6 (a million input files), W7 (spool syscalls); W8 is in fleet.py."""
 
 from __future__ import annotations
 
@@ -14,8 +14,6 @@ import time
 from collections import Counter
 from typing import TYPE_CHECKING, Any
 
-import psutil
-
 from bench.execute import (
     REPO,
     digest,
@@ -23,7 +21,6 @@ from bench.execute import (
     job_progress,
     start_daemons,
     submit_job,
-    wait_final,
 )
 from bench.inputs import file_set
 from bench.measure import STALL_S, StallWatch, bench_env, tail
@@ -77,7 +74,7 @@ def echo_digest(root: Path) -> tuple[str, int]:
     return h.hexdigest(), len(names)
 
 
-def _echo_job(run_dir: Path, root: Path, mbs: int, workers: int, name: str) -> Path:
+def echo_job(run_dir: Path, root: Path, mbs: int, workers: int, name: str) -> Path:
     text = job_yaml(
         name=name,
         input_path=str(root),
@@ -90,7 +87,7 @@ def _echo_job(run_dir: Path, root: Path, mbs: int, workers: int, name: str) -> P
     return make_job_folder(run_dir / "job", text)
 
 
-def _env(run_dir: Path) -> dict[str, str]:
+def daemon_env(run_dir: Path) -> dict[str, str]:
     (run_dir / "marks").mkdir(parents=True, exist_ok=True)
     return bench_env({"BENCH_MARK_DIR": str(run_dir / "marks"), "PYTHONPATH": str(REPO)})
 
@@ -101,74 +98,6 @@ def double_claims(spool: Path, job_id: str) -> int:
     with open(report, newline="", encoding="utf-8") as f:
         wins = Counter(r["mini_batch_id"] for r in csv.DictReader(f) if r["status"] == "succeeded")
     return sum(1 for n in wins.values() if n > 1)
-
-
-# --- W8 ---------------------------------------------------------------------------------
-
-
-def w8_many_agents(
-    items: int, agent_counts: tuple[int, ...], repeats: int, work: Path
-) -> dict[str, Any]:
-    """W1 (mini-batch 10) on one spool served by 1, 2, 4, 8 agents of one worker each."""
-    root = file_set(items, 0)
-    want = echo_digest(root)
-    mbs = -(-items // 10)
-    rows: list[dict[str, Any]] = []
-    for repeat in range(repeats):
-        for n in agent_counts:
-            run_dir = work / f"W8-{n}-{repeat}"
-            shutil.rmtree(run_dir, ignore_errors=True)
-            run_dir.mkdir(parents=True)
-            spool = run_dir / "spool"
-            job = _echo_job(run_dir, root, 10, 1, "bench-w8")
-            row: dict[str, Any] = {"agents": n, "repeat": repeat, "status": "failed"}
-            daemons = start_daemons(spool, run_dir, _env(run_dir), n)
-            try:
-                cpu0 = psutil.cpu_times()
-                start = time.perf_counter()
-                job_id = submit_job(job, spool)
-                done = wait_final(spool, job_id, 600)
-                row["wall_s"] = round(time.perf_counter() - start, 4)
-                row["machine_busy"] = machine_busy(cpu0, psutil.cpu_times())
-            finally:
-                daemons.stop()
-            row["prsd_rss_mb"] = round(daemons.sampler.peaks.prsd_max_mb, 1)
-            state = final_state(spool, job_id) if done else "timeout"
-            out = job_output(spool)
-            if state == "Completed" and out is not None and digest(out) == want:
-                row["status"] = "ok"
-                row["mbs_per_s"] = round(mbs / row["wall_s"], 1)
-            else:
-                row["note"] = f"job {state}; {tail(run_dir / 'logs' / 'leader.txt')[-300:]}"
-            row["double_claims"] = double_claims(spool, job_id) if done else None
-            rows.append(row)
-            shutil.rmtree(run_dir, ignore_errors=True)
-            print(f"  W8 agents={n} repeat={repeat}: {row}", flush=True)
-    summary = []
-    for n in agent_counts:
-        mine = [r for r in rows if r["agents"] == n and r["status"] == "ok"]
-        summary.append(
-            {
-                "agents": n,
-                "runs": len(mine),
-                "machine_busy": median([r["machine_busy"] for r in mine]),
-                "wall_s": median([r["wall_s"] for r in mine]),
-                "mbs_per_s": median([r["mbs_per_s"] for r in mine]),
-                "double_claims": sum(r["double_claims"] or 0 for r in rows if r["agents"] == n),
-                "prsd_rss_mb": max((r["prsd_rss_mb"] for r in mine), default=None),
-            }
-        )
-    return {"items": items, "mini_batches": mbs, "samples": rows, "summary": summary}
-
-
-def machine_busy(before: Any, after: Any) -> float:
-    """The share of the machine's CPU time (all cores) that was not idle between two
-    ``psutil.cpu_times()`` readings: 1.0 means every core was busy throughout."""
-    idle = (after.idle + getattr(after, "iowait", 0.0)) - (
-        before.idle + getattr(before, "iowait", 0.0)
-    )
-    total = sum(after) - sum(before)
-    return round(1.0 - idle / total, 3) if total > 0 else 0.0
 
 
 # --- W6 ---------------------------------------------------------------------------------
@@ -266,9 +195,9 @@ def w6_scale(files: int, work: Path, timeout_s: float = 400) -> dict[str, Any]:
     shutil.rmtree(run_dir, ignore_errors=True)
     run_dir.mkdir(parents=True)
     spool = run_dir / "spool"
-    job = _echo_job(run_dir, root, 100, 2, "bench-w6")
+    job = echo_job(run_dir, root, 100, 2, "bench-w6")
     res: dict[str, Any] = {"files": files, "mini_batch_size": 100}
-    daemons = start_daemons(spool, run_dir, _env(run_dir), 1)
+    daemons = start_daemons(spool, run_dir, daemon_env(run_dir), 1)
     try:
         start_wall, start = time.time(), time.perf_counter()
         job_id = submit_job(job, spool)
@@ -346,14 +275,14 @@ def _traced_run(
     run_dir = work / f"W7-{items}-{counts_only}"
     shutil.rmtree(run_dir, ignore_errors=True)
     run_dir.mkdir(parents=True)
-    job = _echo_job(run_dir, root, 10, 2, "bench-w7")
+    job = echo_job(run_dir, root, 10, 2, "bench-w7")
     trace, spool = run_dir / "trace.txt", run_dir / "s"
     cmd = ["strace", "-f", "-qq", "-o", str(trace), "-e", "trace=" + ",".join(METADATA_SYSCALLS)]
     cmd[1:1] = ["-c"] if counts_only else ["-y"]
     cmd += [sys.executable, "-m", "prsd.daemon", "run", str(job), "--spool", str(spool)]
     cmd += ["--node-id", "n1"]
     start = time.perf_counter()
-    r = subprocess.run(cmd, env=_env(run_dir), cwd=REPO, capture_output=True, check=False)
+    r = subprocess.run(cmd, env=daemon_env(run_dir), cwd=REPO, capture_output=True, check=False)
     wall = time.perf_counter() - start
     if r.returncode != 0:
         raise RuntimeError(f"traced prsd run failed: {r.stderr.decode()[-500:]}")

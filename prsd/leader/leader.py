@@ -10,7 +10,6 @@ from __future__ import annotations
 import json
 import os
 from dataclasses import dataclass, field
-from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 import anyio
@@ -122,7 +121,7 @@ class Leader:
                 # The last leader ended the job but died before clearing the marker.
                 final = read_small(layout.final, MAX_STATE_BYTES, daemon_owned=True)
                 self.finished[job_id] = FinalState.from_json(final)
-                _unlink(self.spool.active / job_id)
+                (self.spool.active / job_id).unlink(missing_ok=True)
                 return
             spec = load_spec(layout)  # trusted only if the daemons wrote it
             driver = JobDriver(
@@ -205,7 +204,7 @@ class Leader:
                 return
             abandon_quietly(driver)
         self.finished[job_id] = driver.final or end_broken_job(self.spool, driver.layout, reason)
-        _unlink(self.spool.active / job_id)
+        (self.spool.active / job_id).unlink(missing_ok=True)
 
     def _storage_fault(self, exc: BaseException, now: float, job_id: str | None) -> bool:
         """If ``exc`` is a storage fault: note it (log once), suspend the job; True."""
@@ -397,7 +396,3 @@ def _claimants(driver: JobDriver) -> list[str]:
         return sorted(n for n in os.listdir(driver.layout.claimed) if not n.startswith("."))
     except FileNotFoundError:
         return []
-
-
-def _unlink(path: os.PathLike[str]) -> None:
-    Path(path).unlink(missing_ok=True)

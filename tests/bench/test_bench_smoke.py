@@ -71,7 +71,7 @@ def test_w4_tabular_rows_identical_or_prsd_unsupported(tmp_path: Path) -> None:
 
 
 def test_w8_two_agents_no_double_claims(tmp_path: Path) -> None:
-    result = special.w8_many_agents(300, (2,), 1, tmp_path / "work")
+    result = fleet.w8_many_agents(300, (2,), 1, tmp_path / "work")
     [row] = result["samples"]
     assert row["status"] == "ok", row
     assert row["double_claims"] == 0
