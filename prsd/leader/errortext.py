@@ -164,7 +164,8 @@ def compact_error(text: str) -> str:
     the error, where it was raised (the innermost frame), and the file with the full text.
 
     ``mini-batch 3 ...: KeyError: 'x'`` + traceback + ``Full traceback: F`` becomes
-    ``mini-batch 3 ...: KeyError: 'x' (at /code/s.py:2 in run). Full traceback: F``.
+    ``mini-batch 3 ...: KeyError: 'x' (at /code/s.py:2 in run: raise KeyError('x')). Full
+    traceback: F``.
     Text without a traceback is kept as it is (still made one line by the caller).
     """
     lines = [line.strip() for line in text.splitlines() if line.strip()]
@@ -172,13 +173,15 @@ def compact_error(text: str) -> str:
     body = [line for line in lines if line != full]
     if not body:
         return full
-    frames = [m for line in body if (m := _FRAME.match(line))]
+    frames = [(i, m) for i, line in enumerate(body) if (m := _FRAME.match(line))]
     if not frames and not any(line.startswith("Traceback (most recent") for line in body):
         return text
     head = body[0]
     if head.startswith("Traceback (most recent"):
         head = body[-1]  # the exception line ends the traceback
     if frames:
-        f = frames[-1]
-        head = f"{head} (at {f['file']}:{f['line']} in {f['func']})"
+        i, f = frames[-1]
+        code = body[i + 1] if i + 1 < len(body) - 1 else ""  # the frame's source line
+        where = f"{f['file']}:{f['line']} in {f['func']}" + (f": {code}" if code else "")
+        head = f"{head} (at {where})"
     return f"{head}. {full}" if full else head

@@ -100,7 +100,7 @@ def test_a_traceback_becomes_one_readable_line() -> None:
     )
     assert compact_error(text) == (
         "First error: mini-batch 000000000 (attempt 1) on node n1, process000: KeyError: 'x' "
-        "(at /spool/jobs/j/code/s.py:2 in run). "
+        "(at /spool/jobs/j/code/s.py:2 in run: raise KeyError('x')). "
         "Full traceback: /spool/jobs/j/logs/user/error/n1/process000.txt"
     )
     init_detail = (
@@ -111,7 +111,8 @@ def test_a_traceback_becomes_one_readable_line() -> None:
         "Full traceback: /l/e.txt"
     )
     assert compact_error(init_detail) == (
-        "ValueError: model file missing (at /c/s.py:2 in init). Full traceback: /l/e.txt"
+        'ValueError: model file missing (at /c/s.py:2 in init: raise ValueError("model file missing")).'
+        " Full traceback: /l/e.txt"
     )
     assert compact_error("First error: init timed out (node n1)") == (
         "First error: init timed out (node n1)"
