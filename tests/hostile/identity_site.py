@@ -137,7 +137,12 @@ class Site:
             return {}
 
     def wait_ended(self, job_id: str) -> dict[str, str]:
-        wait_until(lambda: bool(self.final(job_id)), 120, f"the end of job {job_id}")
+        try:
+            wait_until(lambda: bool(self.final(job_id)), 120, f"the end of job {job_id}")
+        except AssertionError as exc:  # the daemons' own account, for the failure report
+            raise AssertionError(
+                f"{exc}\n--- daemons.log (tail) ---\n{self.log()[-6000:]}"
+            ) from None
         return self.final(job_id)
 
     def jobs_owned_by(self, user: User) -> set[str]:
