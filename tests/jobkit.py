@@ -14,6 +14,7 @@ if TYPE_CHECKING:
     from pathlib import Path
 
 PRSD = [sys.executable, "-m", "prsd.daemon"]
+PRSCTL = [sys.executable, "-m", "prsd.cli.prsctl"]
 
 
 @dataclass
@@ -94,3 +95,17 @@ def run_prsd(
     if first.startswith("job "):
         job_id = first.split()[1]
     return RunResult(proc.returncode, proc.stdout, proc.stderr, spool, job_id)
+
+
+def prsctl(
+    spool: Path, *args: str, timeout_s: float = 60, env: dict[str, str] | None = None
+) -> subprocess.CompletedProcess[str]:
+    """``prsctl ARGS --spool SPOOL`` as a real process, output captured, exit code unchecked."""
+    return subprocess.run(
+        [*PRSCTL, *args, "--spool", str(spool)],
+        capture_output=True,
+        text=True,
+        timeout=timeout_s,
+        check=False,
+        env=env,
+    )

@@ -12,18 +12,16 @@ import pty
 import select
 import signal
 import subprocess
-import sys
 import time
 from typing import TYPE_CHECKING
 
 from tests.helpers import stop_daemons, wait_until
-from tests.jobkit import PRSD, make_job, run_prsd
+from tests.jobkit import PRSCTL, PRSD, make_job, prsctl, run_prsd
 from tests.liverun import LiveRun
 
 if TYPE_CHECKING:
     from pathlib import Path
 
-PRSCTL = [sys.executable, "-m", "prsd.cli.prsctl"]
 
 SLOW = """
     import time
@@ -59,14 +57,7 @@ def _yaml(name: str = "polish", workers: int = 1) -> str:
 
 
 def ctl(spool: Path, *args: str) -> subprocess.CompletedProcess[str]:
-    return subprocess.run(
-        [*PRSCTL, *args, "--spool", str(spool)],
-        capture_output=True,
-        text=True,
-        timeout=60,
-        check=False,
-        env={k: v for k, v in os.environ.items() if k != "COLUMNS"},
-    )
+    return prsctl(spool, *args, env={k: v for k, v in os.environ.items() if k != "COLUMNS"})
 
 
 def _progress_times(run: LiveRun) -> list[float]:

@@ -8,7 +8,6 @@ import io
 import json
 import os
 import subprocess
-import sys
 import time
 from typing import TYPE_CHECKING
 
@@ -17,7 +16,7 @@ from prsd.leader.removal import remove_ended_job
 from prsd.storage.layout import SpoolLayout
 from prsd.storage.requests import Request, read_reply, send_request
 from tests.helpers import stop_daemons, wait_until
-from tests.jobkit import PRSD, make_job, run_prsd
+from tests.jobkit import PRSD, make_job, prsctl, run_prsd
 from tests.realusers import as_user, open_base, real_users
 
 if TYPE_CHECKING:
@@ -25,7 +24,6 @@ if TYPE_CHECKING:
 
     from prsd.storage.requests import Reply
 
-PRSCTL = [sys.executable, "-m", "prsd.cli.prsctl"]
 ENV = {**os.environ, "PRSD_GPU_COUNT": "0"}
 
 QUICK = """
@@ -54,14 +52,7 @@ def _yaml(name: str) -> str:
 
 
 def ctl(spool: Path, *args: str) -> subprocess.CompletedProcess[str]:
-    return subprocess.run(
-        [*PRSCTL, *args, "--spool", str(spool)],
-        capture_output=True,
-        text=True,
-        timeout=90,
-        check=False,
-        env=ENV,
-    )
+    return prsctl(spool, *args, timeout_s=90, env=ENV)
 
 
 def _ended_job(root: Path, spool: Path, name: str) -> str:

@@ -6,8 +6,6 @@ from __future__ import annotations
 import json
 import os
 import signal
-import subprocess
-import sys
 import textwrap
 import threading
 import time
@@ -16,7 +14,7 @@ from typing import TYPE_CHECKING
 from prsd.storage.layout import SpoolLayout
 from prsd.storage.lease import LeaderBeat, new_holder, try_take, write_beat
 from tests.helpers import wait_until
-from tests.jobkit import make_job
+from tests.jobkit import make_job, prsctl
 from tests.liverun import LiveRun, alive
 
 if TYPE_CHECKING:
@@ -96,22 +94,8 @@ def test_ctrl_c_cancels_the_job_and_waits_for_its_workers(tmp_path: Path) -> Non
     assert _final(spool, job_id)["state"] == "Canceled"
     result = (spool / "jobs" / job_id / "logs" / "job_result.txt").read_text(encoding="utf-8")
     assert result.splitlines()[0] == "Canceled"
-    status = subprocess.run(
-        [
-            sys.executable,
-            "-m",
-            "prsd.cli.prsctl",
-            "status",
-            job_id,
-            "--json",
-            "--spool",
-            str(spool),
-        ],
-        capture_output=True,
-        text=True,
-        check=True,
-        timeout=60,
-    )
+    status = prsctl(spool, "status", job_id, "--json")
+    assert status.returncode == 0, status.stderr
     assert json.loads(status.stdout)["state"] == "Canceled"
     assert stopped == sorted(f"stopped-{pid}" for pid in pids)  # waited for their 1 s stop
     assert alive(procs) == []
