@@ -106,7 +106,9 @@ def test_no_leader_no_agent_said_at_submit_status_and_cancel(tmp_path: Path) -> 
 
 def _serve_and_watch(tmp_path: Path, spool: Path, log: IO[bytes], kept: str, doomed: str) -> None:
     layout = SpoolLayout(spool)
-    procs = [_start(log, spool, "leader")]
+    # A short node lease: the leader's own view of a node decides liveness, and it sees the
+    # planted heartbeat below as a change (alive) until the lease runs out.
+    procs = [_start(log, spool, "leader", "--node-lease-s", "6")]
     try:
         wait_until(
             lambda: "no agent has ever served this spool" in _waiting_line(tmp_path),
@@ -117,7 +119,11 @@ def _serve_and_watch(tmp_path: Path, spool: Path, log: IO[bytes], kept: str, doo
         assert status["state"] == "Canceled", status  # the waiting request was served
         beat = Heartbeat("lost", 3, "b", 1, "h", _ago(400), _ago(95), slots=1, gpus=0)
         write_heartbeat(layout, beat)
-        assert "waiting jobs: no agent alive since " in _waiting_line(tmp_path)
+        wait_until(
+            lambda: "waiting jobs: no agent alive since " in _waiting_line(tmp_path),
+            60,
+            "the planted agent heartbeat seen as dead by the leader",
+        )
         procs.append(_start(log, spool, "agent", "--node-id", "n1"))
         wait_until(
             lambda: (
