@@ -39,7 +39,7 @@ from prsd.storage.atomic import write_atomic
 from prsd.storage.faults import FaultState, probe_writable, storage_fault
 from prsd.storage.heartbeat import read_heartbeats
 from prsd.storage.readsafe import read_small
-from prsd.storage.spool import active_jobs
+from prsd.storage.spool import active_jobs, stranded_jobs
 from prsd.storage.watch import Doorbell
 
 if TYPE_CHECKING:
@@ -110,6 +110,14 @@ class Leader:
         for job_id in active_jobs(self.spool):
             if not self._mine(job_id):
                 continue
+            self._resume(job_id, now)
+        for job_id in filter(self._mine, stranded_jobs(self.spool)):
+            log.warning("a job taken in was never marked active; taking it on", job_id=job_id)
+            layout = self.spool.job(job_id)
+            if not layout.spec.exists():  # killed before its spec was written: take it in again
+                self._take_job(layout, now)
+                continue
+            write_atomic(self.spool.active / job_id, b"", durable=False)
             self._resume(job_id, now)
 
     def _resume(self, job_id: str, now: float) -> None:

@@ -52,3 +52,23 @@ def active_jobs(spool: SpoolLayout) -> list[str]:
     except FileNotFoundError:
         return []
     return sorted(n for n in names if valid_job_id(n))
+
+
+def stranded_jobs(spool: SpoolLayout) -> list[str]:
+    """Jobs taken in from the inbox whose leader died before marking them active.
+
+    Intake moves ``inbox/<name>`` to ``jobs/<id>``, seals it, writes its spec, and only
+    then writes ``active/<id>``; a leader killed in between leaves a job folder that is
+    neither active nor ended (no ``state/final.json``), which nobody would ever drive.
+    One ``stat`` per job folder: read when a leader takes office, not on every step.
+    """
+    active = set(active_jobs(spool))
+    try:
+        names = os.listdir(spool.jobs)
+    except FileNotFoundError:
+        return []
+    return sorted(
+        n
+        for n in names
+        if valid_job_id(n) and n not in active and not os.path.lexists(spool.job(n).final)
+    )

@@ -1,0 +1,81 @@
+"""A leader killed between taking a job out of the inbox and marking it active.
+
+Intake moves ``inbox/<name>`` to ``jobs/<id>``, seals it and writes its spec, and only
+then writes ``active/<id>``. The crash window is reproduced exactly: the test process
+runs the leader's own intake steps (as root, as the leader does) and stops where a
+``kill -9`` would; then a real leader and agent start on the spool. The job must be
+taken on and completed, never left in a folder nobody drives.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+from typing import TYPE_CHECKING
+
+import pytest
+
+from prsd.leader.intake import load_taken_job, take_in
+from prsd.storage.spool import open_spool, stranded_jobs
+from tests.fleet import Fleet
+from tests.helpers import wait_until
+from tests.jobkit import make_job
+
+if TYPE_CHECKING:
+    from collections.abc import Iterator
+    from pathlib import Path
+
+QUICK = """
+def run(mini_batch):
+    return [os.path.basename(p) for p in mini_batch]
+import os
+"""
+
+YAML = """
+name: {name}
+input_data: ./data
+mini_batch_size: "2"
+output_action: append_row
+resources: {{max_concurrency_per_instance: 1}}
+task:
+  code: ./code
+  entry_script: score.py
+"""
+
+
+@pytest.fixture
+def fleet(tmp_path: Path) -> Iterator[Fleet]:
+    f = Fleet(tmp_path / "spool", tmp_path / "logs")
+    try:
+        yield f
+    finally:
+        f.close()
+
+
+@pytest.mark.parametrize("stop_after", ["move", "spec"])
+def test_a_job_taken_in_but_never_marked_active_is_taken_on(
+    fleet: Fleet, tmp_path: Path, stop_after: str
+) -> None:
+    spool = open_spool(fleet.spool)
+    job = make_job(tmp_path / "job", QUICK, YAML.format(name="stranded"), files=5)
+    queued = fleet.submit(job)
+    layout = take_in(spool, queued)  # the inbox folder moved in: the leader's first step
+    assert layout is not None
+    if stop_after == "spec":
+        load_taken_job(layout)  # sealed, owner and spec written; killed before active/
+        assert layout.spec.exists()
+    assert not (spool.active / layout.job_id).exists()
+    assert not os.listdir(spool.inbox)  # nothing left for an intake to find
+    assert stranded_jobs(spool) == [layout.job_id]
+    beside = fleet.submit(make_job(tmp_path / "beside", QUICK, YAML.format(name="beside"), files=3))
+    fleet.leader()
+    fleet.agent("n1")
+    for job_id in (layout.job_id, beside):
+        wait_until(lambda j=job_id: fleet.final(j) is not None, 60, f"job {job_id} ended")
+        assert fleet.final(job_id)["state"] == "Completed", fleet.final(job_id)  # type: ignore[index]
+    out = (layout.root / "outputs" / "parallel_run_step.txt").read_text(encoding="utf-8")
+    assert sorted(out.split()) == sorted(p.name for p in (job / "data").iterdir())
+    assert stranded_jobs(spool) == []
+    logs = "".join(p.read_text(encoding="utf-8") for p in fleet.logs.glob("leader.*.log"))
+    assert "a job taken in was never marked active" in logs
+    assert json.loads((layout.root / "owner.json").read_bytes())["uid"] == os.geteuid()
