@@ -71,8 +71,9 @@ def test_a_job_taken_in_but_never_marked_active_is_taken_on(
     fleet.leader()
     fleet.agent("n1")
     for job_id in (layout.job_id, beside):
-        wait_until(lambda j=job_id: fleet.final(j) is not None, 60, f"job {job_id} ended")
-        assert fleet.final(job_id)["state"] == "Completed", fleet.final(job_id)  # type: ignore[index]
+        wait_until(lambda: all(fleet.final(j) for j in (layout.job_id, beside)), 60, "jobs ended")
+        final = fleet.final(job_id)
+        assert final is not None and final["state"] == "Completed", final
     out = (layout.root / "outputs" / "parallel_run_step.txt").read_text(encoding="utf-8")
     assert sorted(out.split()) == sorted(p.name for p in (job / "data").iterdir())
     assert stranded_jobs(spool) == []
