@@ -13,6 +13,7 @@ Errors: :class:`BuildFailed` (one line); OSError when the tool cannot be started
 from __future__ import annotations
 
 import os
+import shutil
 import subprocess
 import time
 from typing import TYPE_CHECKING, TextIO
@@ -27,6 +28,27 @@ if TYPE_CHECKING:
 
 class BuildFailed(EnvError):
     """A build command failed; the message is the tool's first error line."""
+
+
+FULL_BELOW_BYTES = 16 * 1024 * 1024
+
+
+def disk_note(free_bytes: int, where: str) -> str:
+    """What to add to a failed build's message when the disk it wrote to is (nearly) full:
+    a tool's error can lose the ``No space left on device`` of its cause."""
+    if free_bytes >= FULL_BELOW_BYTES:
+        return ""
+    return f" (the disk holding {where} is full: {free_bytes // 1024} KiB free)"
+
+
+def with_disk_note(exc: BuildFailed, where: Path) -> BuildFailed:
+    """``exc`` with :func:`disk_note` added when ``where``'s disk is nearly full."""
+    try:
+        free = shutil.disk_usage(where).free
+    except OSError:
+        return exc
+    note = disk_note(free, str(where))
+    return BuildFailed(f"{exc}{note}") if note else exc
 
 
 def uv_binary() -> str:

@@ -27,7 +27,7 @@ from datetime import UTC, datetime
 from typing import TYPE_CHECKING, Any, TextIO
 
 from prsd.envs import registry
-from prsd.envs.build import build_with_conda, build_with_uv
+from prsd.envs.build import BuildFailed, build_with_conda, build_with_uv, with_disk_note
 from prsd.envs.cache import READY, Entry, EnvCache
 from prsd.envs.image import image_note
 from prsd.envs.interp import Interpreter, choose, find_interpreters
@@ -167,6 +167,8 @@ def _prepare(
         entry = cache.ensure(key, build, waiting, in_place=bool(conda))
     except TimeoutError as exc:
         raise EnvError(str(exc)) from None
+    except BuildFailed as exc:
+        raise with_disk_note(exc, settings.cache) from None
     except OSError as exc:
         raise EnvError(f"the environment cache {settings.cache} is not usable: {exc}") from None
     prepared = Prepared(str(entry.path / "bin" / "python"), entry, entry.built, note or "")

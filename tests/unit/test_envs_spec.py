@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import pytest
 
+from prsd.envs.build import FULL_BELOW_BYTES, disk_note
 from prsd.envs.firstline import first_error_line
 from prsd.envs.spec import EnvError, Pin, parse_conda, parse_pin, parse_requirements
 
@@ -138,3 +139,10 @@ def test_first_error_line_of_uv_and_conda() -> None:
     conda = "Collecting package metadata: done\nPackagesNotFoundError: The following packages are not available\n"
     assert first_error_line(conda).startswith("PackagesNotFoundError: The following")
     assert first_error_line("some output\nlast words\n") == "last words"
+
+
+def test_a_nearly_full_disk_is_named_when_the_tools_error_lost_it() -> None:
+    assert disk_note(FULL_BELOW_BYTES, "/var/cache/prsd") == ""
+    assert disk_note(512 * 1024, "/var/cache/prsd") == (
+        " (the disk holding /var/cache/prsd is full: 512 KiB free)"
+    )
