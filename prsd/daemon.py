@@ -219,7 +219,9 @@ def _leader(spool: SpoolLayout, args: argparse.Namespace) -> int:
             tg.start_soon(leader.serve)
             if is_local_spool(spool.root):
                 bell = leader.links.leader_bell
-                tg.start_soon(ring_on_local_changes, [spool.inbox, spool.jobs], bell)
+                # Under jobs/: commits and hand-backs, not log lines, results or status.
+                wakes = frozenset({"done", "returned", "void"})
+                tg.start_soon(ring_on_local_changes, [spool.inbox, spool.jobs], bell, wakes)
             with anyio.open_signal_receiver(signal.SIGTERM, signal.SIGINT) as signals:
                 async for _ in signals:
                     tg.cancel_scope.cancel()

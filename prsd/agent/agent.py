@@ -49,6 +49,8 @@ if TYPE_CHECKING:
 
 log = get_logger("prsd.agent")
 
+# Under jobs/, what wakes an agent early: new tasks (and ``active/``, every change).
+AGENT_WAKES_ON = frozenset({"pending"})
 TICK_S = 0.5
 LIST_MIN_S = 0.1
 RECHECK_S = 5.0  # a job this node could not take (seats full, files unseen) is looked at again
@@ -124,7 +126,10 @@ class Agent:
                 tg.start_soon(self._signals)
                 if is_local_spool(self.spool.root):
                     tg.start_soon(
-                        ring_on_local_changes, [self.spool.active, self.spool.jobs], self.bell
+                        ring_on_local_changes,
+                        [self.spool.active, self.spool.jobs],
+                        self.bell,
+                        AGENT_WAKES_ON,
                     )
             idle_since: float | None = None
             listed = -1e9

@@ -52,7 +52,9 @@ if TYPE_CHECKING:
     from prsd.leader.takeover import Look
     from prsd.wire.final import FinalState
 
-LIST_INTERVAL_S = 0.2  # how often done/ and returned/ are listed (hints cover the rest)
+LIST_INTERVAL_S = (
+    0.1  # how often done/ and returned/ are listed (file events and hints wake the step)
+)
 CANCEL_CHECK_S = 0.5
 NODES_CHECK_S = 0.5
 PROGRESS_LOG_S = 10.0
@@ -111,6 +113,9 @@ class JobDriver:
             layout, spec, self.table, self.book, self.bisect, self.merge, self.logs
         )
         self._plan = Plan(spec, layout, self._skipped)
+        # Worker slots serving the job (the leader updates it from the heartbeats): sizes
+        # the tail's tasks. Until then, one node's worth.
+        self.fleet_slots = spec.max_concurrency_per_instance or 1
         self._last_listing = -1e9
         self._last_cancel_check = -1e9
         self._last_progress_log = now
@@ -272,7 +277,9 @@ class JobDriver:
     def _split(self, now: float) -> None:
         self.split_behind = False
         if not self.book.split_done:
-            self.split_behind = split_step(self._plan, self.table, self.book, self.logs, now)
+            self.split_behind = split_step(
+                self._plan, self.table, self.book, self.logs, now, self.fleet_slots
+            )
 
     def _skipped(self, path: str, why: str) -> None:
         self.logs.master(f"skipped {path}: {why}")

@@ -32,6 +32,7 @@ from prsd.leader.intake import fail_intake, load_taken_job, ready_in_inbox, take
 from prsd.leader.job import Hint, JobDriver
 from prsd.leader.jobclock import record_start, restore_start
 from prsd.leader.liveness import Observer, nodes_view
+from prsd.leader.packing import fleet_slots
 from prsd.leader.requests import RequestDesk
 from prsd.logconfig import get_logger
 from prsd.pipeline.desk import PipelineDesk
@@ -264,7 +265,14 @@ class Leader:
             if self.nodes.observe(node_id, (beat.boot, beat.seq), now) and node_id in self.lost:
                 del self.lost[node_id]
                 log.info("node is back", node_id=node_id)
+        live = [
+            b.slots for n, b in beats.items() if not self.nodes.expired(n, now) and not b.draining
+        ]
         for job_id, driver in self.drivers.items():
+            spec = driver.spec
+            driver.fleet_slots = fleet_slots(
+                live, spec.max_concurrency_per_instance, spec.instance_count
+            )
             for node_id in _claimants(driver):
                 if not self.nodes.expired(node_id, now):
                     continue

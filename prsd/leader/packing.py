@@ -1,23 +1,36 @@
 """How many mini-batches go into one task file: a pure policy.
 
 A task file is the unit of claiming. Each costs a fixed amount of spool work (a
-write, a claim rename, a result file, a commit rename, a read by the leader), so
-tiny mini-batches are packed several to a task; large ones travel alone so the
-tail of a job stays short and a dead node loses little. Until the first results
+write, a claim rename, a result file, a commit rename, a read by the leader) and
+CPU in the leader and the agent, so mini-batches are packed several to a task,
+aiming at about ``TARGET_TASK_S`` of run time per task. Until the first results
 tell how long a mini-batch takes, tasks hold one mini-batch and the split runs
 only a little ahead of the workers.
+
+Large tasks would make a long tail (the last tasks keep a few slots busy while the
+rest wait), so near the end of the plan tasks shrink: once the mini-batches still to
+be written are known to be few, a task holds at most ``remaining / (GUIDED_SHARE *
+slots)`` of them (guided self-scheduling), down to one.
 """
 
 from __future__ import annotations
 
+import math
 from dataclasses import dataclass
 
-TARGET_TASK_S = 0.05
-"""Aim for tasks of about this much run time: per-task overhead is then ~1-2 %."""
+TARGET_TASK_S = 0.5
+"""Aim for tasks of about this much run time: the per-task cost (a few ms of CPU and
+file-system work in leader and agent together) is then about 1 % of the work."""
 
 MAX_PER_TASK = 128
 UNMEASURED_LOOKAHEAD = 64
 """Tasks written ahead of the workers before any mini-batch has been measured."""
+
+GUIDED_SHARE = 2
+"""At the tail, a task holds at most 1 / (GUIDED_SHARE * slots) of what remains."""
+
+MAX_PEEK = 50_000
+"""The most mini-batches the split reads ahead to learn whether the tail is near."""
 
 
 @dataclass(frozen=True)
@@ -27,7 +40,13 @@ class PackingAdvice:
 
 
 def advise(
-    *, measured_mb_s: float | None, unclaimed_tasks: int, waited_s: float, max_wait_s: float = 2.0
+    *,
+    measured_mb_s: float | None,
+    unclaimed_tasks: int,
+    waited_s: float,
+    max_wait_s: float = 2.0,
+    remaining: int | None = None,
+    slots: int = 1,
 ) -> PackingAdvice:
     """Decide the size of the next task.
 
@@ -36,13 +55,39 @@ def advise(
         unclaimed_tasks: tasks written and not yet picked up.
         waited_s: how long the split has been waiting for a first measurement.
         max_wait_s: after this long unmeasured, split on with one mini-batch per task.
+        remaining: mini-batches of the plan not yet written, when known (None: more
+            than the split looked ahead, see :func:`peek_for`).
+        slots: worker slots serving the job across the fleet (at least 1).
     """
     if measured_mb_s is None:
         if unclaimed_tasks >= UNMEASURED_LOOKAHEAD and waited_s < max_wait_s:
             return PackingAdvice(1, False)
         return PackingAdvice(1, True)
-    per_task = int(TARGET_TASK_S / max(measured_mb_s, 1e-6))
-    return PackingAdvice(max(1, min(MAX_PER_TASK, per_task)), True)
+    per_task = max(1, min(MAX_PER_TASK, int(TARGET_TASK_S / max(measured_mb_s, 1e-6))))
+    if remaining is not None:
+        per_task = min(per_task, max(1, math.ceil(remaining / (GUIDED_SHARE * max(1, slots)))))
+    return PackingAdvice(per_task, True)
+
+
+def peek_for(measured_mb_s: float | None, slots: int) -> int:
+    """How far the split must look ahead to know whether the tail rule applies.
+
+    The tail rule caps a task below its time target only when fewer than
+    ``per_task * GUIDED_SHARE * slots`` mini-batches remain; 0 before any measurement.
+    """
+    if measured_mb_s is None:
+        return 0
+    per_task = max(1, min(MAX_PER_TASK, int(TARGET_TASK_S / max(measured_mb_s, 1e-6))))
+    return min(MAX_PEEK, per_task * GUIDED_SHARE * max(1, slots))
+
+
+def fleet_slots(node_slots: list[int], concurrency: int | None, instance_count: int | None) -> int:
+    """Worker slots a job can use: per live node its slots (capped by the job's
+    ``max_concurrency_per_instance``), on at most ``instance_count`` nodes; at least 1."""
+    per_node = sorted((min(s, concurrency) if concurrency else s for s in node_slots), reverse=True)
+    if instance_count:
+        per_node = per_node[:instance_count]
+    return max(1, sum(per_node))
 
 
 def ewma(previous: float | None, sample: float, weight: float = 0.2) -> float:

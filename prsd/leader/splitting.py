@@ -12,10 +12,11 @@ fewer mini-batches than the job's task files hold (it changed while the job ran)
 from __future__ import annotations
 
 import time
+from collections import deque
 from typing import TYPE_CHECKING
 
 from prsd.errors import InputError
-from prsd.leader.packing import advise
+from prsd.leader.packing import advise, peek_for
 from prsd.leader.planner import plan_mini_batches
 from prsd.leader.rerun import plan_retry
 
@@ -43,10 +44,16 @@ class Plan:
         self._mbs: Iterator[MiniBatch] = plan_retry(
             layout, plan_mini_batches(spec, on_skip, job_folder=layout.root)
         )
+        self._ahead: deque[MiniBatch] = deque()  # read by :meth:`remaining_within`
+        self._ended = False
 
     def take(self, n: int) -> list[MiniBatch]:
         """Up to ``n`` next mini-batches (fewer: the plan is at its end)."""
         out: list[MiniBatch] = []
+        while self._ahead and len(out) < n:
+            out.append(self._ahead.popleft())
+        if len(out) == n or self._ended:
+            return out
         try:
             for mb in self._mbs:
                 out.append(mb)
@@ -56,6 +63,21 @@ class Plan:
             raise InputError(f"cannot read input {self.spec.input.name}: {exc}") from exc
         return out
 
+    def remaining_within(self, limit: int) -> int | None:
+        """How many mini-batches are left, if at most ``limit``; None: more than that."""
+        if limit <= 0:
+            return None
+        try:
+            while not self._ended and len(self._ahead) < limit + 1:
+                mb = next(self._mbs, None)
+                if mb is None:
+                    self._ended = True
+                else:
+                    self._ahead.append(mb)
+        except OSError as exc:
+            raise InputError(f"cannot read input {self.spec.input.name}: {exc}") from exc
+        return len(self._ahead) if self._ended else None
+
     def fast_forward(
         self, top: int, in_files: set[int], plan: Callable[[MiniBatch], None]
     ) -> dict[int, MiniBatch]:
@@ -63,6 +85,7 @@ class Plan:
         missing: dict[int, MiniBatch] = {}
         if top < 0:
             return missing
+        assert not self._ahead, "fast_forward comes before any look-ahead"
         for mb in self._mbs:
             plan(mb)
             if mb.index not in in_files:
@@ -75,14 +98,21 @@ class Plan:
         )
 
 
-def split_step(plan: Plan, table: TaskTable, book: JobBook, logs: JobLogs, now: float) -> bool:
-    """Write the next tasks, within a time budget; True: stopped at the budget, behind."""
+def split_step(
+    plan: Plan, table: TaskTable, book: JobBook, logs: JobLogs, now: float, slots: int = 1
+) -> bool:
+    """Write the next tasks, within a time budget; True: stopped at the budget, behind.
+
+    ``slots``: the worker slots serving the job, for the size of the tail's tasks.
+    """
     deadline = time.perf_counter() + SPLIT_BUDGET_S
     for _ in range(MAX_TASKS_PER_STEP):
         advice = advise(
             measured_mb_s=book.measured_mb_s,
             unclaimed_tasks=len(table),
             waited_s=now - book.started,
+            remaining=plan.remaining_within(peek_for(book.measured_mb_s, slots)),
+            slots=slots,
         )
         if not advice.may_write:
             return False  # far enough ahead of the workers

@@ -8,11 +8,13 @@ does not see other clients' changes on network file systems).
 
 from __future__ import annotations
 
+import os
 from typing import TYPE_CHECKING
 
 import anyio
 
 if TYPE_CHECKING:
+    from collections.abc import Callable
     from pathlib import Path
 
 
@@ -37,20 +39,48 @@ class Doorbell:
         return rung
 
 
-async def ring_on_local_changes(paths: list[Path], bell: Doorbell) -> None:
+def relevant_changes(roots: list[Path], folders: frozenset[str]) -> Callable[[object, str], bool]:
+    """A ``watchfiles`` filter: a change counts if it lies under ``roots[0]`` (every
+    change there), or if a folder on its path below any other root is named in
+    ``folders`` (``{"pending"}``: new tasks; not the workers' log lines or results).
+
+    Without it every log line a worker writes wakes every daemon on the machine.
+    """
+    whole = str(roots[0]) + os.sep
+    prefixes = [str(r) + os.sep for r in roots[1:]]
+
+    def keep(_change: object, path: str) -> bool:
+        if path.startswith(whole):
+            return True
+        for prefix in prefixes:
+            if path.startswith(prefix):
+                return not folders.isdisjoint(path[len(prefix) :].split(os.sep)[:-1])
+        return False
+
+    return keep
+
+
+async def ring_on_local_changes(
+    paths: list[Path], bell: Doorbell, folders: frozenset[str] | None = None
+) -> None:
     """Ring ``bell`` when files under ``paths`` change (a local disk spool only).
 
     File events are hints: on a network file system inotify sees only this machine's
     own changes, so callers use this only where the spool is on a local disk, and
     their loops poll on a timer regardless. Ends quietly if the paths cannot be watched.
+    With ``folders``, only the changes :func:`relevant_changes` keeps ring (every change
+    under the first path, and those in the named folders under the others).
     """
     from watchfiles import awatch
 
     existing = [p for p in paths if p.exists()]
     if not existing:
         return
+    keep = relevant_changes(paths, folders) if folders is not None else None
     try:
-        async for _changes in awatch(*existing, debounce=100, step=20, recursive=True):
+        async for _changes in awatch(
+            *existing, watch_filter=keep, debounce=100, step=10, recursive=True
+        ):
             bell.ring()
     except (OSError, RuntimeError):
         return

@@ -68,8 +68,8 @@ def _daemons(spool: Path, log: Path, env: dict[str, str]) -> list[subprocess.Pop
             subprocess.Popen(
                 [*PRSD, "leader", "--spool", str(spool)], stdout=out, stderr=out, env=env
             ),
-            subprocess.Popen(
-                [*PRSD, "agent", "--spool", str(spool), "--node-id", "n1"],
+            subprocess.Popen(  # a short drain: the sleepy job's worker is killed at the end
+                [*PRSD, "agent", "--spool", str(spool), "--node-id", "n1", "--drain-grace-s", "1"],
                 stdout=out,
                 stderr=out,
                 env=env,

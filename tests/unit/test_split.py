@@ -8,7 +8,15 @@ from typing import TYPE_CHECKING
 
 import pytest
 
-from prsd.leader.packing import MAX_PER_TASK, UNMEASURED_LOOKAHEAD, advise
+from prsd.leader.packing import (
+    GUIDED_SHARE,
+    MAX_PEEK,
+    MAX_PER_TASK,
+    UNMEASURED_LOOKAHEAD,
+    advise,
+    fleet_slots,
+    peek_for,
+)
 from prsd.leader.split import (
     HEAD_FIRST,
     SORT_AT_ONCE,
@@ -104,7 +112,8 @@ def test_plan_rejects_zero_size() -> None:
         (None, UNMEASURED_LOOKAHEAD, 0.1, 1, False),
         (None, UNMEASURED_LOOKAHEAD, 5.0, 1, True),
         (1.0, 10_000, 0.0, 1, True),
-        (0.005, 0, 0.0, 10, True),
+        (0.005, 0, 0.0, 100, True),
+        (0.02, 0, 0.0, 25, True),
         (1e-7, 0, 0.0, MAX_PER_TASK, True),
     ],
 )
@@ -114,6 +123,51 @@ def test_packing_advice(
     """Tiny mini-batches are packed; unmeasured ones travel alone and split waits a little."""
     advice = advise(measured_mb_s=measured, unclaimed_tasks=unclaimed, waited_s=waited)
     assert (advice.per_task, advice.may_write) == (per_task, may_write)
+
+
+def test_tail_tasks_shrink_as_the_plan_runs_out() -> None:
+    """Guided self-scheduling at the end: a task holds at most remaining / (2 x slots)."""
+    sizes = []
+    remaining = 1000
+    while remaining:
+        advice = advise(
+            measured_mb_s=0.02, unclaimed_tasks=0, waited_s=0.0, remaining=remaining, slots=8
+        )
+        sizes.append(advice.per_task)
+        remaining -= advice.per_task
+    assert sizes[0] == 25  # the time target: 0.5 s of 20 ms mini-batches
+    assert sizes == sorted(sizes, reverse=True)  # never growing towards the end
+    assert sizes[-8:] == [1] * 8  # the last ones alone: no slot waits on a long one
+    assert sum(sizes) == 1000
+    # Unknown remaining (more than the look-ahead): the time target alone.
+    far = advise(measured_mb_s=0.02, unclaimed_tasks=0, waited_s=0.0, remaining=None, slots=8)
+    assert far.per_task == 25
+    # Enough remaining for every slot: the time target is not cut.
+    near = 25 * GUIDED_SHARE * 8
+    assert advise(measured_mb_s=0.02, unclaimed_tasks=0, waited_s=0.0, remaining=near, slots=8) == (
+        advise(measured_mb_s=0.02, unclaimed_tasks=0, waited_s=0.0, remaining=None, slots=8)
+    )
+
+
+def test_peek_for_covers_exactly_where_the_tail_rule_bites() -> None:
+    assert peek_for(None, 8) == 0  # unmeasured: one per task anyway
+    assert peek_for(0.02, 8) == 25 * GUIDED_SHARE * 8
+    assert peek_for(1e-7, 10_000) == MAX_PEEK  # bounded memory for huge fleets
+
+
+@pytest.mark.parametrize(
+    ("nodes", "concurrency", "instances", "slots"),
+    [
+        ([], None, None, 1),  # nobody alive yet: at least one
+        ([2, 2, 2], None, None, 6),
+        ([8, 8], 2, None, 4),  # max_concurrency_per_instance caps each node
+        ([8, 2, 4], None, 2, 12),  # instance_count: the two largest nodes
+    ],
+)
+def test_fleet_slots(
+    nodes: list[int], concurrency: int | None, instances: int | None, slots: int
+) -> None:
+    assert fleet_slots(nodes, concurrency, instances) == slots
 
 
 def test_contiguous_runs() -> None:
