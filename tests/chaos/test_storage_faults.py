@@ -117,7 +117,7 @@ def test_full_spool_is_waited_out(tmp_path: Path, fleet: Fleet, mount: Path) -> 
     assert fleet.alive("leader") and fleet.alive("n1")
     # The node's heartbeat (overwritten in place: no new block) keeps it alive and
     # carries the condition to prsctl nodes and prsctl status.
-    wait_until(lambda: "disk is full" in _ctl(fleet, "nodes", "--json"), 60, "nodes to say so")
+    wait_until(lambda: "disk is full" in _ctl(fleet, "nodes", "--json"), 120, "nodes to say so")
     assert "disk is full" in _ctl(fleet, "status")
     filler.unlink()
     _finish(fleet, {first: 160, second: 60})
