@@ -32,9 +32,11 @@ from prsd.leader.readme import write_job_notes, write_readme
 from prsd.logconfig import get_logger
 from prsd.storage.atomic import move_verified, write_atomic
 from prsd.storage.jobid import assign_job_id, base_name, release_job_id
-from prsd.storage.jobowner import write_job_owner
+from prsd.storage.jobowner import read_job_owner, write_job_owner
 from prsd.storage.jobroot import (
+    ROOT_MODE,
     SPEC_MODE,
+    Sealed,
     SealError,
     make_job_folders,
     make_private,
@@ -50,6 +52,7 @@ if TYPE_CHECKING:
     from pathlib import Path
 
     from prsd.jobspec import JobSpec
+    from prsd.storage.jobowner import JobOwner
     from prsd.storage.layout import JobLayout, SpoolLayout
 
 log = get_logger("prsd.leader")
@@ -60,6 +63,10 @@ _REPORTED: set[tuple[str, int]] = set()  # strays this leader could not remove, 
 
 class PlantedEntries(PrsdError):
     """The submitted folder held names the daemons reserve for their own files."""
+
+
+class OwnerUnknown(PrsdError):
+    """A job sealed by a leader that died before recording its owner."""
 
 
 def ready_in_inbox(spool: SpoolLayout) -> list[str]:
@@ -154,6 +161,37 @@ def load_taken_job(layout: JobLayout) -> JobSpec:
             f"in a job; they were moved aside to {aside}/ and not used. Rename them in "
             "your job folder and submit it again"
         )
+    return _record_spec(layout, sealed.owner)
+
+
+def resume_taken_job(layout: JobLayout) -> JobSpec:
+    """Intake again for a job whose leader died while taking it in (no ``spec.json``).
+
+    Before the folder was sealed it is still the owner's: the whole intake runs. Once
+    the owner is recorded (after any planted names were set aside) the rest is done
+    again. Sealed but with no owner record, the owner cannot be known (the folder is
+    the daemons' now): the job fails rather than run as anyone else.
+
+    Raises:
+        SealError, PlantedEntries, JobSpecError: as :func:`load_taken_job`.
+        OwnerUnknown: sealed, and no owner record.
+    """
+    if not os.path.lexists(layout.owner_record):
+        info = os.lstat(layout.root)
+        if info.st_uid != os.geteuid() or stat.S_IMODE(info.st_mode) != ROOT_MODE:
+            return load_taken_job(layout)  # not sealed yet: the owner's folder as submitted
+        raise OwnerUnknown(
+            "the leader stopped while taking the job in, before its owner was recorded: "
+            "submit the job again"
+        )
+    owner = read_job_owner(layout)
+    sealed = Sealed(owner, seal_job_root(layout.root).entries)
+    make_private(layout.root, sealed)
+    make_job_folders(layout.root, owner)
+    return _record_spec(layout, owner)
+
+
+def _record_spec(layout: JobLayout, owner: JobOwner) -> JobSpec:
     spec = load_job_spec(layout.root, spool_job_dir=layout.root)
     override = _origin_name(layout.root)
     if override:
@@ -161,7 +199,7 @@ def load_taken_job(layout: JobLayout) -> JobSpec:
     for d in layout.task_dirs():
         d.mkdir(parents=True, exist_ok=True)
     write_atomic(layout.spec, spec.to_json().encode(), mode=SPEC_MODE)
-    restrict_to_job(layout.spec, sealed.owner)
+    restrict_to_job(layout.spec, owner)
     write_readme(layout)
     write_job_notes(layout.logs, spec)
     return spec

@@ -8,7 +8,6 @@ the same object with ``until_job`` set.
 from __future__ import annotations
 
 import json
-import os
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
@@ -28,11 +27,17 @@ from prsd.leader.guard import (
     fault_reason,
     load_spec,
 )
-from prsd.leader.intake import fail_intake, load_taken_job, ready_in_inbox, take_in
+from prsd.leader.intake import (
+    fail_intake,
+    load_taken_job,
+    ready_in_inbox,
+    resume_taken_job,
+    take_in,
+)
 from prsd.leader.job import Hint, JobDriver
 from prsd.leader.jobclock import record_start, restore_start
 from prsd.leader.liveness import Observer, nodes_view
-from prsd.leader.packing import fleet_slots
+from prsd.leader.lostnodes import serve_nodes
 from prsd.leader.requests import RequestDesk
 from prsd.logconfig import get_logger
 from prsd.pipeline.desk import PipelineDesk
@@ -44,6 +49,9 @@ from prsd.storage.spool import active_jobs, stranded_jobs
 from prsd.storage.watch import Doorbell
 
 if TYPE_CHECKING:
+    from collections.abc import Callable
+
+    from prsd.jobspec import JobSpec
     from prsd.storage.layout import JobLayout, SpoolLayout
 
 log = get_logger("prsd.leader")
@@ -116,7 +124,7 @@ class Leader:
             log.warning("a job taken in was never marked active; taking it on", job_id=job_id)
             layout = self.spool.job(job_id)
             if not layout.spec.exists():  # killed before its spec was written: take it in again
-                self._take_job(layout, now)
+                self._take_job(layout, now, resume_taken_job)
                 continue
             write_atomic(self.spool.active / job_id, b"", durable=False)
             self._resume(job_id, now)
@@ -265,25 +273,8 @@ class Leader:
             if self.nodes.observe(node_id, (beat.boot, beat.seq), now) and node_id in self.lost:
                 del self.lost[node_id]
                 log.info("node is back", node_id=node_id)
-        live = [
-            b.slots for n, b in beats.items() if not self.nodes.expired(n, now) and not b.draining
-        ]
-        for job_id, driver in self.drivers.items():
-            spec = driver.spec
-            driver.fleet_slots = fleet_slots(
-                live, spec.max_concurrency_per_instance, spec.instance_count
-            )
-            for node_id in _claimants(driver):
-                if not self.nodes.expired(node_id, now):
-                    continue
-                silent = self.nodes.silent_for(node_id, now)
-                why = f"node {node_id} lost (heartbeat unchanged for {silent:.0f} s)"
-                moved = driver.requeue_lost_node(node_id, why)
-                if moved:
-                    log.warning(
-                        "requeued a lost node's claims", job_id=job_id, node_id=node_id, tasks=moved
-                    )
-                self.lost.setdefault(node_id, now)
+        for driver in self.drivers.values():
+            serve_nodes(driver, self.nodes, beats, self.lost, now)
         self._write_nodes_view(beats, now)
 
     def _write_nodes_view(self, beats: dict[str, Any], now: float) -> None:
@@ -313,11 +304,13 @@ class Leader:
             self._take_job(layout, now)
         return took
 
-    def _take_job(self, layout: JobLayout, now: float) -> None:
+    def _take_job(
+        self, layout: JobLayout, now: float, load: Callable[[JobLayout], JobSpec] = load_taken_job
+    ) -> None:
         """Record the spec of a job just moved in and start driving it (its boundary)."""
         try:
             try:
-                spec = load_taken_job(layout)
+                spec = load(layout)
                 driver = JobDriver(
                     layout, spec, epoch=self.epoch, now=now, fence=self.election.check
                 )
@@ -404,11 +397,3 @@ class Leader:
                 await anyio.lowlevel.checkpoint()  # let the event loop run, then split on
                 continue
             await links.leader_bell.wait(TICK_S)
-
-
-def _claimants(driver: JobDriver) -> list[str]:
-    """Nodes with a ``claimed/<node>/`` folder in the job."""
-    try:
-        return sorted(n for n in os.listdir(driver.layout.claimed) if not n.startswith("."))
-    except FileNotFoundError:
-        return []

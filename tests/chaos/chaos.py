@@ -172,6 +172,9 @@ def _restart(fleet: Fleet, rng: random.Random, down: dict[str, float], now: floa
 
 def check_accounting(csv_path: Path, mini_batches: int, report: ChaosReport) -> None:
     attempts: dict[int, dict[int, str]] = {}
+    if not csv_path.exists():  # a job that failed before any mini-batch ran has no report
+        report.problems.append(f"no {csv_path.name}")
+        return
     with open(csv_path, newline="", encoding="utf-8") as f:
         for row in csv.DictReader(f):
             mb, attempt = int(row["mini_batch_id"]), int(row["attempt"])

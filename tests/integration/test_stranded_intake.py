@@ -16,6 +16,8 @@ from typing import TYPE_CHECKING
 import pytest
 
 from prsd.leader.intake import load_taken_job, take_in
+from prsd.storage.jobowner import write_job_owner
+from prsd.storage.jobroot import seal_job_root
 from prsd.storage.spool import open_spool, stranded_jobs
 from tests.fleet import Fleet
 from tests.helpers import wait_until
@@ -52,7 +54,7 @@ def fleet(tmp_path: Path) -> Iterator[Fleet]:
         f.close()
 
 
-@pytest.mark.parametrize("stop_after", ["move", "spec"])
+@pytest.mark.parametrize("stop_after", ["move", "owner", "spec"])
 def test_a_job_taken_in_but_never_marked_active_is_taken_on(
     fleet: Fleet, tmp_path: Path, stop_after: str
 ) -> None:
@@ -61,6 +63,8 @@ def test_a_job_taken_in_but_never_marked_active_is_taken_on(
     queued = fleet.submit(job)
     layout = take_in(spool, queued)  # the inbox folder moved in: the leader's first step
     assert layout is not None
+    if stop_after == "owner":  # sealed and its owner recorded; killed before the rest
+        write_job_owner(layout, seal_job_root(layout.root).owner)
     if stop_after == "spec":
         load_taken_job(layout)  # sealed, owner and spec written; killed before active/
         assert layout.spec.exists()
@@ -80,3 +84,19 @@ def test_a_job_taken_in_but_never_marked_active_is_taken_on(
     logs = "".join(p.read_text(encoding="utf-8") for p in fleet.logs.glob("leader.*.log"))
     assert "a job taken in was never marked active" in logs
     assert json.loads((layout.root / "owner.json").read_bytes())["uid"] == os.geteuid()
+
+
+def test_a_job_sealed_with_no_owner_record_fails_and_says_why(fleet: Fleet, tmp_path: Path) -> None:
+    """Sealed (the folder is the daemons' now) but killed before the owner was recorded:
+    who owns it cannot be known, so it fails with a reason rather than run as root."""
+    spool = open_spool(fleet.spool)
+    queued = fleet.submit(make_job(tmp_path / "job", QUICK, YAML.format(name="lost"), files=2))
+    layout = take_in(spool, queued)
+    assert layout is not None
+    os.chown(layout.root, 1234, 1234)  # submitted by someone else than the daemons
+    seal_job_root(layout.root)
+    fleet.leader()
+    wait_until(lambda: fleet.final(layout.job_id) is not None, 60, "the job ended")
+    final = fleet.final(layout.job_id)
+    assert final is not None and final["state"] == "Failed", final
+    assert "before its owner was recorded: submit the job again" in str(final["reason"])
