@@ -88,8 +88,10 @@ def _some_done(fleet: Fleet, job_id: str) -> bool:
 def _start(tmp_path: Path, fleet: Fleet) -> tuple[str, str]:
     fleet.leader()
     fleet.agent("n1", "--slots", "4")
-    first = fleet.submit(make_files_job(tmp_path, "first", 160, per_mb=0.05))
-    second = fleet.submit(make_files_job(tmp_path, "second", 60, per_mb=0.05))
+    # Mini-batches of 0.2 s: the agent is still committing tasks when the disk fills (with
+    # shorter ones, tasks of 0.5 s could all be done and an idle agent writes nothing).
+    first = fleet.submit(make_files_job(tmp_path, "first", 160, per_mb=0.2))
+    second = fleet.submit(make_files_job(tmp_path, "second", 60, per_mb=0.2))
     wait_until(lambda: _some_done(fleet, first), 60, "the first results")
     return first, second
 
