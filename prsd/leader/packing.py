@@ -63,7 +63,7 @@ def advise(
         if unclaimed_tasks >= UNMEASURED_LOOKAHEAD and waited_s < max_wait_s:
             return PackingAdvice(1, False)
         return PackingAdvice(1, True)
-    per_task = max(1, min(MAX_PER_TASK, int(TARGET_TASK_S / max(measured_mb_s, 1e-6))))
+    per_task = _by_time(measured_mb_s)
     if remaining is not None:
         per_task = min(per_task, max(1, math.ceil(remaining / (GUIDED_SHARE * max(1, slots)))))
     return PackingAdvice(per_task, True)
@@ -77,8 +77,12 @@ def peek_for(measured_mb_s: float | None, slots: int) -> int:
     """
     if measured_mb_s is None:
         return 0
-    per_task = max(1, min(MAX_PER_TASK, int(TARGET_TASK_S / max(measured_mb_s, 1e-6))))
-    return min(MAX_PEEK, per_task * GUIDED_SHARE * max(1, slots))
+    return min(MAX_PEEK, _by_time(measured_mb_s) * GUIDED_SHARE * max(1, slots))
+
+
+def _by_time(measured_mb_s: float) -> int:
+    """Mini-batches in a task of about ``TARGET_TASK_S`` (1 to ``MAX_PER_TASK``)."""
+    return max(1, min(MAX_PER_TASK, int(TARGET_TASK_S / max(measured_mb_s, 1e-6))))
 
 
 def fleet_slots(node_slots: list[int], concurrency: int | None, instance_count: int | None) -> int:

@@ -20,7 +20,7 @@ from prsd.cli.logmerge import line_time
 from prsd.cli.prsctl import main as prsctl_main
 from prsd.leader.status import validate_status
 from tests.helpers import wait_until
-from tests.jobkit import PRSD, RunResult, make_job, run_prsd
+from tests.jobkit import PRSD, RunResult, make_job, prsctl, run_prsd
 
 if TYPE_CHECKING:
     from collections.abc import Iterator
@@ -62,13 +62,7 @@ def _yaml(extra: str = "", workers: int = 2) -> str:
 
 
 def ctl(spool: Path, *args: str, timeout_s: float = 30) -> subprocess.CompletedProcess[str]:
-    return subprocess.run(
-        [*PRSCTL, *args, "--spool", str(spool)],
-        capture_output=True,
-        text=True,
-        timeout=timeout_s,
-        check=False,
-    )
+    return prsctl(spool, *args, timeout_s=timeout_s)
 
 
 @pytest.fixture(scope="module")
