@@ -10,13 +10,13 @@ are never appended to through a link (prsd/logline.py).
 from __future__ import annotations
 
 import csv
-import io
 import os
 from dataclasses import dataclass
 from datetime import UTC, datetime
 from pathlib import Path
 from typing import TYPE_CHECKING
 
+from prsd.leader.resume import read_report_part
 from prsd.logline import append_lines, one_line
 from prsd.storage.atomic import write_atomic
 from prsd.storage.layout import JobLayout, mb_id
@@ -110,6 +110,7 @@ class JobLogs:
         new = not self._csv_path.exists()
         flags = os.O_WRONLY | os.O_APPEND | os.O_CREAT | os.O_NOFOLLOW | os.O_CLOEXEC
         fd = os.open(self._csv_path, flags, 0o644)  # never through a planted link
+        _cut_torn_tail(self._csv_path, fd)
         self._csv = open(fd, "a", newline="", encoding="utf-8")  # noqa: SIM115 - kept open; close()
         self._csv_writer = csv.writer(self._csv)
         if new:
@@ -152,18 +153,21 @@ def _append_line(path: Path, line: str) -> None:
     append_lines(path, [line])
 
 
+def _cut_torn_tail(path: Path, fd: int) -> None:
+    """Cut a row this part's writer was killed in the middle of (ours alone to write)."""
+    if os.fstat(fd).st_size == 0:
+        return
+    rfd = os.open(path, os.O_RDONLY | os.O_NOFOLLOW | os.O_CLOEXEC)
+    with open(rfd, "rb") as f:
+        data = f.read()
+    if data and not data.endswith(b"\n"):
+        os.ftruncate(fd, data.rfind(b"\n") + 1)
+
+
 def _existing_keys(path: Path) -> set[tuple[int, int]]:
-    try:
-        text = path.read_text(encoding="utf-8")
-    except FileNotFoundError:
-        return set()
-    keys: set[tuple[int, int]] = set()
-    reader = csv.reader(io.StringIO(text))
-    next(reader, None)
-    for row in reader:
-        if len(row) >= 2 and row[0].isdigit() and row[1].isdigit():
-            keys.add((int(row[0]), int(row[1])))
-    return keys
+    """The attempts a part holds whole rows for (a torn row is written again)."""
+    part = read_report_part(path, len(CSV_COLUMNS))
+    return {(int(row[0]), int(row[1])) for row in part.rows}
 
 
 def fsync_path(path: Path) -> None:

@@ -135,6 +135,43 @@ def done_order(found: Found) -> tuple[int, int, int, str]:
     return (found.task.attempt, found.task.first_mb, -found.task.epoch, found.node)
 
 
+@dataclass(frozen=True)
+class ReportPart:
+    """One leader's report file read back: only rows that were written whole."""
+
+    header: list[str] | None
+    rows: list[list[str]]
+    torn: int
+
+
+def read_report_part(path: Path, width: int | None = None) -> ReportPart:
+    """The whole rows of a report part (a kill in mid-write leaves a torn last line).
+
+    A row counts only when its line ends with a newline and has the header's width:
+    a row cut short could still start with a valid (mini-batch, attempt) key, and a
+    leader that counted that key as written would never write the row again.
+    """
+    try:
+        with open(path, newline="", encoding="utf-8") as f:
+            text = f.read()
+    except FileNotFoundError:
+        return ReportPart(None, [], 0)
+    whole, _, tail = text.rpartition("\n")
+    torn = 1 if tail else 0
+    header: list[str] | None = None
+    rows: list[list[str]] = []
+    for row in csv.reader(io.StringIO(whole + "\n" if whole else "")):
+        if row and row[0] == "mini_batch_id":
+            header = header or row
+            continue
+        expected = width or (len(header) if header else len(row))
+        if len(row) != expected or len(row) < 2 or not (row[0].isdigit() and row[1].isdigit()):
+            torn += 1
+            continue
+        rows.append(row)
+    return ReportPart(header, rows, torn)
+
+
 def merge_reports(parts: list[Path]) -> int:
     """Merge the leaders' report files into the first; rows dropped (repeats, torn).
 
@@ -148,19 +185,10 @@ def merge_reports(parts: list[Path]) -> int:
     seen: set[tuple[str, str]] = set()
     dropped = 0
     for path in parts:
-        try:
-            with open(path, newline="", encoding="utf-8") as f:
-                rows = list(csv.reader(f))
-        except FileNotFoundError:
-            continue
-        for row in rows:
-            if row and row[0] == "mini_batch_id":
-                header = header or row
-                continue
-            width = len(header) if header else len(row)
-            if len(row) != width or len(row) < 2 or not (row[0].isdigit() and row[1].isdigit()):
-                dropped += 1
-                continue
+        part = read_report_part(path, len(header) if header else None)
+        header = header or part.header
+        dropped += part.torn
+        for row in part.rows:
             key = (row[0], row[1])
             if key in seen:
                 dropped += 1

@@ -185,7 +185,9 @@ def check_accounting(csv_path: Path, mini_batches: int, report: ChaosReport) -> 
             report.requeues += row["status"] == "requeued"
     for mb in range(mini_batches):
         seen = attempts.get(mb, {})
-        if sorted(seen) != list(range(1, len(seen) + 1)):
+        if not seen:
+            report.problems.append(f"mini-batch {mb} has no row")
+        elif sorted(seen) != list(range(1, len(seen) + 1)):
             report.problems.append(f"mini-batch {mb}: attempts {sorted(seen)} are not 1..n")
         elif seen[len(seen)] != "succeeded":
             report.problems.append(f"mini-batch {mb}: last attempt is {seen[len(seen)]}")

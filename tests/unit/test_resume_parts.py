@@ -74,3 +74,48 @@ def test_an_issued_name_is_settled_when_seen_or_superseded() -> None:
     seen = {TaskName(0, 1, 1).name, TaskName(8, 2, 1).name}
     assert unsettled(issued, seen) == [TaskName(4, 1, 2)]
     assert unsettled(issued, seen | {TaskName(4, 1, 2).name}) == []
+
+
+def test_a_row_torn_after_its_key_is_written_again_by_the_next_leader(tmp_path: Path) -> None:
+    """A kill in mid-row can leave ``000000005,1,succ``: its key must not count as written."""
+    from prsd.leader.joblogs import CSV_COLUMNS, AttemptRow, JobLogs
+    from prsd.storage.layout import JobLayout
+    from prsd.wire.records import Outcome
+
+    layout = JobLayout(tmp_path / "job", "job")
+    first = JobLogs(layout, epoch=1)
+    whole = Outcome(index=4, status="succeeded", items=1, succeeded_items=1)
+    first.attempts([AttemptRow(whole, 1, "a")])
+    first.close()
+    with open(layout.log_tree.report_part(1), "a", encoding="utf-8") as f:
+        f.write("000000005,1,succ")  # the leader of epoch 1 was killed here
+
+    second = JobLogs(layout, epoch=2)
+    torn = Outcome(index=5, status="succeeded", items=1, succeeded_items=1)
+    second.attempts([AttemptRow(whole, 1, "b"), AttemptRow(torn, 1, "b")])
+    second.close()
+    merge_reports([layout.log_tree.report_part(1), layout.log_tree.report_part(2)])
+    with open(layout.log_tree.report_part(1), newline="", encoding="utf-8") as f:
+        rows = list(csv.reader(f))
+    assert rows[0] == list(CSV_COLUMNS)
+    assert [(r[0], r[1], r[3]) for r in rows[1:]] == [
+        ("000000004", "1", "a"),
+        ("000000005", "1", "b"),
+    ]
+
+
+def test_a_leader_reopening_its_part_cuts_its_own_torn_row(tmp_path: Path) -> None:
+    from prsd.leader.joblogs import AttemptRow, JobLogs
+    from prsd.storage.layout import JobLayout
+    from prsd.wire.records import Outcome
+
+    layout = JobLayout(tmp_path / "job", "job")
+    JobLogs(layout, epoch=3).close()
+    path = layout.log_tree.report_part(3)
+    with open(path, "a", encoding="utf-8") as f:
+        f.write("000000007,2,fai")
+    logs = JobLogs(layout, epoch=3)
+    logs.attempts([AttemptRow(Outcome(index=7, status="failed", items=1), 2, "n")])
+    logs.close()
+    lines = path.read_text(encoding="utf-8").splitlines()
+    assert len(lines) == 2 and lines[1].startswith("000000007,2,failed,n,")
