@@ -31,7 +31,7 @@ from prsd.leader.finish import FinalState
 from prsd.leader.readme import write_job_notes, write_readme
 from prsd.logconfig import get_logger
 from prsd.storage.atomic import move_verified, write_atomic
-from prsd.storage.jobid import assign_job_id, base_name, release_job_id
+from prsd.storage.jobid import assign_job_id, base_name, release_job_id, settle_job_id
 from prsd.storage.jobowner import read_job_owner, write_job_owner
 from prsd.storage.jobroot import (
     ROOT_MODE,
@@ -125,14 +125,24 @@ def take_in(spool: SpoolLayout, name: str) -> JobLayout | None:
     Raises:
         OSError: the id registry cannot be written.
     """
-    job_id = assign_job_id(spool, name, _origin_name(spool.inbox / name) or base_name(name))
+    job_id, held = assign_job_id(spool, name, _origin_name(spool.inbox / name) or base_name(name))
     layout = spool.job(job_id)
     if not move_verified(spool.inbox / name, layout.root):
-        release_job_id(spool, job_id)  # another leader took it, or it cannot move: no job
+        release_job_id(spool, job_id, held)  # another leader took it, or it cannot move
         return None
+    settle_given(spool, job_id)
     if job_id != name:
         log.info("inbox folder given a fresh job id", inbox_name=name, job_id=job_id)
     return layout
+
+
+def settle_given(spool: SpoolLayout, job_id: str) -> None:
+    """Mark the id of a job whose folder moved in as given (never raises: while
+    ``jobs/<id>`` exists the id is safe anyway, and removal marks it again)."""
+    try:
+        settle_job_id(spool, job_id)
+    except OSError as exc:
+        log.warning("cannot mark a job id given", job_id=job_id, error=exc.strerror)
 
 
 def load_taken_job(layout: JobLayout) -> JobSpec:

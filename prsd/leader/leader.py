@@ -32,6 +32,7 @@ from prsd.leader.intake import (
     load_taken_job,
     ready_in_inbox,
     resume_taken_job,
+    settle_given,
     take_in,
 )
 from prsd.leader.job import Hint, JobDriver
@@ -123,6 +124,7 @@ class Leader:
         for job_id in filter(self._mine, stranded_jobs(self.spool)):
             log.warning("a job taken in was never marked active; taking it on", job_id=job_id)
             layout = self.spool.job(job_id)
+            settle_given(self.spool, job_id)
             if not layout.spec.exists():  # killed before its spec was written: take it in again
                 self._take_job(layout, now, resume_taken_job)
                 continue

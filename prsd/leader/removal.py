@@ -24,6 +24,7 @@ from prsd.leader.finish import FinalState
 from prsd.leader.kept import KEPT_FILE, read_kept
 from prsd.logconfig import get_logger
 from prsd.storage.atomic import move_verified
+from prsd.storage.jobid import settle_job_id
 
 if TYPE_CHECKING:
     from pathlib import Path
@@ -40,7 +41,8 @@ def remove_ended_job(spool: SpoolLayout, job_id: str) -> tuple[bool, str]:
     """Remove ``job_id``'s folder if it has ended; (removed, one line for the asker).
 
     Raises:
-        OSError: the folder could not be moved aside (it is left as it was).
+        OSError: the id could not be marked given or the folder could not be moved
+            aside (it is left as it was).
     """
     layout = spool.job(job_id)
     if os.path.lexists(spool.active / job_id):
@@ -58,6 +60,7 @@ def remove_ended_job(spool: SpoolLayout, job_id: str) -> tuple[bool, str]:
             f"job {job_id} is kept by job {keeper}, a retry that has not ended (it reads "
             f"{job_id}'s results at its end); remove it once {keeper} has ended"
         )
+    settle_job_id(spool, job_id)  # once the folder is gone, no inbox folder may take the id
     aside = spool.jobs / f"{ASIDE_PREFIX}{job_id}-{secrets.token_hex(4)}"
     if not move_verified(layout.root, aside):
         return False, f"job {job_id} is gone already"

@@ -9,6 +9,12 @@ replace or re-open a job: ``prsctl submit`` proposes an id of
 proposal only when it reserves it first and no ``jobs/<id>`` exists; any other name
 (a hand-dropped folder, another job's id, a name used before) gets a fresh id.
 
+A leader killed between reserving a proposal and moving the folder leaves a marker
+that names the inbox folder it was for and no ``jobs/<id>``; the next leader takes
+that reservation over, so the job keeps the id ``prsctl submit`` printed. Once the
+folder has moved the marker is settled (it says ``given``): from then on no folder of
+that name can take it over, even after the job is removed.
+
 Errors: none of its own; a reservation that fails in an unclear way (an NFS reply
 lost) reads the marker back, which names its creator (prsd.storage.atomic).
 """
@@ -21,8 +27,9 @@ import secrets
 from datetime import UTC, datetime
 from typing import TYPE_CHECKING
 
-from prsd.storage.atomic import create_exclusive
+from prsd.storage.atomic import create_exclusive, write_atomic
 from prsd.storage.layout import valid_job_id
+from prsd.storage.readsafe import UntrustedFile, read_small
 
 if TYPE_CHECKING:
     from pathlib import Path
@@ -34,6 +41,9 @@ _STAMP = re.compile(r"-\d{8}-\d{6}-[0-9a-f]{4}$")
 MAX_NAME_CHARS = 60
 REGISTRY = ".ids"
 MAX_MINT_TRIES = 20
+MAX_MARKER_BYTES = 4096
+_FOR = "for-inbox="
+GIVEN = b"given\n"
 
 
 def sanitize_name(name: str) -> str:
@@ -68,26 +78,59 @@ def ever_given(spool: SpoolLayout, job_id: str) -> bool:
     return os.path.lexists(spool.jobs / job_id) or os.path.lexists(registry(spool) / job_id)
 
 
-def reserve_job_id(spool: SpoolLayout, job_id: str) -> bool:
-    """Reserve ``job_id`` for a job this caller is about to move in; True if it is ours.
+def reserve_job_id(spool: SpoolLayout, job_id: str, inbox_name: str = "") -> bytes | None:
+    """Reserve ``job_id`` for the folder ``inbox/<inbox_name>`` about to move in.
+
+    Returns the marker's bytes (what :func:`release_job_id` checks) when the id is
+    ours, None when it was given before.
 
     Raises:
         OSError: the registry cannot be written (the spool is full or unwritable).
     """
     if os.path.lexists(spool.jobs / job_id):
-        return False  # a job from before the registry existed
+        return None  # a job from before the registry existed
     folder = registry(spool)
     folder.mkdir(exist_ok=True)
-    token = f"{os.getpid()} {secrets.token_hex(8)}\n".encode()
-    return create_exclusive(folder / job_id, token)
+    token = f"{os.getpid()} {secrets.token_hex(8)} {_FOR}{inbox_name}\n".encode()
+    return token if create_exclusive(folder / job_id, token) else None
 
 
-def release_job_id(spool: SpoolLayout, job_id: str) -> None:
-    """Give back an id reserved for a move that did not happen (no job has it)."""
-    (registry(spool) / job_id).unlink(missing_ok=True)
+def take_over_reservation(spool: SpoolLayout, job_id: str) -> bytes | None:
+    """A reservation of ``job_id`` for ``inbox/<job_id>`` whose folder never moved in.
+
+    Returns the marker's bytes when the reservation is one a leader made for this very
+    inbox name and left unsettled (it stopped between reserving and moving), None
+    otherwise (the id was given, minted for another folder, or is from an older version).
+    """
+    if os.path.lexists(spool.jobs / job_id):
+        return None
+    try:
+        held = read_small(registry(spool) / job_id, MAX_MARKER_BYTES, daemon_owned=True)
+    except UntrustedFile:
+        return None
+    return held if held.endswith(f" {_FOR}{job_id}\n".encode()) else None
 
 
-def assign_job_id(spool: SpoolLayout, inbox_name: str, name: str) -> str:
+def settle_job_id(spool: SpoolLayout, job_id: str) -> None:
+    """Mark ``job_id`` given for good: its folder moved in (idempotent).
+
+    Raises:
+        OSError: the registry cannot be written.
+    """
+    write_atomic(registry(spool) / job_id, GIVEN)
+
+
+def release_job_id(spool: SpoolLayout, job_id: str, held: bytes) -> None:
+    """Give back an id reserved for a move that did not happen, if the marker is still ours."""
+    path = registry(spool) / job_id
+    try:
+        if read_small(path, MAX_MARKER_BYTES, daemon_owned=True) == held:
+            path.unlink(missing_ok=True)
+    except (UntrustedFile, OSError):
+        pass
+
+
+def assign_job_id(spool: SpoolLayout, inbox_name: str, name: str) -> tuple[str, bytes]:
     """The id for the folder ``inbox/<inbox_name>``, reserved: the proposal or a fresh one.
 
     Args:
@@ -95,13 +138,21 @@ def assign_job_id(spool: SpoolLayout, inbox_name: str, name: str) -> str:
         inbox_name: the folder's name in ``inbox/``.
         name: the job name fresh ids are made from.
 
+    Returns:
+        The id and the reservation's marker bytes (for :func:`release_job_id`).
+
     Raises:
         OSError: the registry cannot be written.
     """
-    if is_proposal(inbox_name) and reserve_job_id(spool, inbox_name):
-        return inbox_name
+    if is_proposal(inbox_name):
+        held = reserve_job_id(spool, inbox_name, inbox_name)
+        if held is None:
+            held = take_over_reservation(spool, inbox_name)
+        if held is not None:
+            return inbox_name, held
     for _ in range(MAX_MINT_TRIES):
         job_id = make_job_id(name)
-        if reserve_job_id(spool, job_id):
-            return job_id
+        held = reserve_job_id(spool, job_id, inbox_name)
+        if held is not None:
+            return job_id, held
     raise OSError(f"no free job id for {name!r} after {MAX_MINT_TRIES} tries")

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 import os
+import shutil
 import stat
 from typing import TYPE_CHECKING
 
@@ -18,7 +19,10 @@ from prsd.storage.jobid import (
     is_proposal,
     make_job_id,
     registry,
+    release_job_id,
     reserve_job_id,
+    settle_job_id,
+    take_over_reservation,
 )
 from prsd.storage.jobowner import read_job_owner
 from prsd.storage.jobroot import Entry, SealError, planted_names, seal_job_root
@@ -86,13 +90,57 @@ def test_an_id_is_given_once(tmp_path: Path) -> None:
     """A proposal is kept once; the same name again, or an existing job's, gets a fresh id."""
     spool = open_spool(tmp_path / "spool")
     proposal = make_job_id("digits")
-    assert assign_job_id(spool, proposal, "digits") == proposal
-    again = assign_job_id(spool, proposal, "digits")
+    assert assign_job_id(spool, proposal, "digits")[0] == proposal
+    settle_job_id(spool, proposal)  # its folder moved in
+    again, _ = assign_job_id(spool, proposal, "digits")
     assert again != proposal and again.startswith("digits-") and is_proposal(again)
     old = make_job_id("old")
     (spool.jobs / old).mkdir()  # a job from before the registry
     assert ever_given(spool, old) and not reserve_job_id(spool, old)
-    assert assign_job_id(spool, old, "old") != old
+    assert assign_job_id(spool, old, "old")[0] != old
+
+
+def test_a_reservation_left_by_a_killed_leader_is_taken_over(tmp_path: Path) -> None:
+    """A leader killed between reserving the proposal and moving the folder: the next one
+    keeps the id the submitter printed; once the folder moved, the id is never taken again,
+    not even after the job is gone."""
+    spool = open_spool(tmp_path / "spool")
+    job_id, _ = submit(make_job(tmp_path, SCRIPT, YAML, files=2), spool)
+    assert reserve_job_id(spool, job_id, job_id)  # the killed leader's first step
+    layout = take_in(spool, job_id)
+    assert layout is not None and layout.job_id == job_id
+    assert (registry(spool) / job_id).read_bytes() == b"given\n"
+    shutil.rmtree(layout.root)  # as prsctl gc does, after settling
+    os.mkdir(spool.inbox / job_id)  # a folder named after the old id
+    (spool.inbox / job_id / "job.yaml").write_text("entry_script: x.py\n")
+    again = take_in(spool, job_id)
+    assert again is not None and again.job_id != job_id
+
+
+def test_a_fresh_id_reservation_is_not_taken_over(tmp_path: Path) -> None:
+    """Only a reservation made for the inbox folder of the same name can be taken over."""
+    spool = open_spool(tmp_path / "spool")
+    proposal = make_job_id("other")
+    assert reserve_job_id(spool, proposal, "hand-made-folder")
+    assert take_over_reservation(spool, proposal) is None
+    held = reserve_job_id(spool, make_job_id("mine"), "mine")
+    assert held is not None
+    assert take_over_reservation(spool, proposal + "x") is None
+
+
+def test_an_id_is_released_only_by_the_reservation_that_holds_it(tmp_path: Path) -> None:
+    spool = open_spool(tmp_path / "spool")
+    job_id = make_job_id("race")
+    held = reserve_job_id(spool, job_id, job_id)
+    assert held is not None
+    settle_job_id(spool, job_id)  # another leader moved the folder in and settled the id
+    release_job_id(spool, job_id, held)
+    assert (registry(spool) / job_id).read_bytes() == b"given\n"
+    fresh = make_job_id("race")
+    mine = reserve_job_id(spool, fresh, fresh)
+    assert mine is not None
+    release_job_id(spool, fresh, mine)
+    assert not os.path.lexists(registry(spool) / fresh)
 
 
 def test_an_id_reserved_for_a_move_that_failed_is_given_back(tmp_path: Path) -> None:
