@@ -90,18 +90,16 @@ def end_broken_job(spool: SpoolLayout, layout: JobLayout, reason: str) -> FinalS
         "reason": reason,
         "updated_at": datetime.now(UTC).isoformat(timespec="seconds"),
     }
-    for path, data in (
-        (layout.log_tree.job_result, text.encode()),
-        (layout.final, final.to_json()),
-        (layout.status, json.dumps(status, indent=1).encode()),
-    ):
-        _write_best_effort(layout, path, data)
     tree = layout.log_tree
+    _write_best_effort(layout, tree.job_result, text.encode())
     if not tree.job_error.exists():  # the driver's own, when it got that far
         where = written_fault(layout.logs) or job_log(layout.logs)
         said = f"{one_line(reason)}\nFull text: {where}\n".encode()
         for path in (tree.job_error, tree.user_error):
             _write_best_effort(layout, path, said)
+    # The final state last: whoever sees it ended finds every file that says why.
+    _write_best_effort(layout, layout.status, json.dumps(status, indent=1).encode())
+    _write_best_effort(layout, layout.final, final.to_json())
     (spool.active / layout.job_id).unlink(missing_ok=True)
     log.error("job failed by a fault", job_id=layout.job_id, reason=reason)
     return final

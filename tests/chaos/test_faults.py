@@ -148,6 +148,7 @@ def run(mini_batch):
     time.sleep(0.02)
     names = [os.path.basename(p) for p in mini_batch]
     if "item00030.txt" in names:
+        time.sleep(1.0)  # whichever task an agent claims first, others succeed meanwhile
         raise RuntimeError("this one always fails")
     return [n + " " + open(p).read().strip() for n, p in zip(names, mini_batch)]
 """
