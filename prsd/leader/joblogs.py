@@ -149,8 +149,11 @@ class JobLogs:
 
 
 def _append_line(path: Path, line: str) -> None:
-    path.parent.mkdir(parents=True, exist_ok=True)
-    append_lines(path, [line])
+    try:  # the folder is made only when missing: one call less per line on a mount
+        append_lines(path, [line])
+    except FileNotFoundError:
+        path.parent.mkdir(parents=True, exist_ok=True)
+        append_lines(path, [line])
 
 
 def _cut_torn_tail(path: Path, fd: int) -> None:
