@@ -10,7 +10,7 @@ import time
 from pathlib import Path
 from typing import Any
 
-from bench import fleet, special
+from bench import fleet, special, w7roles
 from bench.cases import RUNNERS, SPECIAL, SUITES, Case, build_cases
 from bench.execute import REPO, Sample, run_once
 from bench.goals import judge
@@ -102,6 +102,7 @@ def main(argv: list[str] | None = None) -> int:
     if "W7" in workloads:
         print("W7 ...", flush=True)
         extra["W7"] = special.w7_spool_cost(sizes.w7_items, work)
+        extra["W7"]["by_role"] = w7roles.w7_by_role(sizes.w7_items, work)
     if "W8" in workloads:
         print("W8 ...", flush=True)
         extra["W8"] = fleet.w8_many_agents(

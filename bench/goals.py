@@ -106,6 +106,15 @@ def _special_goals(special: dict[str, Any]) -> list[dict[str, Any]]:
         per_mb = w7["spool_per_mb"]
         fig = f"{per_mb} on the spool ({w7.get('strace_c_per_mb', '-')} on any path, strace -f -c)"
         out.append(_goal("W7: <= 4 spool operations per mini-batch", fig, per_mb <= 4))
+        roles = w7.get("by_role")
+        if roles:
+            split = ", ".join(
+                f"{r} {roles[r]['spool_per_mb']} ({roles[r]['spool_per_task']} per task)"
+                for r in ("leader", "agent")
+            )
+            split += f"; {roles['mini_batches']} mini-batches in {roles['tasks']} tasks"
+            both = sum(roles[r]["spool_per_mb"] for r in ("leader", "agent"))
+            out.append(_goal("W7: <= 4 per mini-batch, leader and agent daemons", split, both <= 4))
     w8 = special.get("W8")
     if w8:
         by_n = {s["agents"]: s for s in w8["summary"]}

@@ -18,7 +18,7 @@ from collections import Counter
 from pathlib import Path
 
 from bench.inputs import file_set
-from bench.special import _echo_job, _env
+from bench.special import daemon_env, echo_job
 
 RATE_HZ = 1000
 PHASES: tuple[tuple[str, str, str], ...] = (
@@ -111,13 +111,13 @@ def main(argv: list[str] | None = None) -> int:
     work = Path(tempfile.mkdtemp(prefix="prsd-profile-"))
     try:
         root = file_set(args.items, 0)
-        job = _echo_job(work, root, args.mbs, 2, "bench-profile")
+        job = echo_job(work, root, args.mbs, 2, "bench-profile")
         raw = work / "raw.txt"
         cmd = [py_spy, "record", "--subprocesses", "--format", "raw", "-r", str(RATE_HZ)]
         cmd += ["-o", str(raw), "--", sys.executable, "-m", "prsd.daemon", "run", str(job)]
         cmd += ["--spool", str(work / "spool"), "--node-id", "n1"]
         start = time.perf_counter()
-        r = subprocess.run(cmd, env=_env(work), capture_output=True, text=True, check=False)
+        r = subprocess.run(cmd, env=daemon_env(work), capture_output=True, text=True, check=False)
         wall = time.perf_counter() - start
         if r.returncode != 0:
             print(r.stdout[-2000:], r.stderr[-2000:])
