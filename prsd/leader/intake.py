@@ -31,8 +31,14 @@ from prsd.leader.finish import FinalState
 from prsd.leader.readme import write_job_notes, write_readme
 from prsd.logconfig import get_logger
 from prsd.storage.atomic import move_verified, write_atomic
-from prsd.storage.jobid import assign_job_id, base_name, release_job_id, settle_job_id
-from prsd.storage.jobowner import read_job_owner, write_job_owner
+from prsd.storage.jobid import (
+    assign_job_id,
+    base_name,
+    release_job_id,
+    settle_job_id,
+    settled_owner,
+)
+from prsd.storage.jobowner import JobOwner, read_job_owner, user_name, write_job_owner
 from prsd.storage.jobroot import (
     ROOT_MODE,
     SPEC_MODE,
@@ -45,6 +51,7 @@ from prsd.storage.jobroot import (
     restrict_to_job,
     seal_job_root,
 )
+from prsd.storage.layout import SpoolLayout
 from prsd.storage.readsafe import UntrustedFile, read_small
 from prsd.wire.status import SCHEMA_VERSION
 
@@ -52,8 +59,7 @@ if TYPE_CHECKING:
     from pathlib import Path
 
     from prsd.jobspec import JobSpec
-    from prsd.storage.jobowner import JobOwner
-    from prsd.storage.layout import JobLayout, SpoolLayout
+    from prsd.storage.layout import JobLayout
 
 log = get_logger("prsd.leader")
 
@@ -130,17 +136,27 @@ def take_in(spool: SpoolLayout, name: str) -> JobLayout | None:
     if not move_verified(spool.inbox / name, layout.root):
         release_job_id(spool, job_id, held)  # another leader took it, or it cannot move
         return None
-    settle_given(spool, job_id)
+    settle_given(spool, job_id, owner_before_seal(layout))
     if job_id != name:
         log.info("inbox folder given a fresh job id", inbox_name=name, job_id=job_id)
     return layout
 
 
-def settle_given(spool: SpoolLayout, job_id: str) -> None:
+def owner_before_seal(layout: JobLayout) -> tuple[int, int] | None:
+    """The (uid, gid) of a folder just moved into ``jobs/`` (which only the daemons can
+    rename in, so the folder at that name is the one moved); None if it is not one."""
+    try:
+        info = os.lstat(layout.root)
+    except OSError:
+        return None
+    return (info.st_uid, info.st_gid) if stat.S_ISDIR(info.st_mode) else None
+
+
+def settle_given(spool: SpoolLayout, job_id: str, owner: tuple[int, int] | None = None) -> None:
     """Mark the id of a job whose folder moved in as given (never raises: while
     ``jobs/<id>`` exists the id is safe anyway, and removal marks it again)."""
     try:
-        settle_job_id(spool, job_id)
+        settle_job_id(spool, job_id, owner)
     except OSError as exc:
         log.warning("cannot mark a job id given", job_id=job_id, error=exc.strerror)
 
@@ -190,10 +206,13 @@ def resume_taken_job(layout: JobLayout) -> JobSpec:
         info = os.lstat(layout.root)
         if info.st_uid != os.geteuid() or stat.S_IMODE(info.st_mode) != ROOT_MODE:
             return load_taken_job(layout)  # not sealed yet: the owner's folder as submitted
-        raise OwnerUnknown(
-            "the leader stopped while taking the job in, before its owner was recorded: "
-            "submit the job again"
-        )
+        before = settled_owner(SpoolLayout(layout.root.parent.parent), layout.job_id)
+        if before is None:
+            raise OwnerUnknown(
+                "the leader stopped while taking the job in, before its owner was "
+                "recorded: submit the job again"
+            )
+        write_job_owner(layout, JobOwner(before[0], before[1], user_name(before[0])))
     owner = read_job_owner(layout)
     sealed = Sealed(owner, seal_job_root(layout.root).entries)
     make_private(layout.root, sealed)

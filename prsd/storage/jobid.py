@@ -13,7 +13,9 @@ A leader killed between reserving a proposal and moving the folder leaves a mark
 that names the inbox folder it was for and no ``jobs/<id>``; the next leader takes
 that reservation over, so the job keeps the id ``prsctl submit`` printed. Once the
 folder has moved the marker is settled (it says ``given``): from then on no folder of
-that name can take it over, even after the job is removed.
+that name can take it over, even after the job is removed. The settled marker also
+keeps the folder's owner as it was before sealing (for a leader that dies while
+sealing, prsd/leader/intake.py).
 
 Errors: none of its own; a reservation that fails in an unclear way (an NFS reply
 lost) reads the marker back, which names its creator (prsd.storage.atomic).
@@ -111,13 +113,38 @@ def take_over_reservation(spool: SpoolLayout, job_id: str) -> bytes | None:
     return held if held.endswith(f" {_FOR}{job_id}\n".encode()) else None
 
 
-def settle_job_id(spool: SpoolLayout, job_id: str) -> None:
+def settle_job_id(spool: SpoolLayout, job_id: str, owner: tuple[int, int] | None = None) -> None:
     """Mark ``job_id`` given for good: its folder moved in (idempotent).
+
+    ``owner`` (uid, gid) is the moved folder's, taken before it is sealed: a leader
+    that dies while sealing leaves the folder the daemons' and its owner on record
+    here (:func:`settled_owner`).
 
     Raises:
         OSError: the registry cannot be written.
     """
-    write_atomic(registry(spool) / job_id, GIVEN)
+    path = registry(spool) / job_id
+    if owner is None:
+        known = settled_owner(spool, job_id)
+        if known is not None:
+            return  # settled with its owner already: keep it
+    line = GIVEN if owner is None else b"given uid=%d gid=%d\n" % owner
+    write_atomic(path, line)
+
+
+def settled_owner(spool: SpoolLayout, job_id: str) -> tuple[int, int] | None:
+    """The (uid, gid) recorded when ``job_id``'s folder moved in; None if none was."""
+    try:
+        data = read_small(registry(spool) / job_id, MAX_MARKER_BYTES, daemon_owned=True)
+    except UntrustedFile:
+        return None
+    fields = dict(f.split("=", 1) for f in data.decode("ascii", "replace").split() if "=" in f)
+    if not data.startswith(b"given ") or not {"uid", "gid"} <= fields.keys():
+        return None
+    try:
+        return int(fields["uid"]), int(fields["gid"])
+    except ValueError:
+        return None
 
 
 def release_job_id(spool: SpoolLayout, job_id: str, held: bytes) -> None:

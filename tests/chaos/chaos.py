@@ -199,7 +199,10 @@ def check_accounting(csv_path: Path, mini_batches: int, report: ChaosReport) -> 
 def count_duplicate_commits(job_root: Path) -> int:
     """Task attempts with more than one ``done/`` file (two nodes committed one attempt)."""
     names: Counter[str] = Counter()
-    for shard in (job_root / "tasks" / "done").iterdir():
+    done = job_root / "tasks" / "done"
+    if not done.is_dir():  # a job that never split (check_accounting says why)
+        return 0
+    for shard in done.iterdir():
         for entry in shard.iterdir():
             task = ".".join(entry.name.split(".")[:3])
             names[task] += 1

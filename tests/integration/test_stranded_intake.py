@@ -16,6 +16,7 @@ from typing import TYPE_CHECKING
 import pytest
 
 from prsd.leader.intake import load_taken_job, take_in
+from prsd.storage.jobid import registry
 from prsd.storage.jobowner import write_job_owner
 from prsd.storage.jobroot import seal_job_root
 from prsd.storage.spool import open_spool, stranded_jobs
@@ -86,14 +87,38 @@ def test_a_job_taken_in_but_never_marked_active_is_taken_on(
     assert json.loads((layout.root / "owner.json").read_bytes())["uid"] == os.geteuid()
 
 
-def test_a_job_sealed_with_no_owner_record_fails_and_says_why(fleet: Fleet, tmp_path: Path) -> None:
-    """Sealed (the folder is the daemons' now) but killed before the owner was recorded:
-    who owns it cannot be known, so it fails with a reason rather than run as root."""
+def test_a_job_sealed_before_its_owner_record_keeps_its_owner(fleet: Fleet, tmp_path: Path) -> None:
+    """Killed after sealing (the folder is the daemons' now) but before owner.json: the
+    owner taken when the folder moved in (kept in the id registry) is the job's owner."""
+    spool = open_spool(fleet.spool)
+    job = make_job(tmp_path / "job", QUICK, YAML.format(name="sealed"), files=2)
+    queued = fleet.submit(job)
+    for folder in (job, spool.inbox / queued):  # submitted by someone else than the daemons
+        for path in (folder, *folder.rglob("*")):
+            os.chown(path, 1234, 1234, follow_symlinks=False)
+    layout = take_in(spool, queued)
+    assert layout is not None
+    seal_job_root(layout.root)
+    assert not layout.owner_record.exists()
+    fleet.leader()
+    wait_until(lambda: layout.spec.exists(), 60, "the job taken on again")
+    owner = json.loads(layout.owner_record.read_bytes())
+    assert (owner["uid"], owner["gid"]) == (1234, 1234)
+    final = fleet.final(layout.job_id)
+    assert final is None or final["state"] != "Failed", final
+
+
+def test_a_job_sealed_with_no_owner_anywhere_fails_and_says_why(
+    fleet: Fleet, tmp_path: Path
+) -> None:
+    """Sealed, no owner record, and no owner in the id registry (a marker from an older
+    version): who owns it cannot be known, so it fails with a reason rather than run as root."""
     spool = open_spool(fleet.spool)
     queued = fleet.submit(make_job(tmp_path / "job", QUICK, YAML.format(name="lost"), files=2))
     layout = take_in(spool, queued)
     assert layout is not None
-    os.chown(layout.root, 1234, 1234)  # submitted by someone else than the daemons
+    (registry(spool) / layout.job_id).write_bytes(b"given\n")
+    os.chown(layout.root, 1234, 1234)
     seal_job_root(layout.root)
     fleet.leader()
     wait_until(lambda: fleet.final(layout.job_id) is not None, 60, "the job ended")
