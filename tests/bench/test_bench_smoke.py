@@ -15,7 +15,7 @@ from typing import TYPE_CHECKING
 
 import pytest
 
-from bench import fleet, special
+from bench import fleet, special, w7roles
 from bench.cases import Case, build_cases
 from bench.execute import Sample, run_once, tabular_unsupported
 from bench.goals import judge
@@ -93,6 +93,20 @@ def test_w7_counts_the_claim_and_commit_renames(tmp_path: Path) -> None:
     for key in ("rename tasks/claimed", "rename tasks/done", "rename results"):
         assert by_call.get(key, 0) > 0, by_call
     assert result["spool_per_mb"] > 0
+
+
+def test_w7_by_role_puts_task_writes_with_the_leader_and_commits_with_the_agent(
+    tmp_path: Path,
+) -> None:
+    result = w7roles.w7_by_role((100, 300), tmp_path / "work")
+    assert result["tasks"] > 0 and result["mini_batches"] == 30
+    leader, agent = (
+        result["leader"]["spool_by_call_per_task"],
+        result["agent"]["spool_by_call_per_task"],
+    )
+    assert leader.get("rename tasks/pending", 0) > 0 and "rename tasks/pending" not in agent
+    assert agent.get("rename tasks/done", 0) == 1.0 and "rename tasks/done" not in leader
+    assert agent.get("rename tasks/claimed", 0) >= 1.0
 
 
 def test_categorize_strace_lines() -> None:
