@@ -69,8 +69,10 @@ def test_skewed_and_fast_clocks_depose_nobody(tmp_path: Path, fleet: Fleet) -> N
     )
     fleet.agent("behind", "--slots", "2", wrap=_faketime("-2h"))
     fleet.agent("ahead", "--slots", "2", wrap=_faketime("+2h"))
+    # Both agents up (their heartbeats written) before the job, so a loaded machine that
+    # starts them slowly cannot let the job end before both are seen.
+    wait_until(lambda: len(_nodes(fleet)) == 2, 60, "both agents")
     job_id = fleet.submit(make_files_job(tmp_path, "skewed", 240, per_mb=0.05))
-    wait_until(lambda: len(_nodes(fleet)) == 2 and fleet.final(job_id) is None, 60, "both agents")
     wait_until(
         lambda: set(leader_view(open_spool(fleet.spool, create=False))) >= {"behind", "ahead"},
         30,
