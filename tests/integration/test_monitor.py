@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import csv
 import dataclasses
+import os
 import subprocess
 import sys
 from datetime import UTC, datetime, timedelta
@@ -131,3 +132,16 @@ def test_a_failing_sample_is_counted_not_raised(tmp_path: Path) -> None:
     mon.sample_safely([], datetime.now(UTC))
     assert mon.failures == 1 and mon.first_failure.startswith("IsADirectoryError")
     assert "1 samples failed, the first with IsADirectoryError" in mon.describe(1.0)
+
+
+def test_the_ps_snapshot_names_each_process_and_its_user() -> None:
+    """A real snapshot of this machine: this test's own process, under its login name."""
+    import pwd
+
+    from prsd.agent.probes import sample_ps
+
+    rows = {r.pid: r for r in sample_ps()}
+    me = rows[os.getpid()]
+    assert me.user == pwd.getpwuid(os.getuid()).pw_name
+    assert "pytest" in me.command or "python" in me.command
+    assert me.rss > 0 and me.ppid == os.getppid()
