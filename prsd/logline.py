@@ -31,15 +31,25 @@ def one_line(text: str) -> str:
     return _UNSAFE.sub(lambda m: _NAMED.get(m.group(), f"\\x{ord(m.group()):02x}"), text)
 
 
-def append_lines(path: Path, lines: Iterable[str]) -> None:
+def append_lines(path: Path, lines: Iterable[str], *, make_folder: bool = False) -> None:
     """Append ``lines`` (each escaped, then ended by a newline) in one write.
 
+    With ``make_folder`` a missing folder is created, and only then: the common append
+    costs one ``open`` (no ``mkdir`` and ``stat`` first, each a round trip on a mount).
+
     Raises:
-        OSError: the folder is missing or the name is a symlink (ELOOP) or not writable.
+        OSError: the folder is missing (without ``make_folder``) or the name is a
+            symlink (ELOOP) or not writable.
     """
     data = "".join(one_line(line) + "\n" for line in lines).encode("utf-8", "replace")
     flags = os.O_WRONLY | os.O_APPEND | os.O_CREAT | os.O_NOFOLLOW | os.O_CLOEXEC
-    fd = os.open(path, flags, 0o644)
+    try:
+        fd = os.open(path, flags, 0o644)
+    except FileNotFoundError:
+        if not make_folder:
+            raise
+        path.parent.mkdir(parents=True, exist_ok=True)
+        fd = os.open(path, flags, 0o644)
     try:
         write_all(fd, data)
     finally:

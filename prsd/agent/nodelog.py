@@ -45,13 +45,8 @@ def stamped(line: str) -> str:
 
 
 def append_stamped(path: Path, lines: list[str]) -> None:
-    """Append lines made by :func:`stamped`, in one open and one write (the folder is
-    made only when it is missing: one call less per append on a network mount)."""
-    try:
-        append_lines(path, lines)
-    except FileNotFoundError:
-        path.parent.mkdir(parents=True, exist_ok=True)
-        append_lines(path, lines)
+    """Append lines made by :func:`stamped`, in one open and one write."""
+    append_lines(path, lines, make_folder=True)
 
 
 def batch_record(outcome: Outcome, ip: str) -> str:

@@ -130,15 +130,14 @@ class JobLogs:
         """One line in today's job_progress_overview file (and in the leader's view)."""
         when = now or datetime.now().astimezone()
         path = self.layout.log_tree.progress_overview(f"{when:%Y%m%d}")
-        _append_line(
-            path, f"{when.replace(tzinfo=None).isoformat(timespec='microseconds')} {message}"
-        )
+        stamp = when.replace(tzinfo=None).isoformat(timespec="microseconds")
+        append_lines(path, [f"{stamp} {message}"], make_folder=True)
         self.master(f"progress: {message}", when)
 
     def master(self, message: str, now: datetime | None = None) -> None:
         """One line in sys/master_role.txt (the leader's view: intake, progress, result)."""
         when = (now or datetime.now(UTC)).astimezone(UTC).isoformat(timespec="milliseconds")
-        _append_line(self.layout.log_tree.master_role, f"{when} {message}")
+        append_lines(self.layout.log_tree.master_role, [f"{when} {message}"], make_folder=True)
 
     def result(self, text: str) -> None:
         """Replace logs/job_result.txt."""
@@ -146,14 +145,6 @@ class JobLogs:
 
     def close(self) -> None:
         self._csv.close()
-
-
-def _append_line(path: Path, line: str) -> None:
-    try:  # the folder is made only when missing: one call less per line on a mount
-        append_lines(path, [line])
-    except FileNotFoundError:
-        path.parent.mkdir(parents=True, exist_ok=True)
-        append_lines(path, [line])
 
 
 def _cut_torn_tail(path: Path, fd: int) -> None:

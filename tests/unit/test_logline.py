@@ -54,6 +54,16 @@ def test_append_lines_never_follows_a_link(tmp_path: Path) -> None:
     assert plain.read_text() == "a\\nb\nc\n"
 
 
+def test_append_lines_makes_a_missing_folder_only_when_asked(tmp_path: Path) -> None:
+    log = tmp_path / "sys" / "node" / "n1" / "_main.txt"
+    with pytest.raises(FileNotFoundError):
+        append_lines(log, ["first"])
+    assert not log.parent.exists()
+    append_lines(log, (f"line {i}" for i in range(2)), make_folder=True)  # one pass only
+    append_lines(log, ["again"], make_folder=True)
+    assert log.read_text() == "line 0\nline 1\nagain\n"
+
+
 def test_error_one_line_escapes_control_characters() -> None:
     """An error carrying a job's text renders to one line with no escape sequence left."""
     from prsd.errors import PrsdError
