@@ -23,6 +23,7 @@ lost) reads the marker back, which names its creator (prsd.storage.atomic).
 
 from __future__ import annotations
 
+import contextlib
 import os
 import re
 import secrets
@@ -106,11 +107,8 @@ def take_over_reservation(spool: SpoolLayout, job_id: str) -> bytes | None:
     """
     if os.path.lexists(spool.jobs / job_id):
         return None
-    try:
-        held = read_small(registry(spool) / job_id, MAX_MARKER_BYTES, daemon_owned=True)
-    except UntrustedFile:
-        return None
-    return held if held.endswith(f" {_FOR}{job_id}\n".encode()) else None
+    held = _marker(spool, job_id)
+    return held if held is not None and held.endswith(f" {_FOR}{job_id}\n".encode()) else None
 
 
 def settle_job_id(spool: SpoolLayout, job_id: str, owner: tuple[int, int] | None = None) -> None:
@@ -123,20 +121,16 @@ def settle_job_id(spool: SpoolLayout, job_id: str, owner: tuple[int, int] | None
     Raises:
         OSError: the registry cannot be written.
     """
-    path = registry(spool) / job_id
-    if owner is None:
-        known = settled_owner(spool, job_id)
-        if known is not None:
-            return  # settled with its owner already: keep it
+    if owner is None and settled_owner(spool, job_id) is not None:
+        return  # settled with its owner already: keep it
     line = GIVEN if owner is None else b"given uid=%d gid=%d\n" % owner
-    write_atomic(path, line)
+    write_atomic(registry(spool) / job_id, line)
 
 
 def settled_owner(spool: SpoolLayout, job_id: str) -> tuple[int, int] | None:
     """The (uid, gid) recorded when ``job_id``'s folder moved in; None if none was."""
-    try:
-        data = read_small(registry(spool) / job_id, MAX_MARKER_BYTES, daemon_owned=True)
-    except UntrustedFile:
+    data = _marker(spool, job_id)
+    if data is None:
         return None
     fields = dict(f.split("=", 1) for f in data.decode("ascii", "replace").split() if "=" in f)
     if not data.startswith(b"given ") or not {"uid", "gid"} <= fields.keys():
@@ -149,12 +143,17 @@ def settled_owner(spool: SpoolLayout, job_id: str) -> tuple[int, int] | None:
 
 def release_job_id(spool: SpoolLayout, job_id: str, held: bytes) -> None:
     """Give back an id reserved for a move that did not happen, if the marker is still ours."""
-    path = registry(spool) / job_id
+    with contextlib.suppress(OSError):  # never raises: at worst the id stays reserved
+        if _marker(spool, job_id) == held:
+            (registry(spool) / job_id).unlink(missing_ok=True)
+
+
+def _marker(spool: SpoolLayout, job_id: str) -> bytes | None:
+    """The reservation marker of ``job_id`` if it is the daemons' own file; None otherwise."""
     try:
-        if read_small(path, MAX_MARKER_BYTES, daemon_owned=True) == held:
-            path.unlink(missing_ok=True)
-    except (UntrustedFile, OSError):
-        pass
+        return read_small(registry(spool) / job_id, MAX_MARKER_BYTES, daemon_owned=True)
+    except UntrustedFile:
+        return None
 
 
 def assign_job_id(spool: SpoolLayout, inbox_name: str, name: str) -> tuple[str, bytes]:
