@@ -148,14 +148,19 @@ class JobLogs:
 
 
 def _cut_torn_tail(path: Path, fd: int) -> None:
-    """Cut a row this part's writer was killed in the middle of (ours alone to write)."""
-    if os.fstat(fd).st_size == 0:
+    """Cut a row this part's writer was killed in the middle of (ours alone to write).
+
+    Only the last byte is read unless it is not a newline (the whole part then, once).
+    """
+    size = os.fstat(fd).st_size
+    if size == 0:
         return
     rfd = os.open(path, os.O_RDONLY | os.O_NOFOLLOW | os.O_CLOEXEC)
     with open(rfd, "rb") as f:
-        data = f.read()
-    if data and not data.endswith(b"\n"):
-        os.ftruncate(fd, data.rfind(b"\n") + 1)
+        if os.pread(rfd, 1, size - 1) == b"\n":
+            return
+        data = f.read(size)
+    os.ftruncate(fd, data.rfind(b"\n") + 1)
 
 
 def _existing_keys(path: Path) -> set[tuple[int, int]]:
