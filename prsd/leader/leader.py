@@ -38,7 +38,7 @@ from prsd.leader.intake import (
 from prsd.leader.job import Hint, JobDriver
 from prsd.leader.jobclock import record_start, restore_start
 from prsd.leader.liveness import Observer, nodes_view
-from prsd.leader.lostnodes import serve_nodes
+from prsd.leader.lostnodes import live_slots, serve_nodes
 from prsd.leader.requests import RequestDesk
 from prsd.logconfig import get_logger
 from prsd.pipeline.desk import PipelineDesk
@@ -275,8 +275,9 @@ class Leader:
             if self.nodes.observe(node_id, (beat.boot, beat.seq), now) and node_id in self.lost:
                 del self.lost[node_id]
                 log.info("node is back", node_id=node_id)
+        live = live_slots(self.nodes, beats, now)
         for driver in self.drivers.values():
-            serve_nodes(driver, self.nodes, beats, self.lost, now)
+            serve_nodes(driver, self.nodes, live, self.lost, now)
         self._write_nodes_view(beats, now)
 
     def _write_nodes_view(self, beats: dict[str, Any], now: float) -> None:

@@ -23,16 +23,20 @@ if TYPE_CHECKING:
 log = get_logger("prsd.leader")
 
 
+def live_slots(nodes: Observer, beats: dict[str, Heartbeat], now: float) -> list[int]:
+    """The worker slots of each node alive and not draining (one look for every job)."""
+    return [b.slots for n, b in beats.items() if not nodes.expired(n, now) and not b.draining]
+
+
 def serve_nodes(
     driver: JobDriver,
     nodes: Observer,
-    beats: dict[str, Heartbeat],
+    live: list[int],
     lost: dict[str, float],
     now: float,
 ) -> None:
-    """Update ``driver``'s slot count; requeue the claims of nodes presumed dead (noted
-    in ``lost`` with the time they were first found lost)."""
-    live = [b.slots for n, b in beats.items() if not nodes.expired(n, now) and not b.draining]
+    """Update ``driver``'s slot count from ``live`` (:func:`live_slots`); requeue the
+    claims of nodes presumed dead (noted in ``lost`` with when they were first found lost)."""
     spec = driver.spec
     driver.fleet_slots = fleet_slots(live, spec.max_concurrency_per_instance, spec.instance_count)
     for node_id in claimants(driver):
