@@ -257,10 +257,10 @@ class WorkerSession(WorkerHandle):
             # Frames go out while results come back: a task of many large mini-batches
             # fills both pipes, and a sender that waited for all its writes first would
             # deadlock with a worker blocked writing its "start" frames.
+            out, last = str(task.out_tmp), len(remaining) - 1
+            runs = [frames.Run(mb, out, k == last).to_json() for k, mb in enumerate(remaining)]
             try:
-                last = len(remaining) - 1
-                for k, mb in enumerate(remaining):
-                    await proc.send(frames.Run(mb, str(task.out_tmp), k == last).to_json())
+                await proc.send_many(runs)
             except BrokenWorker:
                 pass  # the collector sees the closed channel and records the death
 
@@ -286,6 +286,8 @@ class WorkerSession(WorkerHandle):
         One cancel scope serves the whole task; its deadline moves with each event
         (``task_overhead_timeout`` until ``start``, ``retry_settings.timeout`` until
         ``done``), which costs far less than a scope per message on tiny mini-batches.
+        The frames that arrived together are taken together, with one reading of the
+        clock: the last of them sets the deadline.
         """
         proc = self._proc()
         spec = self.ctx.spec
@@ -297,20 +299,26 @@ class WorkerSession(WorkerHandle):
         ) as clock:
             while pending:
                 try:
-                    msg = await proc.receive()
+                    batch = await proc.receive_ready()
                 except BrokenWorker:
                     died = True
                     break
-                if isinstance(msg, frames.Start):
+                last: type | None = None  # the last start or done of the batch
+                for msg in batch:
+                    if isinstance(msg, frames.Start):
+                        last = frames.Start
+                    elif isinstance(msg, frames.Done):
+                        outcome = msg.outcome
+                        task.outcomes[outcome.index] = outcome
+                        pending.pop(outcome.index, None)
+                        on_done(outcome)
+                        last = frames.Done
+                if last is frames.Start:
                     started = time.monotonic()
                     clock.deadline = anyio.current_time() + spec.timeout_s
                     if self.memory is not None:
                         self.memory.reset()
-                elif isinstance(msg, frames.Done):
-                    outcome = msg.outcome
-                    task.outcomes[outcome.index] = outcome
-                    pending.pop(outcome.index, None)
-                    on_done(outcome)
+                elif last is frames.Done:
                     started = None
                     clock.deadline = anyio.current_time() + spec.task_overhead_timeout_s
         if not pending:

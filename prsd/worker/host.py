@@ -74,6 +74,7 @@ class Channel:
         # Not inherited by programs the entry script starts (os.system, subprocess).
         self.sock.set_inheritable(False)
         self.sock.setblocking(True)
+        self.reader = protocol.FrameReader(self.sock)
 
     def recv(self) -> dict[str, Any]:
         """The next frame.
@@ -83,7 +84,7 @@ class Channel:
             ProtocolError: the bytes are not a frame.
         """
         try:
-            frame = protocol.recv_blocking(self.sock)
+            frame = self.reader.recv()
         except OSError as exc:
             raise AgentGone(str(exc)) from exc
         if frame is None:

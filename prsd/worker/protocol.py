@@ -140,6 +140,38 @@ def recv_blocking(sock: socket.socket) -> dict[str, Any] | None:
     return decode(body)
 
 
+class FrameReader:
+    """Worker side: frames from a blocking socket, read as many bytes at a time as have
+    arrived (a task's ``run`` frames come in one write), so most frames cost no system
+    call of their own."""
+
+    def __init__(self, sock: socket.socket) -> None:
+        self.sock = sock
+        self._buffer = bytearray()
+
+    def recv(self) -> dict[str, Any] | None:
+        """The next frame, or None when the agent closed the channel between frames.
+
+        Raises:
+            ProtocolError: the bytes are not a frame, or the channel closed inside one.
+            OSError: the socket failed.
+        """
+        buf = self._buffer
+        while True:
+            if len(buf) >= HEADER.size:
+                end = HEADER.size + frame_length(bytes(buf[: HEADER.size]))
+                if len(buf) >= end:
+                    body = bytes(buf[HEADER.size : end])
+                    del buf[:end]
+                    return decode(body)
+            chunk = self.sock.recv(1 << 16)
+            if not chunk:
+                if buf:
+                    raise ProtocolError("channel closed inside a frame")
+                return None
+            buf += chunk
+
+
 def send_blocking(sock: socket.socket, message: dict[str, Any]) -> None:
     """Worker side: send one frame."""
     sock.sendall(encode(message))
