@@ -218,10 +218,16 @@ def _timed(spool: Path, args: list[str]) -> float:
     return time.perf_counter() - start
 
 
-def _read_pty(fd: int, proc: subprocess.Popen[bytes], timeout_s: float) -> bytes:
-    chunks = []
+def _read_pty(
+    fd: int, proc: subprocess.Popen[bytes], timeout_s: float, until: bytes = b""
+) -> bytes:
+    """What ``proc`` writes to the terminal until it exits (or, with ``until``, until
+    those bytes have been written)."""
+    chunks: list[bytes] = []
     deadline = time.monotonic() + timeout_s
     while time.monotonic() < deadline:
+        if until and until in b"".join(chunks):
+            break
         ready, _, _ = select.select([fd], [], [], 0.1)
         if ready:
             try:
@@ -236,9 +242,23 @@ def _read_pty(fd: int, proc: subprocess.Popen[bytes], timeout_s: float) -> bytes
     return b"".join(chunks)
 
 
+GATED = """
+    import os, time
+    def run(mini_batch):
+        while not os.path.exists({gate!r}):
+            time.sleep(0.05)
+        time.sleep(0.3)
+        return list(mini_batch)
+"""
+
+
 def test_watch_redraws_in_place_under_a_terminal(tmp_path: Path) -> None:
-    """--watch on a pseudo-terminal redraws the view until the job ends, then exits 0."""
-    job = make_job(tmp_path, SLOW.format(sleep_s=0.4), _yaml(workers=1), files=8)
+    """--watch on a pseudo-terminal redraws the view until the job ends, then exits 0.
+
+    The job's mini-batches wait for a gate that opens once the first view is on the
+    screen, so the view has a running job to redraw however slowly prsctl starts."""
+    gate = tmp_path / "gate"
+    job = make_job(tmp_path, GATED.format(gate=str(gate)), _yaml(workers=1), files=8)
     spool = tmp_path / "spool"
     run = subprocess.Popen(
         [*PRSD, "run", str(job), "--spool", str(spool), "--node-id", NODE],
@@ -257,7 +277,9 @@ def test_watch_redraws_in_place_under_a_terminal(tmp_path: Path) -> None:
         )  # fmt: skip
         os.close(secondary)
         try:
-            screen = _read_pty(primary, watch, 60).decode(errors="replace")
+            first = _read_pty(primary, watch, 60, until=b"mini-batches")
+            gate.touch()
+            screen = (first + _read_pty(primary, watch, 60)).decode(errors="replace")
             assert watch.wait(10) == 0
         finally:
             watch.kill()
