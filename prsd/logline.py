@@ -28,6 +28,8 @@ _NAMED = {"\n": "\\n", "\r": "\\r", "\t": "\\t"}
 
 def one_line(text: str) -> str:
     """``text`` with every control character or line separator escaped visibly."""
+    if text.isprintable():  # none of _UNSAFE's characters is printable: the common case
+        return text
     return _UNSAFE.sub(lambda m: _NAMED.get(m.group(), f"\\x{ord(m.group()):02x}"), text)
 
 

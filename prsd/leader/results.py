@@ -71,15 +71,14 @@ class Results:
         self.table.settle(name, node_id)
         rows: list[AttemptRow] = []
         again: list[int] = []
+        task_file = self.layout.done_task(out.task, node_id)
         for i in out.indices:
             if not self.current(i, out.task.attempt):
                 continue
             outcome = outcomes.get(i) or Outcome(index=i, status=REQUEUED)
             rows.append(AttemptRow(outcome, out.task.attempt, node_id))
             step = self.book.record(outcome, out.task.attempt, node_id, now)
-            self.bisect.after(
-                step, outcome, self.layout.done_task(out.task, node_id), self.resuming
-            )
+            self.bisect.after(step, outcome, task_file, self.resuming)
             if step.final:
                 self._final(i, step, outcome, result_path, ident)
             else:
