@@ -174,12 +174,18 @@ def _warn_if_unserved(spool: SpoolLayout, what: str) -> None:
 
 
 def cmd_status(spool: SpoolLayout, args: argparse.Namespace) -> int:
-    from prsd.cli import pipelines
+    # One job's status is meant to be cheap: the pipelines' module (and the YAML loader
+    # it brings) is imported only when the id is a pipeline's or all jobs are listed.
+    from prsd.pipeline.record import pipeline_ids
 
-    if args.job is not None and pipelines.is_pipeline_id(spool, args.job):
+    if args.job is not None and args.job in pipeline_ids(spool):
+        from prsd.cli import pipelines
+
         pipelines.handle_status(spool, args.job, args.json)
         return ExitCode.OK
     if args.job is None:
+        from prsd.cli import pipelines
+
         docs = all_statuses(spool)
         if args.json:
             found = [
