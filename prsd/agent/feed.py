@@ -4,7 +4,10 @@ Local tasks come first: the unfinished rest of a task whose worker died, and cla
 this node already holds (found at start-up in ``claimed/<node>/``: an earlier
 incarnation's work, or a claim whose rename reported an error but happened). Then
 the feed claims from ``pending/``, trying the names of one listing in turn (a stale
-listing only costs lost races) and listing again when they are used up.
+listing only costs lost races) and listing again when they are used up. A listing
+used up without a claim may be stale (a network mount's cache): the names of the
+leader's hint (``tasks/pending.names``, prsd.storage.pendinghint) are tried next,
+each at most once by this node (a name never comes back to ``pending/``).
 """
 
 from __future__ import annotations
@@ -27,6 +30,9 @@ from prsd.storage.claim import (
     rotate_for,
     try_claim,
 )
+from prsd.storage.layout import SpoolLayout
+from prsd.storage.lease import current_epoch
+from prsd.storage.pendinghint import read_hint
 from prsd.wire.fields import RecordError
 
 if TYPE_CHECKING:
@@ -37,6 +43,8 @@ if TYPE_CHECKING:
 
 LISTING_SIZE = 64
 POLL_S = 0.5
+TRIED_MEMORY = 4096
+"""Hint names this node tried lately (each at most once: a claimed name never returns)."""
 
 
 class TaskFeed:
@@ -48,6 +56,8 @@ class TaskFeed:
         self.poll_s = poll_s
         self.local: deque[RunningTask] = deque()
         self._candidates: deque[Path] = deque()
+        self._tried: set[str] = set()  # hint names tried, the newest TRIED_MEMORY
+        self._tried_order: deque[str] = deque()
         self._lock = anyio.Lock()
         self.closed = False
         self.claimed = 0
@@ -100,6 +110,30 @@ class TaskFeed:
             if len(listing) > 1:
                 listing = rotate_for(node, listing)
             self._candidates.extend(listing)
+        task = self._try_candidates()
+        if task is None:
+            # The listing is used up without a claim. On a network mount it may be
+            # stale (sshfs lists from a 20 s cache, NFS until the folder's attributes
+            # expire): the leader's hint names what it wrote since.
+            self._candidates.extend(self._hinted())
+            task = self._try_candidates()
+        return task
+
+    def _hinted(self) -> list[Path]:
+        """The hint's names this node has not tried, as ``pending/`` paths."""
+        layout = self.ctx.layout
+        epoch = current_epoch(SpoolLayout(layout.root.parent.parent))
+        fresh = [t for t in read_hint(layout, epoch) if t.name not in self._tried]
+        for task in fresh:
+            self._tried.add(task.name)
+            self._tried_order.append(task.name)
+        while len(self._tried_order) > TRIED_MEMORY:
+            self._tried.discard(self._tried_order.popleft())
+        paths = [layout.pending_task(t) for t in fresh]
+        return rotate_for(self.ctx.node_id, paths) if len(paths) > 1 else paths
+
+    def _try_candidates(self) -> RunningTask | None:
+        layout, node = self.ctx.layout, self.ctx.node_id
         while self._candidates:
             claim = try_claim(layout, node, self._candidates.popleft())
             if claim is None:

@@ -171,6 +171,7 @@ class JobDriver:
             lambda: self._scan(now),
             self._write_retries,
             lambda: self._split(now),
+            lambda: self.table.publish_hint(now),
             lambda: self._check_nodes(now),
             lambda: self._bisect_step(now),
             lambda: self._check_progress(now),

@@ -16,6 +16,7 @@ from typing import TYPE_CHECKING
 from prsd.errors import SpoolError
 from prsd.storage.atomic import write_atomic
 from prsd.storage.layout import JobLayout, TaskName, shard_of
+from prsd.storage.pendinghint import HintWriter
 from prsd.storage.records import MiniBatch, TaskBody
 from prsd.wire.fields import RecordError
 
@@ -54,6 +55,7 @@ class TaskTable:
         self._per_shard: Counter[str] = Counter()
         self._shards_made: set[str] = set()
         self.written = 0
+        self.hint = HintWriter(layout)
 
     def __len__(self) -> int:
         return len(self.outstanding)
@@ -96,6 +98,11 @@ class TaskTable:
         self._per_shard[out.task.shard] -= 1
         if self._per_shard[out.task.shard] <= 0:
             del self._per_shard[out.task.shard]
+
+    def publish_hint(self, now: float) -> None:
+        """Name the outstanding tasks in ``tasks/pending.names`` for agents whose listing
+        of ``pending/`` is stale (prsd.storage.pendinghint), when they changed."""
+        self.hint.publish(self.outstanding, now)
 
     def active_shards(self) -> list[str]:
         """Shards that hold outstanding tasks (the only done/ folders worth listing)."""
