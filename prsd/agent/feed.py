@@ -30,6 +30,7 @@ from prsd.storage.claim import (
     rotate_for,
     try_claim,
 )
+from prsd.storage.fstype import is_local_spool
 from prsd.storage.layout import SpoolLayout
 from prsd.storage.lease import current_epoch
 from prsd.storage.pendinghint import read_hint
@@ -44,19 +45,29 @@ if TYPE_CHECKING:
 LISTING_SIZE = 64
 POLL_S = 0.5
 TRIED_MEMORY = 4096
-"""Hint names this node tried lately (each at most once: a claimed name never returns)."""
+"""Names this node tried to claim lately; the hint's are tried at most once (a claimed
+name never returns to ``pending/``)."""
 
 
 class TaskFeed:
     """Hands tasks to the job's workers on this node."""
 
-    def __init__(self, ctx: JobContext, bell: Doorbell, *, poll_s: float = POLL_S) -> None:
+    def __init__(
+        self,
+        ctx: JobContext,
+        bell: Doorbell,
+        *,
+        poll_s: float = POLL_S,
+        use_hint: bool | None = None,
+    ) -> None:
         self.ctx = ctx
+        # A local disk's listings are fresh: the hint would only cost lost races there.
+        self.use_hint = not is_local_spool(ctx.layout.root) if use_hint is None else use_hint
         self.bell = bell
         self.poll_s = poll_s
         self.local: deque[RunningTask] = deque()
         self._candidates: deque[Path] = deque()
-        self._tried: set[str] = set()  # hint names tried, the newest TRIED_MEMORY
+        self._tried: set[str] = set()  # names tried to claim, the newest TRIED_MEMORY
         self._tried_order: deque[str] = deque()
         self._lock = anyio.Lock()
         self.closed = False
@@ -111,7 +122,7 @@ class TaskFeed:
                 listing = rotate_for(node, listing)
             self._candidates.extend(listing)
         task = self._try_candidates()
-        if task is None:
+        if task is None and self.use_hint:
             # The listing is used up without a claim. On a network mount it may be
             # stale (sshfs lists from a 20 s cache, NFS until the folder's attributes
             # expire): the leader's hint names what it wrote since.
@@ -123,19 +134,26 @@ class TaskFeed:
         """The hint's names this node has not tried, as ``pending/`` paths."""
         layout = self.ctx.layout
         epoch = current_epoch(SpoolLayout(layout.root.parent.parent))
-        fresh = [t for t in read_hint(layout, epoch) if t.name not in self._tried]
-        for task in fresh:
-            self._tried.add(task.name)
-            self._tried_order.append(task.name)
-        while len(self._tried_order) > TRIED_MEMORY:
+        fresh = [
+            layout.pending_task(t) for t in read_hint(layout, epoch) if t.name not in self._tried
+        ]
+        return rotate_for(self.ctx.node_id, fresh) if len(fresh) > 1 else fresh
+
+    def _remember(self, name: str) -> None:
+        """A name this node tried to claim (listed or hinted): the hint skips it."""
+        if name in self._tried:
+            return
+        self._tried.add(name)
+        self._tried_order.append(name)
+        if len(self._tried_order) > TRIED_MEMORY:
             self._tried.discard(self._tried_order.popleft())
-        paths = [layout.pending_task(t) for t in fresh]
-        return rotate_for(self.ctx.node_id, paths) if len(paths) > 1 else paths
 
     def _try_candidates(self) -> RunningTask | None:
         layout, node = self.ctx.layout, self.ctx.node_id
         while self._candidates:
-            claim = try_claim(layout, node, self._candidates.popleft())
+            path = self._candidates.popleft()
+            self._remember(path.name)
+            claim = try_claim(layout, node, path)
             if claim is None:
                 continue
             self.claimed += 1
