@@ -29,6 +29,9 @@ Messages, worker -> agent (``ev``):
                  not called (the ``done`` follows at once).
 ``done``         ``{"ev": "done", "outcome": <Outcome JSON>}`` (see prsd.storage.records.Outcome;
                  status ``succeeded`` or ``failed``; offset/length locate the bytes in ``out``).
+                 In a files job whose next ``run`` frame has arrived, a ``done`` goes out
+                 in one write with the next ``start`` (that loader reads nothing, so the
+                 agent's clocks lose nothing); otherwise at once.
 ``bye``          ``shutdown()`` finished; the worker exits 0 right after.
 
 Exit codes of a worker: 0 after ``bye``; ``EXIT_INIT_FAILED`` after ``init_failed``;
@@ -149,6 +152,14 @@ class FrameReader:
         self.sock = sock
         self._buffer = bytearray()
 
+    def has_frame(self) -> bool:
+        """A whole frame is already read: :meth:`recv` will not block."""
+        buf = self._buffer
+        if len(buf) < HEADER.size:
+            return False
+        (length,) = HEADER.unpack(bytes(buf[: HEADER.size]))
+        return len(buf) >= HEADER.size + int(length)
+
     def recv(self) -> dict[str, Any] | None:
         """The next frame, or None when the agent closed the channel between frames.
 
@@ -170,8 +181,3 @@ class FrameReader:
                     raise ProtocolError("channel closed inside a frame")
                 return None
             buf += chunk
-
-
-def send_blocking(sock: socket.socket, message: dict[str, Any]) -> None:
-    """Worker side: send one frame."""
-    sock.sendall(encode(message))

@@ -13,7 +13,7 @@ import os
 import socket
 import sys
 import textwrap
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 import anyio
 import pytest
@@ -22,6 +22,7 @@ from prsd.agent.proc import BrokenWorker, WorkerProcess, spawn_worker
 from prsd.wire import frames
 from prsd.wire.records import SUCCEEDED, MiniBatch
 from prsd.worker import protocol
+from tests.integration.worker_driver import WorkerPaths, files_mb, ready_worker
 
 if TYPE_CHECKING:
     from pathlib import Path
@@ -190,3 +191,56 @@ def test_the_worker_sees_a_frame_cut_by_the_agents_end_as_a_protocol_error() -> 
         assert reader.recv() == {"op": "shutdown"}
         with pytest.raises(protocol.ProtocolError, match="inside a frame"):
             reader.recv()
+
+
+# --- the worker's side: a done held for the next start (worker_driver, a real worker) ----
+
+SIMPLE = """
+    def init():
+        pass
+
+    def run(mini_batch):
+        return mini_batch
+"""
+
+
+def _recv_all(sock: socket.socket) -> list[dict[str, Any]]:
+    """Every frame until the worker closes the channel."""
+    seen = []
+    while (frame := protocol.recv_blocking(sock)) is not None:
+        seen.append(frame)
+    return seen
+
+
+def test_a_files_task_sent_at_once_gets_every_start_and_done_in_order(tmp_path: Path) -> None:
+    """A ``done`` may wait for the next ``start`` (one write): none is lost or reordered."""
+    paths = WorkerPaths.under(tmp_path)
+    paths.write_script(textwrap.dedent(SIMPLE))
+    with ready_worker(paths) as worker:
+        frames_out: list[dict[str, Any]] = [
+            {"op": "run", "mb": files_mb(i, [f"/in/{i}"]), "out": str(paths.out), "close": i == 4}
+            for i in range(5)
+        ]
+        frames_out.append({"op": "shutdown"})
+        worker.sock.sendall(b"".join(protocol.encode(f) for f in frames_out))
+        seen = _recv_all(worker.sock)
+        assert worker.wait() == 0
+    events = [(f["ev"], f.get("i", f.get("outcome", {}).get("index"))) for f in seen]
+    expected = [(ev, i) for i in range(5) for ev in ("start", "done")]
+    assert events == [*expected, ("bye", None)]
+    assert all(f["outcome"]["status"] == "succeeded" for f in seen if f["ev"] == "done")
+
+
+def test_a_done_held_for_the_next_start_still_goes_out_before_a_protocol_error(
+    tmp_path: Path,
+) -> None:
+    paths = WorkerPaths.under(tmp_path)
+    paths.write_script(textwrap.dedent(SIMPLE))
+    with ready_worker(paths) as worker:
+        run = {"op": "run", "mb": files_mb(0, ["/in/0"]), "out": str(paths.out), "close": True}
+        body = b"{not json"
+        worker.sock.sendall(protocol.encode(run) + protocol.HEADER.pack(len(body)) + body)
+        seen = _recv_all(worker.sock)
+        assert worker.wait() == protocol.EXIT_PROTOCOL_ERROR
+    assert [f["ev"] for f in seen] == ["start", "done"]
+    assert seen[1]["outcome"]["status"] == "succeeded"
