@@ -4,15 +4,17 @@ Local tasks come first: the unfinished rest of a task whose worker died, and cla
 this node already holds (found at start-up in ``claimed/<node>/``: an earlier
 incarnation's work, or a claim whose rename reported an error but happened). Then
 the feed claims from ``pending/``, trying the names of one listing in turn (a stale
-listing only costs lost races) and listing again when they are used up. A listing
-used up without a claim may be stale (a network mount's cache): the names of the
-leader's hint (``tasks/pending.names``, prsd.storage.pendinghint) are tried next,
-each at most once by this node (a name never comes back to ``pending/``).
+listing only costs lost races) and listing again when they are used up. On a network
+mount a listing may be stale (the mount's cache): a name this node tried is skipped
+for :data:`TRIED_FOR_S`, and a listing used up without a claim is followed by the
+names of the leader's hint (``tasks/pending.names``, prsd.storage.pendinghint), read
+from the server, each tried once (a claimed name never comes back to ``pending/``).
 """
 
 from __future__ import annotations
 
-from collections import deque
+import time
+from collections import OrderedDict, deque
 from typing import TYPE_CHECKING
 
 import anyio
@@ -45,8 +47,11 @@ if TYPE_CHECKING:
 LISTING_SIZE = 64
 POLL_S = 0.5
 TRIED_MEMORY = 4096
-"""Names this node tried to claim lately; the hint's are tried at most once (a claimed
-name never returns to ``pending/``)."""
+TRIED_FOR_S = 60.0
+"""On a network mount a name this node tried to claim is not tried again for this long
+(a listing cached by the mount would otherwise cost one failed rename per stale name
+per poll; NFS caches a folder's attributes up to 60 s by default). A name that failed
+for another reason than being taken (an I/O error) is tried again after it."""
 
 
 class TaskFeed:
@@ -67,8 +72,7 @@ class TaskFeed:
         self.poll_s = poll_s
         self.local: deque[RunningTask] = deque()
         self._candidates: deque[Path] = deque()
-        self._tried: set[str] = set()  # names tried to claim, the newest TRIED_MEMORY
-        self._tried_order: deque[str] = deque()
+        self._tried: OrderedDict[str, float] = OrderedDict()  # name -> when, oldest first
         self._lock = anyio.Lock()
         self.closed = False
         self.claimed = 0
@@ -118,6 +122,9 @@ class TaskFeed:
         layout, node = self.ctx.layout, self.ctx.node_id
         if not self._candidates:
             listing = list_pending(layout, LISTING_SIZE)
+            if self.use_hint:  # a mount's cached listing: skip the names already tried
+                self._forget_old()
+                listing = [p for p in listing if p.name not in self._tried]
             if len(listing) > 1:
                 listing = rotate_for(node, listing)
             self._candidates.extend(listing)
@@ -134,19 +141,23 @@ class TaskFeed:
         """The hint's names this node has not tried, as ``pending/`` paths."""
         layout = self.ctx.layout
         epoch = current_epoch(SpoolLayout(layout.root.parent.parent))
+        self._forget_old()
         fresh = [
             layout.pending_task(t) for t in read_hint(layout, epoch) if t.name not in self._tried
         ]
         return rotate_for(self.ctx.node_id, fresh) if len(fresh) > 1 else fresh
 
     def _remember(self, name: str) -> None:
-        """A name this node tried to claim (listed or hinted): the hint skips it."""
-        if name in self._tried:
-            return
-        self._tried.add(name)
-        self._tried_order.append(name)
-        if len(self._tried_order) > TRIED_MEMORY:
-            self._tried.discard(self._tried_order.popleft())
+        """A name this node tried to claim (listed or hinted)."""
+        self._tried[name] = time.monotonic()
+        self._tried.move_to_end(name)
+        while len(self._tried) > TRIED_MEMORY:
+            self._tried.popitem(last=False)
+
+    def _forget_old(self) -> None:
+        horizon = time.monotonic() - TRIED_FOR_S
+        while self._tried and next(iter(self._tried.values())) < horizon:
+            self._tried.popitem(last=False)
 
     def _try_candidates(self) -> RunningTask | None:
         layout, node = self.ctx.layout, self.ctx.node_id
