@@ -67,4 +67,3 @@ async def _stale_listing_then_hint() -> None:
     assert not server.pending_task(second).exists()  # the rename reached the server
     assert (server.claimed_dir("n1") / second.name).exists()
     assert time.monotonic() - began < 10  # long before the 20 s cache would have let go
-
