@@ -1,7 +1,8 @@
 """A worker's captured stdout and stderr stay under a size: the tail is kept, in two files.
 
-Invariant: while a worker lives (and once more after it exits), each of its
-``user/stdout`` and ``user/stderr`` files is checked every :data:`CHECK_INTERVAL_S`;
+Invariant: while a worker lives (and once more when it exits or the check is
+cancelled), each of its ``user/stdout`` and ``user/stderr`` files is checked every
+:data:`CHECK_INTERVAL_S`;
 one over ``cap_bytes`` (``PRSD_MAX_CAPTURED_OUTPUT``, default 64 MiB) has its last
 ``cap_bytes`` copied to ``<file>.1`` (replacing the one before), is truncated to
 nothing, and starts again with a line saying that output was cut. A job printing
@@ -107,17 +108,22 @@ def _copy_range(src: int, dst: int, offset: int, end: int) -> int:
 async def keep_under_cap(
     files: list[CapturedFile], cap_bytes: int, alive: Callable[[], bool]
 ) -> None:
-    """Check ``files`` until ``alive()`` is false, once more, then close their descriptors."""
+    """Check ``files`` until ``alive()`` is false, once more, then close their descriptors.
+
+    The last check is made also when the task is cancelled (the job's run on this node
+    ends as its last worker exits): a worker that printed fast after the check before
+    must not leave its file over the cap.
+    """
     try:
         while alive():
             await anyio.sleep(CHECK_INTERVAL_S)
             for captured in files:
                 if _size(captured) > cap_bytes:  # an fstat: cheap enough for the loop
                     await anyio.to_thread.run_sync(rotate_if_over, captured, cap_bytes)
-        with anyio.CancelScope(shield=True):
-            for captured in files:
-                await anyio.to_thread.run_sync(rotate_if_over, captured, cap_bytes)
     finally:
+        with anyio.CancelScope(shield=True):
+            for captured in files:  # rotate_if_over reports no OSError: never masks one
+                await anyio.to_thread.run_sync(rotate_if_over, captured, cap_bytes)
         for captured in files:
             os.close(captured.fd)
 
