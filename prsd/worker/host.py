@@ -100,11 +100,8 @@ class Channel:
         Raises:
             AgentGone: the agent closed its end.
         """
-        data, self._held = self._held + protocol.encode(message), b""
-        try:
-            self.sock.sendall(data)
-        except OSError as exc:
-            raise AgentGone(str(exc)) from exc
+        self.hold(message)
+        self.flush()
 
     def hold(self, message: dict[str, Any]) -> None:
         """Keep a frame to go out with the next one (a ``done`` with the next ``start``)."""

@@ -154,11 +154,15 @@ class FrameReader:
 
     def has_frame(self) -> bool:
         """A whole frame is already read: :meth:`recv` will not block."""
+        return self._frame_end() is not None
+
+    def _frame_end(self) -> int | None:
+        """Where the first whole frame in the buffer ends (None: none is whole yet)."""
         buf = self._buffer
         if len(buf) < HEADER.size:
-            return False
-        (length,) = HEADER.unpack(bytes(buf[: HEADER.size]))
-        return len(buf) >= HEADER.size + int(length)
+            return None
+        end = HEADER.size + frame_length(bytes(buf[: HEADER.size]))
+        return end if len(buf) >= end else None
 
     def recv(self) -> dict[str, Any] | None:
         """The next frame, or None when the agent closed the channel between frames.
@@ -168,16 +172,13 @@ class FrameReader:
             OSError: the socket failed.
         """
         buf = self._buffer
-        while True:
-            if len(buf) >= HEADER.size:
-                end = HEADER.size + frame_length(bytes(buf[: HEADER.size]))
-                if len(buf) >= end:
-                    body = bytes(buf[HEADER.size : end])
-                    del buf[:end]
-                    return decode(body)
+        while (end := self._frame_end()) is None:
             chunk = self.sock.recv(1 << 16)
             if not chunk:
                 if buf:
                     raise ProtocolError("channel closed inside a frame")
                 return None
             buf += chunk
+        body = bytes(buf[HEADER.size : end])
+        del buf[:end]
+        return decode(body)
