@@ -57,6 +57,10 @@ class RunAs:
     groups: tuple[int, ...]
     name: str
 
+    def ids(self) -> tuple[int, int, list[int]]:
+        """``(uid, gid, supplementary groups)``, as ``subprocess`` takes them."""
+        return self.uid, self.gid, list(self.groups)
+
     def spawn_args(self) -> dict[str, object]:
         """Keyword arguments for ``spawn_worker`` / ``anyio.open_process``."""
         return {"user": self.uid, "group": self.gid, "extra_groups": list(self.groups)}

@@ -38,13 +38,16 @@ ALLOWED: dict[str, set[str]] = {
     "prsd.storage": {*_BASE},
     "prsd.report": {"prsd.storage", "prsd.wire"},
     "prsd.owner": {*_BASE, "prsd.storage"},
+    "prsd.asowner": {*_BASE, "prsd.owner", "prsd.storage"},  # work done with a job owner's ids
     "prsd.envs": {*_BASE, "prsd.owner", "prsd.storage"},
     "prsd.pipeline": {*_BASE, "prsd.logconfig", "prsd.storage"},  # the leader's pipeline desk
     "prsd.jobspec": {*_BASE, "prsd.envs", "prsd.pipeline", "prsd.storage"},
     "prsd.leader": {
         *_BASE,
+        "prsd.asowner",
         "prsd.jobspec",
         "prsd.logconfig",
+        "prsd.owner",
         "prsd.pipeline",
         "prsd.storage",
         "prsd.tunables",
@@ -70,6 +73,7 @@ ALLOWED: dict[str, set[str]] = {
     },
     "prsd.cli": {
         *_BASE,
+        "prsd.asowner",
         "prsd.envs",
         "prsd.jobspec",
         "prsd.leader",
