@@ -12,9 +12,9 @@ from __future__ import annotations
 import os
 from pathlib import Path
 
-from prsd.cli.settings import env_file, setting
 from prsd.errors import PrsdError
 from prsd.jobspec.paths import ROOTS_ENV, Roots
+from prsd.settings import env_file, setting
 
 
 class OutsideAllowedRoots(PrsdError):

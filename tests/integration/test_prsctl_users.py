@@ -27,7 +27,7 @@ from typing import TYPE_CHECKING
 
 import pytest
 
-from prsd.cli.settings import parse_env_text
+from prsd.settings import parse_env_text
 from prsd.storage.spool import open_spool
 from tests.helpers import stop_daemons, wait_until
 
