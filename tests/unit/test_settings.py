@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import subprocess
+import sys
 from pathlib import Path
 
 import pytest
@@ -90,3 +92,15 @@ def test_an_unreadable_file_holds_nothing(tmp_path: Path, content: bytes | str |
         path.mkdir()
     assert file_settings({ENV_FILE_ENV: str(path)}) == {}
     assert setting("A", {ENV_FILE_ENV: str(path)}) is None
+
+
+def test_the_suite_never_reads_the_hosts_file(no_host_settings: Path) -> None:
+    """This process and the processes it starts read the session's empty file."""
+    assert env_file() == no_host_settings and no_host_settings.read_text() == ""
+    shown = subprocess.run(
+        [sys.executable, "-c", "from prsd.settings import env_file; print(env_file())"],
+        capture_output=True,
+        text=True,
+        check=True,
+    )
+    assert shown.stdout.strip() == str(no_host_settings)
