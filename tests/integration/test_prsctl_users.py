@@ -367,7 +367,7 @@ def test_permission_problems_are_one_line(fleet: Fleet) -> None:
     for path in [outside, *outside.rglob("*")]:
         os.chown(path, alice.pw_uid, alice.pw_gid)
     r = as_user(fleet, alice, f"cd {outside} && prsctl submit .")
-    one_line_refusal(r, f"{outside} is outside the spool's allowed roots",
+    one_line_refusal(r, f"{outside} is outside the allowed roots",
                      f"PRSD_ALLOWED_ROOTS in {fleet.env_file}")  # fmt: skip
     far = make_home_job(fleet, alice, "far-data", QUICK)  # the folder is fine, its input is not
     spec = (far / "job.yaml").read_text(encoding="utf-8")
