@@ -1,4 +1,4 @@
-"""GPU discovery and slots (SPEC section 6, Azure's rule).
+"""GPU discovery and slots (Azure's rule, docs/supervision.md "GPUs and slots").
 
 With G GPUs and P workers, workers take GPU indices 0..G-1 while any is free; a
 worker that dies frees its index and the next started worker takes the lowest free

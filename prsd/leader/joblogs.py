@@ -1,4 +1,4 @@
-"""The leader's log files of a job (SPEC section 8): overview, report CSV, result.
+"""The leader's log files of a job (docs/logs.md): overview, report CSV, result.
 
 Each file has one writer, the leader of the current epoch. The CSV appends one row
 per attempt; a leader that takes a job over reads the keys already written, so an
