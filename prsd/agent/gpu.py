@@ -82,11 +82,6 @@ def discover_gpus(environ: Mapping[str, str] | None = None) -> GpuInventory:
     return inventory(env.get(GPU_COUNT_VARIABLE), probe_gpus)
 
 
-def discover_gpu_count() -> int:
-    """The number of usable GPUs on this node (see :func:`discover_gpus`)."""
-    return discover_gpus().count
-
-
 class GpuSlots:
     """Which GPU index each worker holds; shared by every job on the node."""
 
