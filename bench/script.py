@@ -53,7 +53,7 @@ def read_unit(unit: Unit) -> Any:
 
 
 def render(result: Any) -> bytes:
-    """The append_row bytes of one ``run()`` result (SPEC section 5)."""
+    """The append_row bytes of one ``run()`` result (docs/jobspec.md, "Outputs")."""
     if isinstance(result, (list, tuple)):
         return "".join(f"{x}\n" for x in result).encode()
     to_csv = getattr(result, "to_csv", None)

@@ -3,8 +3,10 @@
 The folder's spec is loaded first, so a bad spec is refused before anything is
 written. Then ``job.yaml``, a snapshot of the code folder and ``origin.json`` (the
 folder the user's relative input paths mean) are copied under a random dot name in
-``inbox/`` and renamed into place in one step. Inputs and side inputs are read in
-place and never copied: datasets are large.
+``inbox/``; that copy is loaded as the leader's intake will load it (the same code,
+the same settings: :func:`check_as_leader`), and renamed into place in one step only
+when the leader would take it. Inputs and side inputs are read in place and never
+copied: datasets are large.
 
 The folder's name in the inbox is the id the submitter proposes (and prints): a
 fresh :func:`make_job_id` never given in this spool. The leader keeps it only if it
@@ -103,11 +105,38 @@ def submit(
             "code": code_digest(staging / "code"),
         }
         write_atomic(staging / "origin.json", json.dumps(origin, indent=1).encode())
+        check_as_leader(staging, spool.job(job_id).root, daemon_uid, (source, job_dir, code))
         _publish(staging, spool, job_id)
     except BaseException:
         shutil.rmtree(staging, ignore_errors=True)
         raise
     return job_id, spec
+
+
+def check_as_leader(
+    staging: Path, job_root: Path, daemon_uid: int, shown: tuple[Path, Path, Path]
+) -> None:
+    """Load the staged job as the leader's intake will load it, with the same code.
+
+    The leader loads the folder it takes in (``job.yaml``, the code snapshot,
+    ``origin.json``) as the job's folder ``job_root`` in the spool, with the daemons'
+    settings: so the submitted folder is checked against the allowed roots (and, for a
+    job the daemons run for someone else, its owner), and outputs against the names the
+    daemons keep, before any job id is printed. ``shown`` (the job file, the job
+    folder, the code folder) replaces the staged names in a message.
+
+    Raises:
+        JobSpecError: the leader would refuse the job at intake.
+    """
+    try:
+        load_job_spec(
+            staging, spool_job_dir=job_root, owner_uid=os.geteuid(), daemon_uid=daemon_uid
+        )
+    except JobSpecError as exc:
+        location = exc.location
+        for staged, user in zip(("job.yaml", "origin.json", "code"), shown, strict=True):
+            location = location.replace(str(staging / staged), str(user))
+        raise JobSpecError(exc.key, location, exc.problem) from None
 
 
 def _fresh_id(spool: SpoolLayout, name: str) -> str:

@@ -3,7 +3,7 @@
 Each is documented where it acts (docs/supervision.md for the init rules and the
 bounds of a worker). A value that cannot be read is ignored: the default applies.
 
-These are Azure's fixed constants of the init rules (SPEC section 4). Production
+These are Azure's fixed constants of the init rules (docs/supervision.md). Production
 keeps the defaults; a development machine or a test may shorten them so that a
 broken ``init()`` fails the job in seconds rather than minutes. A value that is
 not a number >= 0 is ignored (the default applies).

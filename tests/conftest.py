@@ -11,21 +11,39 @@ share state across the whole machine and run one after another, on one worker:
 
 A module that creates users is recognised by what it imports (``tests.realusers`` or
 ``tests.hostile.fleet``) or by calling ``useradd`` itself; nothing needs to be listed.
+
+No test reads the host's settings file (``/etc/prsd/prsd.env``, where prsd is deployed):
+:func:`no_host_settings` points ``PRSD_ENV_FILE`` at an empty file for the whole session,
+in this process and every process it starts. A test that wants settings writes its own
+file and points ``PRSD_ENV_FILE`` at it.
 """
 
 from __future__ import annotations
 
 import inspect
+import os
 from pathlib import Path
 from typing import TYPE_CHECKING
 
 import pytest
 
 if TYPE_CHECKING:
+    from collections.abc import Iterator
     from types import ModuleType
 
 HERE = Path(__file__).parent
 USER_MARKS = ("tests.realusers", "tests.hostile.fleet", "tests.hostile.identity_site", '"useradd"')
+
+
+@pytest.fixture(scope="session", autouse=True)
+def no_host_settings(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Path]:
+    """An empty settings file for the session instead of the host's ``/etc/prsd/prsd.env``."""
+    folder = tmp_path_factory.mktemp("settings")
+    empty = folder / "prsd.env"
+    empty.write_text("", encoding="utf-8")
+    with pytest.MonkeyPatch.context() as patch:
+        patch.setitem(os.environ, "PRSD_ENV_FILE", str(empty))
+        yield empty
 
 
 def _group(module: ModuleType) -> str | None:

@@ -63,8 +63,10 @@ class Fleet:
         self.procs[name] = proc
         return proc
 
-    def leader(self, name: str = "leader", *extra: str) -> subprocess.Popen[bytes]:
-        return self._start(name, ["leader", *FAST_LEADER, *extra])
+    def leader(
+        self, name: str = "leader", *extra: str, wrap: list[str] | None = None
+    ) -> subprocess.Popen[bytes]:
+        return self._start(name, ["leader", *FAST_LEADER, *extra], wrap)
 
     def agent(
         self, node_id: str, *extra: str, wrap: list[str] | None = None

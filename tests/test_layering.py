@@ -33,6 +33,7 @@ ALLOWED: dict[str, set[str]] = {
     "prsd.logline": {"prsd.fdio"},
     "prsd.errors": {"prsd.logline"},
     "prsd.tunables": set(),
+    "prsd.settings": set(),  # the one reader of the daemons' settings file
     "prsd.sdnotify": set(),
     "prsd.logconfig": set(),
     "prsd.storage": {*_BASE},
@@ -41,7 +42,7 @@ ALLOWED: dict[str, set[str]] = {
     "prsd.asowner": {*_BASE, "prsd.owner", "prsd.storage"},  # work done with a job owner's ids
     "prsd.envs": {*_BASE, "prsd.owner", "prsd.storage"},
     "prsd.pipeline": {*_BASE, "prsd.logconfig", "prsd.storage"},  # the leader's pipeline desk
-    "prsd.jobspec": {*_BASE, "prsd.envs", "prsd.pipeline", "prsd.storage"},
+    "prsd.jobspec": {*_BASE, "prsd.envs", "prsd.pipeline", "prsd.settings", "prsd.storage"},
     "prsd.leader": {
         *_BASE,
         "prsd.asowner",
@@ -80,6 +81,7 @@ ALLOWED: dict[str, set[str]] = {
         "prsd.pipeline",
         "prsd.pipesubmit",
         "prsd.report",
+        "prsd.settings",
         "prsd.storage",
         "prsd.submit",
     },

@@ -25,7 +25,7 @@ if TYPE_CHECKING:
 
 @dataclass(frozen=True)
 class ProcessPaths:
-    """The files of one worker (SPEC section 8)."""
+    """The files of one worker (docs/logs.md)."""
 
     stdout: Path
     stderr: Path
@@ -64,7 +64,7 @@ class JobContext:
         return min(self.wanted_workers(), self.slot_cap)
 
     def init_deadline_s(self) -> float:
-        """How long a worker may stay in ``init()``: ``3 * timeout + 30`` s (SPEC section 4)."""
+        """How long a worker may stay in ``init()``: ``3 * timeout + 30`` s (the init rules)."""
         return 3.0 * self.spec.timeout_s + init_grace_s()
 
     def node_log_dir(self) -> Path:
@@ -118,7 +118,7 @@ class JobContext:
     def env(
         self, gpu: int | None, uid: int | None = None, working_dir: str = "/"
     ) -> dict[str, str]:
-        """The worker's environment (SPEC section 4; an allow-list, see ``worker_env``)."""
+        """The worker's environment (docs/entry-script.md; an allow-list, see ``worker_env``)."""
         env = worker_env(
             os.environ,
             str(self.layout.outputs),

@@ -1,4 +1,4 @@
-"""GPU discovery and slots (SPEC section 6, Azure's rule).
+"""GPU discovery and slots (Azure's rule, docs/supervision.md "GPUs and slots").
 
 With G GPUs and P workers, workers take GPU indices 0..G-1 while any is free; a
 worker that dies frees its index and the next started worker takes the lowest free
@@ -80,11 +80,6 @@ def discover_gpus(environ: Mapping[str, str] | None = None) -> GpuInventory:
     """
     env = os.environ if environ is None else environ
     return inventory(env.get(GPU_COUNT_VARIABLE), probe_gpus)
-
-
-def discover_gpu_count() -> int:
-    """The number of usable GPUs on this node (see :func:`discover_gpus`)."""
-    return discover_gpus().count
 
 
 class GpuSlots:

@@ -2,7 +2,7 @@
 
 Each worker slot is a loop: start a worker (a GPU index if one is free), wait for
 ``init()``, then run tasks until the feed runs dry, replacing the worker when it
-dies. SPEC section 4's node rule: after ``3 * max_concurrency_per_instance`` init
+dies. The node's init rule (docs/supervision.md): after ``3 * max_concurrency_per_instance`` init
 failures in a row the node stops replacing workers for this job, hands its claims
 back, and says so in ``jobs/<id>/nodes/<node>.json`` (the leader applies the
 job-wide rules).

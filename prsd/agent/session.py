@@ -7,7 +7,7 @@ failure, let the slot replace the worker) in that order. :meth:`WorkerSession.ap
 carries out every action, and nothing else decides them. The session's log writes
 go through the job's :class:`~prsd.agent.writer.FileWriter`, off the event loop.
 
-The session enforces the per-mini-batch clocks (SPEC sections 4 and 7):
+The session enforces the per-mini-batch clocks (docs/supervision.md, "Timeouts"):
 
 - ``task_overhead_timeout``: from handing a mini-batch over (or finishing the one
   before it) until the worker says ``start`` (loading the mini-batch);
@@ -64,7 +64,7 @@ class InitResult:
     traceback_tail: str = ""
     error_file: str = ""
     init_s: float = 0.0
-    timed_out: bool = False  # still in init() at the deadline (SPEC section 4, third rule)
+    timed_out: bool = False  # still in init() at the deadline (the third init rule)
     stopped: bool = False  # stopped by prsd (the job ended): not an init failure
 
 

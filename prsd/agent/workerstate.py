@@ -18,7 +18,7 @@ replacement while the node still may. RETIRED is a worker that ended because it
 was asked to (no more work, the job ended). Both are final: any later event is
 ignored. An event a live state does not expect is a bug in the shell and raises.
 
-The node's give-up rule of SPEC section 4 (stop replacing after
+The node's give-up rule of the init rules (stop replacing after
 ``3 * max_concurrency_per_instance`` init failures in a row: supervisor's BACKOFF
 -> FATAL) is :func:`may_replace_after_init_failures`, written once here.
 """
@@ -121,7 +121,7 @@ def transition(state: WorkerState, event: Event) -> Transition:
 
 
 def may_replace_after_init_failures(failures_in_row: int, workers: int) -> bool:
-    """SPEC section 4: a node stops replacing after ``3 * workers`` init failures in a row."""
+    """The node's init rule: a node stops replacing after ``3 * workers`` init failures in a row."""
     return failures_in_row < 3 * max(workers, 1)
 
 

@@ -118,9 +118,9 @@ def read_ended(spool: SpoolLayout) -> list[Ended]:
 
 
 def _is_admin(uid: int) -> bool:
-    from prsd.cli.settings import setting
     from prsd.leader.askrule import ADMIN_GROUP_ENV
     from prsd.leader.owners import in_group
+    from prsd.settings import setting
 
     group = setting(ADMIN_GROUP_ENV)
     return group is not None and in_group(uid, group.value)

@@ -1,4 +1,4 @@
-"""Which log files ``prsctl logs`` shows, and their labels (SPEC section 8's tree).
+"""Which log files ``prsctl logs`` shows, and their labels (the tree of docs/logs.md).
 
 - no option: the job's story: progress overview, the leader's view, each node's
   ``_main.txt``, and the result;

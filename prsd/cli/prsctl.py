@@ -1,4 +1,4 @@
-"""``prsctl``: the user's command line (SPEC section 9). Wiring only: arguments -> views.
+"""``prsctl``: the user's command line (docs/prsctl.md). Wiring only: arguments -> views.
 
 Every command reads or writes the spool and nothing else: ``status`` reads the
 leader's summaries, ``nodes`` the heartbeats, ``logs`` the log tree, ``cancel``

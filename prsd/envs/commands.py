@@ -45,27 +45,6 @@ def conda_create(tool: str, prefix: str, env_file: str) -> list[str]:
     return [tool, "env", "create", "-y", "-p", prefix, "-f", env_file]
 
 
-def container_run(
-    runtime: str,
-    image: str,
-    *,
-    mounts: list[str],
-    env: Mapping[str, str],
-    workdir: str,
-    worker: list[str],
-    user: str | None = None,
-) -> list[str]:
-    """Run the worker command inside ``image``; each mount is a host path seen at itself."""
-    cmd = [runtime, "run", "--rm", "-i", "--network=host", "--workdir", workdir]
-    if user:
-        cmd += ["--user", user]
-    for path in dict.fromkeys(mounts):
-        cmd += ["--volume", f"{path}:{path}"]
-    for name in sorted(env):
-        cmd += ["--env", name]  # the value comes from the runtime's own environment
-    return [*cmd, image, *worker]
-
-
 def pip_index_env(environ: Mapping[str, str], config_texts: list[str]) -> dict[str, str]:
     """uv's index settings from pip's: its config files (lowest first) and ``PIP_*``.
 

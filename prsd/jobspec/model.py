@@ -117,7 +117,7 @@ class JobSpec:
 
     @property
     def init_stuck_timeout_s(self) -> float:
-        """Every worker still in init() after this long fails the job (SPEC section 4)."""
+        """Every worker still in init() after this long fails the job (the init rules)."""
         return 3.0 * self.timeout_s + 30.0
 
     def to_json(self) -> str:

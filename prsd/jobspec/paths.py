@@ -19,8 +19,8 @@ Guarantees:
 - No path holds a control character (a newline, an escape sequence, NUL): such a
   name would forge lines in logs and listings, and no real data set needs one.
 - Allowed roots come from the caller, else from ``PRSD_ALLOWED_ROOTS`` (folders
-  separated by ``:``), else from that line of ``/etc/prsd/prsd.env``, the daemons'
-  configuration for a shared spool (so ``prsctl submit`` applies the daemons' rule).
+  separated by ``:``) in the environment, else in the daemons' settings file
+  (:mod:`prsd.settings`), so ``prsctl submit`` applies the daemons' rule.
 """
 
 from __future__ import annotations
@@ -34,6 +34,7 @@ from pathlib import Path, PurePosixPath
 from typing import TYPE_CHECKING
 
 from prsd.jobspec import confine
+from prsd.settings import setting
 from prsd.storage.jobowner import OwnerRecordError, read_job_owner
 from prsd.storage.layout import JobLayout
 
@@ -43,7 +44,6 @@ if TYPE_CHECKING:
 MAX_PATH_BYTES = 4096  # Linux PATH_MAX
 MAX_NAME_BYTES = 255  # Linux NAME_MAX
 ROOTS_ENV = "PRSD_ALLOWED_ROOTS"
-SETTINGS_FILE = "/etc/prsd/prsd.env"
 _CONTROL = re.compile(r"[\x00-\x1f\x7f]")
 _REMOTE = re.compile(r"^(azureml|https?|wasbs?|abfss?|adl|s3|gs|git\+\w+|git):", re.IGNORECASE)
 
@@ -96,7 +96,7 @@ class Roots:
         """Roots from configured folders (made absolute, symlinks resolved).
 
         With no folders given, ``PRSD_ALLOWED_ROOTS`` (``:``-separated) supplies them,
-        else the same line of ``/etc/prsd/prsd.env`` (the daemons' settings file).
+        from the environment or the daemons' settings file (:mod:`prsd.settings`).
         """
         if not folders:
             folders = [Path(f) for f in configured_roots_text().split(":") if f.strip()]
@@ -208,19 +208,9 @@ def _foreign_folder(folder: Path, writers: tuple[int, ...]) -> str | None:
 
 
 def configured_roots_text() -> str:
-    """``PRSD_ALLOWED_ROOTS`` from the environment, else from ``/etc/prsd/prsd.env``."""
-    if ROOTS_ENV in os.environ:
-        return os.environ[ROOTS_ENV]
-    try:
-        with open(SETTINGS_FILE, encoding="utf-8") as f:
-            lines = f.read(64 * 1024).splitlines()
-    except (OSError, UnicodeDecodeError):
-        return ""
-    for line in lines:
-        key, sep, value = line.strip().partition("=")
-        if sep and key.strip() == ROOTS_ENV:
-            return value.strip().strip("\"'")
-    return ""
+    """``PRSD_ALLOWED_ROOTS`` from the environment, else from the settings file."""
+    found = setting(ROOTS_ENV)
+    return found.value if found is not None else ""
 
 
 def guarded_folders(owner_uid: int) -> tuple[Path, ...]:

@@ -135,7 +135,7 @@ class JobBook:
     # --- decisions out ------------------------------------------------------------------
 
     def init_failed(self, now: float) -> str | None:
-        """SPEC section 4's init rules: the reason the job fails, or None."""
+        """The job-wide init rules (docs/supervision.md): the reason the job fails, or None."""
         reason = init_failure(self.node_inits, now - self.started)
         if reason is not None:
             self.init_detail = first_error_detail(self.node_inits)

@@ -84,11 +84,6 @@ class Election:
             return self._take(cur + 1)
         return 0
 
-    def leader_alive(self, now: float) -> bool:
-        """After some patience: does another leader keep its heartbeat fresh?"""
-        assert self._observer is not None
-        return not self._observer.expired("leader", now)
-
     async def acquire(self) -> int:
         """Wait until this process leads; returns its epoch."""
         while True:

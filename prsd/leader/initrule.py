@@ -1,4 +1,4 @@
-"""SPEC section 4's job-wide init rules, as a pure function over the nodes' reports.
+"""The job-wide init rules (docs/supervision.md), as a pure function over the nodes' reports.
 
 While no ``init()`` has succeeded anywhere:
 

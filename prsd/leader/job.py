@@ -8,8 +8,8 @@ waits by telling when to come back, never by sleeping. ``status.json`` and the
 end-of-job files are written from a frozen :class:`~prsd.leader.snapshot.JobSnapshot`.
 
 The driver is synchronous; the async leader calls :meth:`JobDriver.step` in a worker
-thread, one hop that batches many metadata operations (STYLE: batch stat/listdir/
-rename per hop). A step does a bounded amount of work and reads ``now`` (monotonic
+thread, one hop that batches many metadata operations (stat, listdir and rename: one
+thread hop for many of them). A step does a bounded amount of work and reads ``now`` (monotonic
 seconds) from its caller.
 """
 

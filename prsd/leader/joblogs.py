@@ -1,4 +1,4 @@
-"""The leader's log files of a job (SPEC section 8): overview, report CSV, result.
+"""The leader's log files of a job (docs/logs.md): overview, report CSV, result.
 
 Each file has one writer, the leader of the current epoch. The CSV appends one row
 per attempt; a leader that takes a job over reads the keys already written, so an
@@ -167,11 +167,3 @@ def _existing_keys(path: Path) -> set[tuple[int, int]]:
     """The attempts a part holds whole rows for (a torn row is written again)."""
     part = read_report_part(path, len(CSV_COLUMNS))
     return {(int(row[0]), int(row[1])) for row in part.rows}
-
-
-def fsync_path(path: Path) -> None:
-    fd = os.open(path, os.O_RDONLY)
-    try:
-        os.fsync(fd)
-    finally:
-        os.close(fd)

@@ -12,7 +12,7 @@ from dataclasses import dataclass
 
 from prsd.leader.retry import Step, next_step
 from prsd.leader.verdict import Counts
-from prsd.storage.records import REQUEUED, SUCCEEDED, Outcome
+from prsd.storage.records import REQUEUED, Outcome
 
 UNPLANNED, IN_FLIGHT, DONE_OK, DONE_FAILED = 0, 1, 2, 3
 
@@ -129,7 +129,3 @@ class Ledger:
         return self.total_mbs is not None and (
             self._totals.succeeded_mbs + self._totals.failed_mbs == self.total_mbs
         )
-
-
-def is_success(status: str) -> bool:
-    return status == SUCCEEDED

@@ -42,9 +42,6 @@ class Observer:
     def expired(self, peer: str, now: float) -> bool:
         return self.silent_for(peer, now) >= self.lease_s
 
-    def forget(self, peer: str) -> None:
-        self._seen.pop(peer, None)
-
 
 def nodes_view(
     observer: Observer, beats: dict[str, Heartbeat], epoch: int, lease_s: float, now: float

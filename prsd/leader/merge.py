@@ -2,7 +2,7 @@
 
 Invariant: the output is built in a hidden temp file beside its final name and
 renamed into place only when the job completes, so it "appears complete or not at
-all" (SPEC section 5). Mini-batches are appended in index order as they become
+all" (docs/spool.md, "Output"). Mini-batches are appended in index order as they become
 final; one that finished early waits (as a byte range in its result file, not in
 memory) until every earlier one is final. Payload bytes are copied from result
 files without being parsed (``os.copy_file_range`` where the kernel offers it).

@@ -1,4 +1,4 @@
-"""``logs/readme.txt``: what each file of a job's log tree holds (SPEC section 8)."""
+"""``logs/readme.txt``: what each file of a job's log tree holds (docs/logs.md)."""
 
 from __future__ import annotations
 

@@ -1,4 +1,4 @@
-"""Splitting a file-list input into mini-batches, streaming (SPEC section 3).
+"""Splitting a file-list input into mini-batches, streaming (docs/jobspec.md, "Splitting").
 
 The listing walks one directory at a time and sorts each directory's entries, so
 the first mini-batch of a million-file input is planned after reading one

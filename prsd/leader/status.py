@@ -9,8 +9,6 @@ for the command line).
 from __future__ import annotations
 
 import json
-import os
-import signal
 from datetime import UTC, datetime
 from typing import TYPE_CHECKING, Any
 
@@ -34,9 +32,6 @@ __all__ = [
 ]
 
 STATUS_INTERVAL_S = 0.5
-# Tests only: when the file this names exists, the leader removes it and stops itself
-# (SIGSTOP) just before it publishes a status, to land a stale status late.
-PAUSE_HOOK_ENV = "PRSD_TEST_PAUSE_BEFORE_STATUS"
 
 
 class StatusWriter:
@@ -59,19 +54,7 @@ class StatusWriter:
         self._last = now
         self.seq += 1
         data = json.dumps(summary(snap, self), indent=1).encode()
-        if snap.final is None:
-            _pause_hook()
         write_atomic(self.layout.status, data, durable=False)
-
-
-def _pause_hook() -> None:
-    hook = os.environ.get(PAUSE_HOOK_ENV)
-    if hook:
-        try:
-            os.unlink(hook)
-        except FileNotFoundError:
-            return
-        os.kill(os.getpid(), signal.SIGSTOP)
 
 
 def summary(snap: JobSnapshot, writer: StatusWriter) -> dict[str, Any]:

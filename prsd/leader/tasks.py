@@ -15,7 +15,7 @@ from typing import TYPE_CHECKING
 
 from prsd.errors import SpoolError
 from prsd.storage.atomic import write_atomic
-from prsd.storage.layout import JobLayout, TaskName, shard_of
+from prsd.storage.layout import JobLayout, TaskName
 from prsd.storage.pendinghint import HintWriter
 from prsd.storage.records import MiniBatch, TaskBody
 from prsd.wire.fields import RecordError
@@ -133,7 +133,3 @@ def contiguous_runs(indices: list[int]) -> list[list[int]]:
         else:
             runs.append([i])
     return runs
-
-
-def shard_for(index: int) -> str:
-    return shard_of(index)

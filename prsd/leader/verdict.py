@@ -1,4 +1,4 @@
-"""Job thresholds: a pure verdict over the job's counters (SPEC sections 4 and 7).
+"""Job thresholds: a pure verdict over the job's counters (docs/jobspec.md, "Thresholds").
 
 Azure's rules, exactly:
 

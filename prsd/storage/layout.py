@@ -6,7 +6,7 @@ task name) goes through a validator here first, so no derived path can contain
 order: ``000000042.a3.e2`` is mini-batch 42 (the first of the task), attempt 3,
 written by leader epoch 2; a lexical sort of a directory gives input order.
 
-Layout (SPEC sections 1-2, docs/spool.md)::
+Layout (docs/spool.md)::
 
     inbox/<job_id>/                          submitted job folders (".<name>" while copied)
     active/<job_id>                          marker: the job is running (leader)

@@ -2,7 +2,7 @@
 
 The agent replaces its report when its workers' init counters or its environment
 change, or when it cannot see the job's files (then the report says only that);
-the leader applies the job-wide init rules to all of them (SPEC section 4) and
+the leader applies the job-wide init rules to all of them (docs/supervision.md) and
 ``prsctl status`` shows environments being built. A reader skips a torn or foreign
 report and reads it again at its next look. Standard library only, Python 3.9.
 """

@@ -27,7 +27,7 @@ TASK_FORMAT = 1
 RESULT_MAGIC = b"PRSDRES1"
 FOOTER = struct.Struct(">8sQ")
 
-# Attempt statuses, as written in processed_mini-batches.csv (SPEC section 8).
+# Attempt statuses, as written in processed_mini-batches.csv (docs/logs.md).
 SUCCEEDED = "succeeded"
 FAILED = "failed"
 TIMEOUT = "timeout"

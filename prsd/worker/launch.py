@@ -54,7 +54,7 @@ def worker_env(
     uid: int | None = None,
     working_dir: str = "/",
 ) -> dict[str, str]:
-    """The environment of a worker (SPEC section 4), before GPU variables.
+    """The environment of a worker (docs/entry-script.md), before GPU variables.
 
     Built from an allow-list, never inherited: the agent (often root) may hold
     credentials, ``HOME=/root`` or a ``PATH`` of its own that a job must not see.

@@ -1,4 +1,4 @@
-"""Where a worker's user-facing output goes (SPEC section 8).
+"""Where a worker's user-facing output goes (docs/logs.md).
 
 - ``print()`` and the root logger: stdout, which the agent points at
   ``logs/user/stdout/<node>/<process>.stdout.txt``; stderr likewise.

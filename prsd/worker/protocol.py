@@ -118,31 +118,6 @@ def frame_length(header: bytes) -> int:
     return int(length)
 
 
-def _recv_exactly(sock: socket.socket, n: int) -> bytes | None:
-    chunks = []
-    remaining = n
-    while remaining:
-        chunk = sock.recv(min(remaining, 1 << 20))
-        if not chunk:
-            if remaining == n:
-                return None
-            raise ProtocolError("channel closed inside a frame")
-        chunks.append(chunk)
-        remaining -= len(chunk)
-    return b"".join(chunks)
-
-
-def recv_blocking(sock: socket.socket) -> dict[str, Any] | None:
-    """Worker side: the next frame, or None when the agent closed the channel."""
-    header = _recv_exactly(sock, HEADER.size)
-    if header is None:
-        return None
-    body = _recv_exactly(sock, frame_length(header))
-    if body is None:
-        raise ProtocolError("channel closed inside a frame")
-    return decode(body)
-
-
 class FrameReader:
     """Worker side: frames from a blocking socket, read as many bytes at a time as have
     arrived (a task's ``run`` frames come in one write), so most frames cost no system

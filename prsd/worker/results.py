@@ -1,11 +1,11 @@
 """What ``run()`` returned: its type check, the item counts and the append_row bytes.
 
-Counting (SPEC section 4): a list, tuple or pandas DataFrame is accepted; ``len()`` of
+Counting (docs/entry-script.md): a list, tuple or pandas DataFrame is accepted; ``len()`` of
 it is the number of succeeded items, capped at the input count. Fewer is not an error
 here (the leader applies ``item_error_threshold``); more is a warning. Anything else
 fails the attempt.
 
-Bytes (SPEC section 5, Azure's old driver): a list element is ``str(x) + "\\n"`` in
+Bytes (docs/entry-script.md, Azure's old driver): a list element is ``str(x) + "\\n"`` in
 UTF-8; a DataFrame is exactly ``df.to_csv(sep=" ", header=False, index=False)``, with
 the ``parallel_run_step.settings.json`` keyword arguments on top.
 

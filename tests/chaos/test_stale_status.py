@@ -7,19 +7,16 @@ import os
 import signal
 import subprocess
 import sys
-from typing import TYPE_CHECKING
+from pathlib import Path
 
 import psutil
 
-from prsd.leader.status import PAUSE_HOOK_ENV
 from tests.chaos.faultkit import job_dir, make_files_job, status_json, wait_final
 from tests.fleet import Fleet
 from tests.helpers import wait_until
 
-if TYPE_CHECKING:
-    from pathlib import Path
-
 PRSCTL = [sys.executable, "-m", "prsd.cli.prsctl"]
+PAUSING_LEADER = Path(__file__).with_name("pausing_leader.py")  # the seam the test passes in
 
 
 def _stopped(pid: int) -> bool:
@@ -31,9 +28,7 @@ def _stale_status_landed(tmp_path: Path, fleet: Fleet) -> str | None:
     the job's id once A's late "Running" lies over the end, None if A's write never
     came (then there is nothing stale to ignore, and the scenario is tried again)."""
     pause = tmp_path / "pause-now"
-    fleet.env[PAUSE_HOOK_ENV] = str(pause)
-    a = fleet.leader("leader-a")
-    fleet.env.clear()
+    a = fleet.leader("leader-a", wrap=[sys.executable, str(PAUSING_LEADER), str(pause)])
     wait_until(lambda: fleet.leader_epoch() == 1, 30, "leader-a to lead")
     fleet.leader("leader-b")
     fleet.agent("n1", "--slots", "4")

@@ -207,7 +207,8 @@ SIMPLE = """
 def _recv_all(sock: socket.socket) -> list[dict[str, Any]]:
     """Every frame until the worker closes the channel."""
     seen = []
-    while (frame := protocol.recv_blocking(sock)) is not None:
+    reader = protocol.FrameReader(sock)
+    while (frame := reader.recv()) is not None:
         seen.append(frame)
     return seen
 

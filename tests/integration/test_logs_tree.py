@@ -1,4 +1,4 @@
-"""Every file of SPEC section 8 after a real job with a failure, holding what it should."""
+"""Every file of docs/logs.md after a real job with a failure, holding what it should."""
 
 from __future__ import annotations
 

@@ -27,7 +27,7 @@ from typing import TYPE_CHECKING
 
 import pytest
 
-from prsd.cli.settings import parse_env_text
+from prsd.settings import parse_env_text
 from prsd.storage.spool import open_spool
 from tests.helpers import stop_daemons, wait_until
 
@@ -367,7 +367,7 @@ def test_permission_problems_are_one_line(fleet: Fleet) -> None:
     for path in [outside, *outside.rglob("*")]:
         os.chown(path, alice.pw_uid, alice.pw_gid)
     r = as_user(fleet, alice, f"cd {outside} && prsctl submit .")
-    one_line_refusal(r, f"{outside} is outside the spool's allowed roots",
+    one_line_refusal(r, f"{outside} is outside the allowed roots",
                      f"PRSD_ALLOWED_ROOTS in {fleet.env_file}")  # fmt: skip
     far = make_home_job(fleet, alice, "far-data", QUICK)  # the folder is fine, its input is not
     spec = (far / "job.yaml").read_text(encoding="utf-8")
@@ -375,3 +375,25 @@ def test_permission_problems_are_one_line(fleet: Fleet) -> None:
     r = as_user(fleet, alice, "cd ~/far-data && prsctl submit .")
     one_line_refusal(r, f"{outside / 'data'} is outside the allowed roots", "input_data",
                      f"PRSD_ALLOWED_ROOTS in {fleet.env_file}")  # fmt: skip
+
+
+def test_another_users_folder_is_refused_before_the_id(fleet: Fleet) -> None:
+    """alice submits a job folder of bob's that she may read: the leader would refuse it
+    (a job run for its owner uses no other user's home), so prsctl refuses it with the
+    leader's message before any id, and nothing is queued."""
+    alice, bob = fleet.users
+    job = make_home_job(fleet, bob, "lent-job", QUICK)
+    spec = (job / "job.yaml").read_text(encoding="utf-8")  # no output into bob's folder
+    (job / "job.yaml").write_text(spec.replace("append_row_to", "#"), encoding="utf-8")
+    home = Path(bob.pw_dir)
+    mode = home.stat().st_mode
+    inbox = os.listdir(fleet.spool / "inbox")
+    home.chmod(0o755)
+    try:
+        for path in [job, *job.rglob("*")]:
+            path.chmod(0o755 if path.is_dir() else 0o644)
+        r = as_user(fleet, alice, f"prsctl submit {job}")
+    finally:
+        home.chmod(stat.S_IMODE(mode))
+    one_line_refusal(r, f"job_dir: {job} is in {os.path.realpath(home)}", "another user's home")
+    assert set(os.listdir(fleet.spool / "inbox")) <= set(inbox)  # nothing new queued

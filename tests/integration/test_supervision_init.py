@@ -1,4 +1,4 @@
-"""SPEC section 4's three init rules end to end, with the rules' constants shortened."""
+"""The three init rules (docs/supervision.md) end to end, with the rules' constants shortened."""
 
 from __future__ import annotations
 

@@ -114,6 +114,7 @@ class WorkerProcess:
     def __init__(self, proc: subprocess.Popen[bytes], sock: socket.socket, paths: WorkerPaths):
         self.proc = proc
         self.sock = sock
+        self.reader = protocol.FrameReader(sock)
         self.paths = paths
 
     def send(self, message: dict[str, Any]) -> None:
@@ -121,7 +122,7 @@ class WorkerProcess:
 
     def recv(self) -> dict[str, Any]:
         """The next frame; fails the test on end of channel or timeout."""
-        frame = protocol.recv_blocking(self.sock)
+        frame = self.reader.recv()
         if frame is None:
             raise AssertionError(f"worker closed the channel (exit {self.wait()})")
         return frame

@@ -90,43 +90,6 @@ def test_conda_command_lines() -> None:
     ]
 
 
-def test_container_command_line() -> None:
-    """The job folder and prsd's boot mounted at their own paths; env passed by name."""
-    cmd = commands.container_run(
-        "podman",
-        "mcr.microsoft.com/azureml/openmpi4.1.0-ubuntu20.04",
-        mounts=["/spool/jobs/j1", "/opt/prsd", "/spool/jobs/j1"],
-        env={"PYTHONFAULTHANDLER": "1", "AZUREML_BI_OUTPUT_PATH": "/spool/jobs/j1/outputs"},
-        workdir="/spool/jobs/j1/work",
-        worker=["python3", "/opt/prsd/prsd/worker/boot.py", "--fd", "0"],
-        user="1001:1001",
-    )
-    assert cmd == [
-        "podman",
-        "run",
-        "--rm",
-        "-i",
-        "--network=host",
-        "--workdir",
-        "/spool/jobs/j1/work",
-        "--user",
-        "1001:1001",
-        "--volume",
-        "/spool/jobs/j1:/spool/jobs/j1",
-        "--volume",
-        "/opt/prsd:/opt/prsd",
-        "--env",
-        "AZUREML_BI_OUTPUT_PATH",
-        "--env",
-        "PYTHONFAULTHANDLER",
-        "mcr.microsoft.com/azureml/openmpi4.1.0-ubuntu20.04",
-        "python3",
-        "/opt/prsd/prsd/worker/boot.py",
-        "--fd",
-        "0",
-    ]
-
-
 def test_pip_index_settings_passed_to_uv(tmp_path: Path) -> None:
     """pip's files then PIP_* win; a file:// index that does not exist is left out."""
     local = tmp_path / "simple"

@@ -1,4 +1,4 @@
-"""GPU discovery (PRSD_GPU_COUNT, a fake NVML at the edge) and slot assignment (SPEC 6)."""
+"""GPU discovery (PRSD_GPU_COUNT, a fake NVML at the edge) and slot assignment (Azure's rule)."""
 
 from __future__ import annotations
 

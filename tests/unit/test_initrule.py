@@ -1,4 +1,4 @@
-"""SPEC section 4's job-wide init rules over node reports (pure)."""
+"""The job-wide init rules over node reports (pure)."""
 
 from __future__ import annotations
 

@@ -42,7 +42,7 @@ def test_defaults(tmp_path: Path) -> None:
 
 
 def test_spec_section_2_example(tmp_path: Path) -> None:
-    """The SPEC's example job.yaml loads with every value as written."""
+    """The example job.yaml of docs/jobspec.md loads with every value as written."""
     text = """\
     type: parallel
     name: digits-scoring
@@ -149,7 +149,7 @@ def test_each_alias(tmp_path: Path, alias: str, value: str, field: str, expected
 
 
 def test_alias_table_covers_spec_names() -> None:
-    """The alias table holds the v1 names SPEC section 2 lists."""
+    """The alias table holds the v1 names docs/jobspec.md lists."""
     v1 = {"entry_script", "source_directory", "node_count", "process_count_per_node"}
     v1 |= {"error_threshold", "run_invocation_timeout", "run_max_try", "allowed_failed_count"}
     assert v1 <= set(ALIASES)

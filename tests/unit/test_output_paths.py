@@ -132,7 +132,7 @@ def test_roots_from_the_settings_file(tmp_path: Path, monkeypatch: pytest.Monkey
 
     settings = tmp_path / "prsd.env"
     settings.write_text('# comment\nPRSD_SPOOL=/srv/spool\nPRSD_ALLOWED_ROOTS="/data:/mnt/x"\n')
-    monkeypatch.setattr(paths, "SETTINGS_FILE", str(settings))
+    monkeypatch.setenv("PRSD_ENV_FILE", str(settings))
     monkeypatch.delenv("PRSD_ALLOWED_ROOTS", raising=False)
     assert paths.configured_roots_text() == "/data:/mnt/x"
     monkeypatch.setenv("PRSD_ALLOWED_ROOTS", "")

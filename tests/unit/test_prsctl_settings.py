@@ -1,23 +1,10 @@
-"""prsctl's settings file and its liveness lines (pure parts)."""
+"""prsctl's liveness lines (pure parts)."""
 
 from __future__ import annotations
 
 import pytest
 
 from prsd.cli.liveness import Fleet, fleet_warning
-from prsd.cli.settings import parse_env_text
-
-
-def test_env_file_lines() -> None:
-    """NAME=value lines as systemd reads them: comments, blanks and other lines skipped."""
-    text = "# c\n\nPRSD_SPOOL=/mnt/prsd/spool\nPRSD_NODE_ID=\n junk\nA=\"q v\"\nB='x'\n"
-    assert parse_env_text(text) == {
-        "PRSD_SPOOL": "/mnt/prsd/spool",
-        "PRSD_NODE_ID": "",
-        "A": "q v",
-        "B": "x",
-    }
-
 
 T = "2026-01-01T00:00:00+00:00"
 

@@ -114,7 +114,7 @@ def test_stacks_are_dumped_before_the_ladder() -> None:
 def test_node_gives_up_after_three_times_workers_in_a_row(
     in_row: int, workers: int, replace: bool
 ) -> None:
-    """SPEC section 4: a node stops replacing after 3 x max_concurrency init failures in a row."""
+    """The node's init rule: a node stops replacing after 3 x max_concurrency init failures in a row."""
     assert may_replace_after_init_failures(in_row, workers) is replace
 
 
