@@ -11,6 +11,7 @@ when its turn comes. A refused pipeline leaves nothing behind.
 
 from __future__ import annotations
 
+import dataclasses
 import json
 import os
 import secrets
@@ -162,6 +163,9 @@ def _write_step(folder: Path, job: StepJob, pipeline: Pipeline) -> None:
     (folder / COMMAND_FOLDER).mkdir()
     command = json.dumps(job.command, indent=1)
     (folder / COMMAND_FOLDER / COMMAND_FILE).write_text(command, encoding="utf-8")
+    for name, source in job.files.items():
+        (folder / name).parent.mkdir(exist_ok=True)
+        shutil.copyfile(source, folder / name)
     src = folder / SOURCE_FOLDER
     if job.code is None:
         src.mkdir()
@@ -197,7 +201,12 @@ def _check_step(
         spec = load_job_spec(
             pipeline.folder, spool_job_dir=target, owner_uid=os.geteuid(), job_file=checked
         )
+        # A note about a stand-in (made here, in place of an upstream output) is not the
+        # step's: the leader notes what it finds in the real output when the step starts.
+        spec = dataclasses.replace(spec, notes=tuple(n for n in spec.notes if str(tmp) not in n))
     except JobSpecError as exc:
+        for name, source in job.files.items():  # the user's file, not the step's copy
+            exc = JobSpecError(exc.key, exc.location, exc.problem.replace(f"./{name}", str(source)))
         raise _in_pipeline(exc, pipeline) from None
     skip = {os.path.realpath(p) for p in spec.input.paths}
     skip.update(os.path.realpath(p) for p in spec.side_inputs.values())
@@ -248,7 +257,16 @@ def _stand_in(where: Path, entry: dict[str, Any], fmt: Any) -> Path:
 
 
 def _in_pipeline(exc: JobSpecError, pipeline: Pipeline) -> JobSpecError:
-    """A step loader's error, pointed at the pipeline file's line of the key."""
+    """A step loader's error, pointed at the pipeline file's line of the key.
+
+    A command step's job holds its ``environment`` (and ``environment_variables``)
+    under ``task.``; the error names the key as the pipeline file writes it.
+    """
     if not exc.key.startswith("jobs."):
         return exc
-    return JobSpecError(exc.key, pipeline.doc.location(exc.key), exc.problem)
+    key = exc.key
+    parts = key.split(".")
+    step = pipeline.steps.get(parts[1]) if len(parts) > 3 else None
+    if step is not None and step.kind == "command" and parts[2] == "task":
+        key = ".".join(parts[:2] + parts[3:])
+    return JobSpecError(key, pipeline.doc.location(key), exc.problem)

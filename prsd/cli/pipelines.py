@@ -17,7 +17,7 @@ from typing import TYPE_CHECKING, Any
 from prsd.cli import console
 from prsd.errors import PrsdError
 from prsd.jobspec.pipefile import pipeline_file
-from prsd.jobspec.said import note_lines, spec_notes
+from prsd.jobspec.said import note_lines, spec_notes, stderr_text
 from prsd.pipeline.desk import FINAL
 from prsd.pipeline.record import CANCEL, BadRecord, pipeline_ids, read_record
 from prsd.pipeline.view import SUCCEEDED, step_views
@@ -37,7 +37,7 @@ def say_notes(specs: Mapping[str, JobSpec], prog: str, *, quiet: bool) -> None:
         return
     lines = dict.fromkeys(line for s in specs.values() for line in note_lines(spec_notes(s)))
     if lines:
-        sys.stderr.write("".join(f"{prog}: note: {line}\n" for line in lines))
+        sys.stderr.write(stderr_text(prog, lines))
         sys.stderr.flush()
 
 

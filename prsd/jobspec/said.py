@@ -105,6 +105,11 @@ def note_lines(notes: Iterable[JobNote]) -> list[str]:
     return [n.line() for n in notes]
 
 
+def stderr_text(prog: str, lines: Iterable[str]) -> str:
+    """``PROG: note: LINE`` for each of :func:`note_lines` (a plain note's ``note:`` said once)."""
+    return "".join(f"{prog}: note: {line.removeprefix(NOTE + ': ')}\n" for line in lines)
+
+
 def notes_text(notes: list[JobNote]) -> str:
     """``logs/sys/job_notes.txt``: a heading per group, then its notes, one a line."""
     if not notes:
