@@ -98,6 +98,7 @@ ALLOWED: dict[str, set[str]] = {
         *_BASE,
         "prsd.agent",
         "prsd.cli",
+        "prsd.embedded",
         "prsd.jobspec",
         "prsd.leader",
         "prsd.pipeline",
