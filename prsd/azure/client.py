@@ -2,16 +2,21 @@
 
 Guarantees: the spool is ``spool=``, else ``PRSD_SPOOL``; the Azure arguments
 (credential, subscription, resource group, workspace) are accepted and kept, so a
-notebook's construction line changes only by ``spool=``. Only ``jobs`` is served; any
-other operations group raises ``NotImplementedError`` naming it (docs/azure-sdk.md).
+notebook's construction line changes only by ``spool=``; ``MLClient.from_config()``
+reads the spool from the ``config.json`` v1 reads (:mod:`prsd.azure.config`), so that
+line need not change at all. ``local=True`` runs each submitted job in a background
+``prsd run`` (no daemons). Only ``jobs`` is served; any other operations group raises
+``NotImplementedError`` naming it (docs/azure-sdk.md).
 """
 
 from __future__ import annotations
 
 import os
+import sys
 from pathlib import Path
 from typing import Any
 
+from prsd.azure.config import find_config, read_config
 from prsd.azure.jobs import JobOperations
 
 DOCS = "docs/azure-sdk.md"
@@ -29,6 +34,7 @@ class MLClient:
         *,
         spool: str | os.PathLike[str] | None = None,
         python: str | None = None,
+        local: bool = False,
         **kwargs: Any,
     ) -> None:
         where = spool if spool is not None else os.environ.get("PRSD_SPOOL", "")
@@ -38,7 +44,30 @@ class MLClient:
         self.subscription_id = subscription_id
         self.resource_group_name = resource_group_name
         self.workspace_name = workspace_name
-        self.jobs = JobOperations(self.spool, python or "")
+        self.jobs = JobOperations(self.spool, python or "", local=local)
+
+    @classmethod
+    def from_config(
+        cls,
+        credential: Any = None,
+        *,
+        path: str | os.PathLike[str] | None = None,
+        file_name: str | None = None,
+        **kwargs: Any,
+    ) -> MLClient:
+        """A client on the spool ``config.json`` names (found where Azure's SDK looks).
+
+        Raises:
+            ConfigError: no config file, or one naming no spool (see prsd.azure.config).
+        """
+        found = read_config(find_config(path, file_name))
+        sys.stdout.write(f"Found the config file in: {found.file}\n")  # as Azure's SDK says
+        settings: dict[str, Any] = {"spool": found.spool, "local": found.local}
+        if found.python:
+            settings["python"] = found.python
+        settings.update(kwargs)
+        return cls(credential, found.subscription_id, found.resource_group_name,
+                   found.workspace_name, **settings)  # fmt: skip
 
     def __getattr__(self, name: str) -> Any:
         if name.startswith("_"):
