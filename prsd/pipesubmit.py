@@ -163,7 +163,9 @@ def _write_step(folder: Path, job: StepJob, pipeline: Pipeline) -> None:
     (folder / COMMAND_FOLDER).mkdir()
     command = json.dumps(job.command, indent=1)
     (folder / COMMAND_FOLDER / COMMAND_FILE).write_text(command, encoding="utf-8")
-    for name, source in job.files.items():
+    for name, (source, key) in job.files.items():
+        if not source.is_file():
+            raise pipeline.steps[job.step].site.child(key).error(f"{source} is not a file")
         (folder / name).parent.mkdir(exist_ok=True)
         shutil.copyfile(source, folder / name)
     src = folder / SOURCE_FOLDER
@@ -205,7 +207,7 @@ def _check_step(
         # step's: the leader notes what it finds in the real output when the step starts.
         spec = dataclasses.replace(spec, notes=tuple(n for n in spec.notes if str(tmp) not in n))
     except JobSpecError as exc:
-        for name, source in job.files.items():  # the user's file, not the step's copy
+        for name, (source, _) in job.files.items():  # the user's file, not the step's copy
             exc = JobSpecError(exc.key, exc.location, exc.problem.replace(f"./{name}", str(source)))
         raise _in_pipeline(exc, pipeline) from None
     skip = {os.path.realpath(p) for p in spec.input.paths}

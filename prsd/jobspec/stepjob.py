@@ -16,9 +16,6 @@ groups, ``${{inputs.x}}`` / ``${{outputs.y}}``) and written to ``command.json``;
 files its ``environment`` is built from (``conda_file``, ``requirements``: paths relative
 to the file that names them) are copied into the step's ``environment/`` folder, as its
 code is into ``src/``, and named there.
-
-Errors: JobSpecError at the key as the user wrote it (``jobs.<step>.environment.conda_file``)
-for an environment file that does not exist.
 """
 
 from __future__ import annotations
@@ -36,8 +33,8 @@ from prsd.jobspec.refs import exact_ref, expand_groups, substitute
 from prsd.jobspec.values import as_timeout
 
 if TYPE_CHECKING:
+    from prsd.jobspec.model import JobSpec
     from prsd.jobspec.steps import Pipeline, Step
-    from prsd.jobspec.yamlsafe import Site
 
 RUNNER_FOLDER = "runner"
 RUNNER_SCRIPT = "prsd_command.py"
@@ -62,7 +59,8 @@ class StepJob:
         yaml: the job file's mapping.
         code: the folder to snapshot (a parallel step's ``code/``, a command's ``src/``).
         command: a command step's ``command.json``, else None.
-        files: files to copy into the step's folder (name there -> the user's file).
+        files: files to copy into the step's folder (name there -> the user's file and
+            the step key that names it, ``environment.conda_file``).
     """
 
     step: str
@@ -70,7 +68,12 @@ class StepJob:
     yaml: dict[str, Any]
     code: Path | None
     command: dict[str, Any] | None
-    files: dict[str, Path] = field(default_factory=dict)
+    files: dict[str, tuple[Path, str]] = field(default_factory=dict)
+
+
+def is_command_step(spec: JobSpec) -> bool:
+    """True for the job of a pipeline's command step (its entry script is the runner)."""
+    return spec.entry_script == RUNNER_SCRIPT and Path(spec.code_dir).name == RUNNER_FOLDER
 
 
 def place(job_root: Path, name: str, entry: Any) -> Path:
@@ -105,7 +108,7 @@ class Binder:
         body.pop("component", None)
         body["inputs"] = {k: self._input(v) for k, v in (body.get("inputs") or {}).items()}
         body["outputs"] = self.outs[step.name]
-        files: dict[str, Path] = {}
+        files: dict[str, tuple[Path, str]] = {}
         if step.kind == "command":
             body, command = self._command(step, body, files)
             folder = self._path(step.body.get("code"))
@@ -168,7 +171,7 @@ class Binder:
         return local if os.path.isabs(local) else os.path.normpath(self.p.folder / local)
 
     def _command(
-        self, step: Step, body: dict[str, Any], files: dict[str, Path]
+        self, step: Step, body: dict[str, Any], files: dict[str, tuple[Path, str]]
     ) -> tuple[dict[str, Any], dict[str, Any]]:
         refs = self._refs(step.name, body)
         site = step.site.child("command")
@@ -186,8 +189,7 @@ class Binder:
         if isinstance(env, dict):
             for key in ENV_FILE_KEYS:
                 if isinstance(env.get(key), str):
-                    site = step.site.child("environment").child(key)
-                    env[key] = self._env_file(env[key], site, files)
+                    env[key] = self._env_file(env[key], f"environment.{key}", files)
         task: dict[str, Any] = {
             "code": f"./{RUNNER_FOLDER}",
             "entry_script": RUNNER_SCRIPT,
@@ -208,15 +210,13 @@ class Binder:
         command = {"step": step.name, "command": text, "outputs": outputs}
         return job, command
 
-    def _env_file(self, text: str, site: Site, files: dict[str, Path]) -> str:
+    def _env_file(self, text: str, key: str, files: dict[str, tuple[Path, str]]) -> str:
         """``./environment/<name>`` for the user's file ``text`` (noted in ``files``)."""
         if is_remote(text) or "${{" in text:
             return text  # the loader names what it cannot read
         source = Path(self._path(text))
-        if not source.is_file():
-            raise site.error(f"{source} is not a file")
         name = f"{ENV_FOLDER}/{source.name}"
-        files[name] = source
+        files[name] = (source, key)
         return f"./{name}"
 
     def _refs(self, name: str, body: dict[str, Any]) -> dict[str, str | None]:

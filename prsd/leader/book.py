@@ -66,6 +66,7 @@ class JobBook:
 
     def __post_init__(self) -> None:
         self.last_progress = max(self.last_progress, self.started)
+        self.errors.command = self.thresholds.command
 
     @classmethod
     def from_records(
