@@ -24,8 +24,10 @@ import yaml
 
 from prsd.errors import JobSpecError
 from prsd.jobspec.checkset import check_overrides
+from prsd.jobspec.envfiles import conda_mapping
 from prsd.jobspec.load import load_job_spec
 from prsd.jobspec.overrides import apply_overrides, parse_override
+from prsd.jobspec.paths import is_remote
 from prsd.jobspec.stepjob import (
     COMMAND_FILE,
     COMMAND_FOLDER,
@@ -147,9 +149,24 @@ def _stage(
     with tempfile.TemporaryDirectory(prefix="prsd-standin-") as tmp:
         for name, job in jobs.items():
             folder = staging / STEPS / name
+            if job.command is None:
+                _inline_conda(job, pipeline)
             _write_step(folder, job, pipeline)
             specs[name] = _check_step(folder, job, pipeline, spool, Path(tmp))
     return specs
+
+
+def _inline_conda(job: StepJob, pipeline: Pipeline) -> None:
+    """A parallel step's conda file, read now (as the user who submits) into its job file:
+    the step carries it as it carries its code, wherever the file lies (relative to the
+    file that names it: the pipeline, or the component, whose paths are absolute)."""
+    task = job.yaml["jobs"][job.step].get("task")
+    env = task.get("environment") if isinstance(task, dict) else None
+    text = env.get("conda_file") if isinstance(env, dict) else None
+    if not isinstance(env, dict) or not isinstance(text, str) or is_remote(text) or "${{" in text:
+        return
+    site = pipeline.steps[job.step].site.child("task.environment.conda_file")
+    env["conda_file"] = conda_mapping(text, site, pipeline.folder)
 
 
 def _write_step(folder: Path, job: StepJob, pipeline: Pipeline) -> None:

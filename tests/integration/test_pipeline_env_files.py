@@ -8,6 +8,8 @@ import json
 import shutil
 from pathlib import Path
 
+import yaml
+
 from tests.jobkit import prsctl
 from tests.pipekit import run_pipeline, spool_entries
 
@@ -82,3 +84,35 @@ def test_notes_say_note_once_and_nothing_of_stand_ins(tmp_path: Path) -> None:
     assert "note: note:" not in submitted.stderr
     assert "prsd-standin" not in submitted.stderr
     assert "prsctl: note: not used: jobs.score.compute" in submitted.stderr
+
+
+def test_a_parallel_steps_conda_file_travels_in_its_job_file(tmp_path: Path) -> None:
+    """``task.environment.conda_file`` relative to the pipeline, even outside its folder
+    (``../shared/conda.yml``, as Azure allows), is read at submit into the step's job
+    file: the leader never reads the user's folder for it, and a later edit changes
+    nothing queued."""
+    folder = _fixture(tmp_path)
+    (tmp_path / "shared").mkdir()
+    shared = "name: shared-env\ndependencies:\n  - python=3.11\n  - pip\n"
+    (tmp_path / "shared" / "conda.yml").write_text(shared)
+    text = (folder / "pipeline.yml").read_text()
+    (folder / "pipeline.yml").write_text(text.replace("./score/conda.yml", "../shared/conda.yml"))
+    spool = tmp_path / "spool"
+    submitted = prsctl(spool, "submit", str(folder / "pipeline.yml"))
+    assert submitted.returncode == 0, submitted.stderr
+    pid = submitted.stdout.strip()
+    (tmp_path / "shared" / "conda.yml").write_text("dependencies: [python=3.11, numpy]\n")
+    job = yaml.safe_load((spool / "pipelines" / pid / "steps" / "score" / "job.yaml").read_text())
+    carried = job["jobs"]["score"]["task"]["environment"]["conda_file"]
+    assert carried == yaml.safe_load(shared)
+
+
+def test_a_parallel_steps_missing_conda_file_is_named_at_its_key(tmp_path: Path) -> None:
+    folder = _fixture(tmp_path)
+    (folder / "score" / "conda.yml").unlink()
+    r = run_pipeline(folder / "pipeline.yml", tmp_path / "spool")
+    assert r.returncode == 2, r.stdout + r.stderr
+    assert r.stderr.strip() == (
+        f"daemon.py: error: {folder / 'pipeline.yml'}:43: jobs.score.task.environment.conda_file: "
+        f"{folder / 'score' / 'conda.yml'} is not a file"
+    )
