@@ -5,7 +5,8 @@ Guarantees: the spool is ``spool=``, else ``PRSD_SPOOL``; the Azure arguments
 notebook's construction line changes only by ``spool=``; ``MLClient.from_config()``
 reads the spool from the ``config.json`` v1 reads (:mod:`prsd.azure.config`), so that
 line need not change at all. ``local=True`` runs each submitted job in a background
-``prsd run`` (no daemons). Only ``jobs`` is served; any other operations group raises
+``prsd run`` (no daemons). ``jobs`` is served, and ``compute`` as far as notebooks
+look clusters up (:mod:`prsd.azure.compute`); any other operations group raises
 ``NotImplementedError`` naming it (docs/azure-sdk.md).
 """
 
@@ -16,6 +17,7 @@ import sys
 from pathlib import Path
 from typing import Any
 
+from prsd.azure.compute import ComputeOperations
 from prsd.azure.config import find_config, read_config
 from prsd.azure.jobs import JobOperations
 
@@ -45,6 +47,7 @@ class MLClient:
         self.resource_group_name = resource_group_name
         self.workspace_name = workspace_name
         self.jobs = JobOperations(self.spool, python or "", local=local)
+        self.compute = ComputeOperations(self.spool)
 
     @classmethod
     def from_config(
@@ -73,5 +76,5 @@ class MLClient:
         if name.startswith("_"):
             raise AttributeError(name)
         raise NotImplementedError(
-            f"MLClient.{name} is not supported by prsd (only MLClient.jobs); see {DOCS}"
+            f"MLClient.{name} is not supported by prsd (only MLClient.jobs and .compute); see {DOCS}"
         )

@@ -89,7 +89,9 @@ def read_config(file: Path, environ: dict[str, str] | None = None) -> ClientConf
     where = Path(os.path.expanduser(str(spool)))
     return ClientConfig(
         file=file,
-        spool=where if where.is_absolute() else (file.parent / where).absolute(),
+        spool=Path(
+            os.path.normpath(where if where.is_absolute() else file.parent.absolute() / where)
+        ),
         subscription_id=_text(data.get("subscription_id")),
         resource_group_name=_text(data.get("resource_group")),
         workspace_name=_text(data.get("workspace_name")),

@@ -107,6 +107,10 @@ def test_from_config_in_local_mode_runs_without_daemons(tmp_path: Path) -> None:
     r = _notebook(work, "from_config")
     assert r.returncode == 0, r.stdout[-3000:] + r.stderr[-3000:]
     assert f"Found the config file in: {tmp_path / '.azureml' / 'config.json'}" in r.stdout
+    assert (  # Azure's notebooks look their cluster up: on prsd it is the fleet
+        f"AmlCompute(name='cpu-cluster'): on prsd, the agents serving {tmp_path / 'spool'} "
+        "(nothing is provisioned)"
+    ) in r.stdout
     assert "status Completed" in r.stdout and "downloaded" in r.stdout
     name = r.stdout.split("submitted ", 1)[1].split()[0]
     assert (tmp_path / "spool" / "pipelines" / name / "final.json").is_file()

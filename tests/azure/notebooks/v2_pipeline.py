@@ -17,6 +17,10 @@ else:
     ml_client = MLClient(spool=sys.argv[1])  # was: MLClient(DefaultAzureCredential(), sub, rg, ws)
 
 # %%
+cpu_compute_target = "cpu-cluster"
+print(ml_client.compute.get(cpu_compute_target))
+
+# %%
 prep = command(
     name="prep",
     display_name="prepare the files",
