@@ -116,3 +116,48 @@ def test_a_parallel_steps_missing_conda_file_is_named_at_its_key(tmp_path: Path)
         f"daemon.py: error: {folder / 'pipeline.yml'}:43: jobs.score.task.environment.conda_file: "
         f"{folder / 'score' / 'conda.yml'} is not a file"
     )
+
+
+PARALLEL_COMPONENT = """
+$schema: https://azuremlschemas.azureedge.net/latest/parallelComponent.schema.json
+type: parallel
+name: score_files
+version: 1
+inputs:
+  images:
+    type: uri_folder
+input_data: ${{inputs.images}}
+mini_batch_size: "2"
+task:
+  type: run_function
+  code: ./code
+  entry_script: score.py
+  environment:
+    image: mcr.microsoft.com/azureml/openmpi4.1.0-ubuntu20.04
+    conda_file: ./conda.yml
+"""
+
+
+def test_a_parallel_components_conda_file_is_read_beside_the_component(tmp_path: Path) -> None:
+    """A parallel component in a folder of its own (``../components/score.yml``): its
+    ``conda_file: ./conda.yml`` is the component's neighbour, and the step runs."""
+    folder = _fixture(tmp_path)
+    comp = tmp_path / "components"
+    (comp / "code").mkdir(parents=True)
+    (comp / "score.yml").write_text(PARALLEL_COMPONENT)
+    shutil.copy(folder / "score" / "score.py", comp / "code" / "score.py")
+    conda = "name: component-env\ndependencies:\n  - python=3.11\n  - pip\n"
+    (comp / "conda.yml").write_text(conda)
+    text = (folder / "pipeline.yml").read_text()
+    head = text[: text.index("  score:\n")]
+    step = (
+        "  score:\n    type: parallel\n    component: ../components/score.yml\n"
+        "    inputs:\n      images: ${{parent.jobs.prep.outputs.images}}\n"
+    )
+    (folder / "pipeline.yml").write_text(head + step)
+    r = run_pipeline(folder / "pipeline.yml", tmp_path / "spool")
+    assert r.returncode == 0, r.stdout + r.stderr
+    job = yaml.safe_load((r.step_job("score") / "job.yaml").read_text())
+    assert job["jobs"]["score"]["task"]["environment"]["conda_file"] == yaml.safe_load(conda)
+    rows = (r.step_job("score") / "spec.json").read_text()
+    assert "component-env" in rows
