@@ -28,16 +28,8 @@ from prsd.jobspec.envfiles import conda_mapping
 from prsd.jobspec.load import load_job_spec
 from prsd.jobspec.overrides import apply_overrides, parse_override
 from prsd.jobspec.paths import is_remote
-from prsd.jobspec.stepjob import (
-    COMMAND_FILE,
-    COMMAND_FOLDER,
-    RUNNER_FOLDER,
-    RUNNER_SCRIPT,
-    RUNNER_TEXT,
-    SOURCE_FOLDER,
-    Binder,
-    StepJob,
-)
+from prsd.jobspec.runner import RUNNER_FOLDER, RUNNER_SCRIPT, RUNNER_TEXT
+from prsd.jobspec.stepjob import COMMAND_FILE, COMMAND_FOLDER, SOURCE_FOLDER, Binder, StepJob
 from prsd.jobspec.steps import Pipeline, read_pipeline
 from prsd.jobspec.yamlsafe import Doc, read_yaml
 from prsd.leader.resubmit import code_digest

@@ -30,15 +30,12 @@ from typing import TYPE_CHECKING, Any
 from prsd.jobspec.paths import is_remote, local_text
 from prsd.jobspec.ports import LITERAL_TYPES
 from prsd.jobspec.refs import exact_ref, expand_groups, substitute
+from prsd.jobspec.runner import RUNNER_FOLDER, RUNNER_SCRIPT
 from prsd.jobspec.values import as_timeout
 
 if TYPE_CHECKING:
-    from prsd.jobspec.model import JobSpec
     from prsd.jobspec.steps import Pipeline, Step
 
-RUNNER_FOLDER = "runner"
-RUNNER_SCRIPT = "prsd_command.py"
-RUNNER_TEXT = "from prsd.worker.command import init, run  # noqa: F401\n"
 COMMAND_FOLDER = "command"
 COMMAND_FILE = "command.json"
 SOURCE_FOLDER = "src"
@@ -69,11 +66,6 @@ class StepJob:
     code: Path | None
     command: dict[str, Any] | None
     files: dict[str, tuple[Path, str]] = field(default_factory=dict)
-
-
-def is_command_step(spec: JobSpec) -> bool:
-    """True for the job of a pipeline's command step (its entry script is the runner)."""
-    return spec.entry_script == RUNNER_SCRIPT and Path(spec.code_dir).name == RUNNER_FOLDER
 
 
 def place(job_root: Path, name: str, entry: Any) -> Path:

@@ -20,7 +20,7 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
 from prsd.errors import PrsdError
-from prsd.jobspec.stepjob import is_command_step
+from prsd.jobspec.runner import is_command_step
 from prsd.leader.adopt import adopt
 from prsd.leader.bisect import Bisector
 from prsd.leader.book import JobBook, Timeouts

@@ -84,6 +84,10 @@ def test_notes_say_note_once_and_nothing_of_stand_ins(tmp_path: Path) -> None:
     assert "note: note:" not in submitted.stderr
     assert "prsd-standin" not in submitted.stderr
     assert "prsctl: note: not used: jobs.score.compute" in submitted.stderr
+    image = "'mcr.microsoft.com/azureml/openmpi4.1.0-ubuntu20.04' is not used"
+    # Each step's image named where that step names it.
+    assert f"prsctl: note: environment: environment.image {image}" in submitted.stderr
+    assert f"prsctl: note: environment: task.environment.image {image}" in submitted.stderr
 
 
 def test_a_parallel_steps_conda_file_travels_in_its_job_file(tmp_path: Path) -> None:
