@@ -191,12 +191,12 @@ def compact_error(text: str) -> str:
     if not body:
         return full
     frames = [(i, m) for i, line in enumerate(body) if (m := _FRAME.match(line))]
-    if not frames and not any(line.startswith("Traceback (most recent") for line in body):
+    led = body[0].startswith("First error:")  # else a traceback's tail (init_detail)
+    traced = frames or any(line.startswith("Traceback (most recent") for line in body)
+    if not traced and (led or len(body) == 1):
         return f"{' '.join(body)}. {full}" if full else text
-    head = body[0]
-    if head.startswith(("Traceback (most recent", "File ")):
-        head = body[-1]  # the exception line ends the traceback
-    head = head.replace(_SCRIPT_ERROR, "")
+    # A tail alone is named by its exception line, which ends the traceback.
+    head = (body[0] if led else body[-1]).replace(_SCRIPT_ERROR, "")
     mine = [(i, f) for i, f in frames if _users(f["file"])]
     if mine:
         i, f = mine[-1]

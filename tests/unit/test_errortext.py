@@ -175,3 +175,16 @@ def test_prsd_own_frames_are_not_where_the_error_was() -> None:
         "ModuleNotFoundError: No module named 'missing_module' "
         "(at /c/score.py:3 in <module>: import missing_module)"
     )
+
+
+def test_an_init_tail_without_frames_is_named_by_its_exception_line() -> None:
+    """The last lines of an init() traceback may hold no frame line: the exception line
+    leads, not the source line above it."""
+    tail = (
+        '  raise FileNotFoundError("model.pkl is missing")\n'
+        "  FileNotFoundError: model.pkl is missing\n"
+        "Full traceback: /l/e.txt"
+    )
+    assert (
+        compact_error(tail) == "FileNotFoundError: model.pkl is missing. Full traceback: /l/e.txt"
+    )
