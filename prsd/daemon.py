@@ -57,7 +57,13 @@ def parser() -> argparse.ArgumentParser:
     run = sub.add_parser(
         "run", help="run one job or pipeline (a YAML file, or a folder with job.yaml) end to end"
     )
-    run.add_argument("job_dir", type=Path)
+    run.add_argument("job_dir", type=Path, nargs="?")
+    run.add_argument(
+        "--retry",
+        metavar="JOB",
+        default=None,
+        help="run here again what a job (or pipeline) left failed, as `prsctl retry` queues it",
+    )
     run.add_argument(
         "--set",
         dest="overrides",
@@ -160,10 +166,13 @@ def _node_id(args: argparse.Namespace) -> str:
 
 
 def _run(spool: SpoolLayout, args: argparse.Namespace) -> int:
-    from prsd.cli.runview import progress_view, write_line
-    from prsd.embedded import LeftEarly, run_interruptible
+    from prsd.cli.runview import write_line
     from prsd.pipelinerun import pipeline_file, run_pipeline_here
 
+    if args.retry is not None:
+        return _run_retry(spool, args)
+    if args.job_dir is None:
+        raise PrsdError("give a job (a YAML file, or a folder with job.yaml) or --retry JOB")
     pipeline = pipeline_file(args.job_dir)
     if pipeline is not None:
         node = _node_id(args)
@@ -171,6 +180,34 @@ def _run(spool: SpoolLayout, args: argparse.Namespace) -> int:
     job_id, spec = submit(args.job_dir, spool, name=args.name, overrides=args.overrides)
     write_line(f"job {job_id}")
     print_notes(spec, (args.job_dir, spool.job(job_id).root), "prsd", quiet=args.quiet)
+    return _run_job(spool, job_id, args)
+
+
+def _run_retry(spool: SpoolLayout, args: argparse.Namespace) -> int:
+    """``prsd run --retry JOB``: ``prsctl retry``'s new job (or pipeline), run here."""
+    from prsd.cli.access import require_owner
+    from prsd.cli.jobs import resolve_job
+    from prsd.cli.runview import write_line
+    from prsd.pipelinerun import retry_pipeline_here
+    from prsd.submit import submit_retry
+
+    if args.job_dir is not None:
+        raise PrsdError("give a job to run or --retry JOB, not both")
+    if (spool.root / "pipelines" / args.retry / "pipeline.json").exists():
+        return retry_pipeline_here(spool, args.retry, args.overrides, args.name, _node_id(args))
+    old = resolve_job(spool, args.retry)
+    require_owner(spool, old, "retry it")
+    job_id, count, summary = submit_retry(spool, old, name=args.name, overrides=args.overrides)
+    write_line(f"job {job_id}")
+    console.warn(f"{count} mini-batches of {old} to run again: {summary}")
+    return _run_job(spool, job_id, args)
+
+
+def _run_job(spool: SpoolLayout, job_id: str, args: argparse.Namespace) -> int:
+    """Lead and serve the submitted job here until it ends; its exit code."""
+    from prsd.cli.runview import progress_view, write_line
+    from prsd.embedded import LeftEarly, run_interruptible
+
     options = AgentOptions(node_id=_node_id(args))
     view = progress_view()
     try:

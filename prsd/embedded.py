@@ -7,7 +7,8 @@ With ``interrupts`` (the command line), Ctrl-C is the user's: the first asks the
 leader to cancel the job (a request in ``requests/``, as ``prsctl cancel`` does) and
 waits until the job has ended and its workers have stopped; a second leaves at once
 (:class:`LeftEarly`), withdrawing a cancel no leader has answered, so a job not yet
-ended stays in the spool for any leader and agents serving it.
+ended stays in the spool for any leader and agents serving it. :class:`CtrlC` is that
+rule, shared with ``prsd run`` of a pipeline (:mod:`prsd.pipelinerun`).
 """
 
 from __future__ import annotations
@@ -26,10 +27,11 @@ from prsd.leader.election import Deposed, Election
 from prsd.leader.finish import FinalState
 from prsd.leader.job import Hint
 from prsd.leader.leader import Leader, LeaderLinks
-from prsd.storage.requests import Request, remove, send_request
+from prsd.storage.requests import remove, send_request
 
 if TYPE_CHECKING:
     from collections.abc import Callable
+    from pathlib import Path
 
     from prsd.storage.layout import SpoolLayout, TaskName
 
@@ -81,7 +83,7 @@ async def run_interruptible(
     leader = Leader(spool, election=Election(spool), links=links, only_job=job_id)
     agent = Agent(spool, options, bell=links.agent_bell, on_commit=on_commit, only_job=job_id)
     final: FinalState | None = None
-    ctrl_c = _CtrlC(spool, job_id, say)
+    ctrl_c = job_ctrl_c(spool, job_id, say)
     async with anyio.create_task_group() as outer:
         if on_progress is not None:
             outer.start_soon(_report_progress, spool, job_id, on_progress)
@@ -95,19 +97,28 @@ async def run_interruptible(
             on_progress(await anyio.to_thread.run_sync(read_status, spool, job_id))
         outer.cancel_scope.cancel()
     if ctrl_c.left:
-        return await anyio.to_thread.run_sync(ctrl_c.leave)
+        return await anyio.to_thread.run_sync(_left_job, spool, job_id, ctrl_c)
     assert final is not None
     return final
 
 
-class _CtrlC:
-    """The user's Ctrl-C during ``prsd run``: cancel and wait, then leave at once."""
+class CtrlC:
+    """The user's Ctrl-C during ``prsd run`` (of a job or a pipeline): the first asks for
+    the cancel (``ask``: it returns how to withdraw it, or raises OSError) and says so;
+    the second cancels ``scope`` and sets ``left``."""
 
-    def __init__(self, spool: SpoolLayout, job_id: str, say: Callable[[str], None] | None):
-        self.spool = spool
-        self.job_id = job_id
+    def __init__(
+        self,
+        what: str,
+        ask: Callable[[], Callable[[], None]],
+        where: Path,
+        say: Callable[[str], None] | None,
+    ):
+        self.what = what  # "job <id>", "pipeline <id>"
+        self.ask = ask
+        self.where = where  # the folder the request is written in, for an error
         self.say = say or (lambda line: None)
-        self.request: Request | None = None
+        self.withdraw: Callable[[], None] | None = None
         self.asked = False
         self.left = False
 
@@ -123,25 +134,36 @@ class _CtrlC:
 
     def _ask_cancel(self) -> None:
         try:
-            self.request = send_request(self.spool, self.job_id, "cancel")
+            self.withdraw = self.ask()
         except OSError as exc:
             self.say(
-                f"Ctrl-C: cannot ask for the cancel of job {self.job_id} ({exc.strerror or exc} "
-                f"in {self.spool.requests}); Ctrl-C again to leave it in the spool"
+                f"Ctrl-C: cannot ask for the cancel of {self.what} ({exc.strerror or exc} "
+                f"in {self.where}); Ctrl-C again to leave it in the spool"
             )
             return
         self.say(
-            f"Ctrl-C: canceling job {self.job_id} and waiting for its workers to stop "
+            f"Ctrl-C: canceling {self.what} and waiting for its workers to stop "
             "(Ctrl-C again to leave now)"
         )
 
-    def leave(self) -> LeftEarly:
-        """(After this process stopped leading.) Withdraw an unanswered cancel; the state."""
-        if self.request is not None:
-            remove(self.spool, self.request.name)
-        state = str(read_status(self.spool, self.job_id).get("state", ""))
-        ended = self.spool.job(self.job_id).final.exists()
-        return LeftEarly(state if ended else "")
+
+def job_ctrl_c(spool: SpoolLayout, job_id: str, say: Callable[[str], None] | None) -> CtrlC:
+    """Ctrl-C for one job: its cancel is a request in ``requests/`` (as ``prsctl cancel``)."""
+
+    def ask() -> Callable[[], None]:
+        request = send_request(spool, job_id, "cancel")
+        return partial(remove, spool, request.name)
+
+    return CtrlC(f"job {job_id}", ask, spool.requests, say)
+
+
+def _left_job(spool: SpoolLayout, job_id: str, ctrl_c: CtrlC) -> LeftEarly:
+    """(After this process stopped leading.) Withdraw an unanswered cancel; the state."""
+    if ctrl_c.withdraw is not None:
+        ctrl_c.withdraw()
+    state = str(read_status(spool, job_id).get("state", ""))
+    ended = spool.job(job_id).final.exists()
+    return LeftEarly(state if ended else "")
 
 
 async def _lead_until_done(

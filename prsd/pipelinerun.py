@@ -3,11 +3,15 @@
 (:func:`pipeline_file` says which submissions are pipelines.)
 
 The same Leader (with its pipeline desk) and Agent the daemons run, limited to this
-pipeline and its steps, until the pipeline's ``final.json`` is written.
+pipeline and its steps, until the pipeline's ``final.json`` is written and its steps'
+workers have stopped. Ctrl-C is the user's, as for a job (:mod:`prsd.embedded`): the
+first cancels the pipeline and waits, a second leaves at once (exit 130), taking back
+a cancel no leader acted on so the pipeline stays for a fleet.
 """
 
 from __future__ import annotations
 
+import contextlib
 import json
 from functools import partial
 from typing import TYPE_CHECKING, Any
@@ -17,12 +21,14 @@ import anyio.to_thread
 
 from prsd.agent.agent import Agent, AgentOptions
 from prsd.cli import console
-from prsd.cli.pipelines import submit_here
+from prsd.cli.pipelines import retry_pipeline, submit_here
+from prsd.embedded import CtrlC, LeftEarly
 from prsd.jobspec.pipefile import pipeline_file
 from prsd.leader.election import Deposed, Election
 from prsd.leader.job import Hint
 from prsd.leader.leader import Leader, LeaderLinks
 from prsd.pipeline.desk import FINAL
+from prsd.pipeline.record import CANCEL
 from prsd.pipeline.view import step_views
 from prsd.wire.logtree import LogTree
 
@@ -33,7 +39,13 @@ if TYPE_CHECKING:
     from prsd.pipeline.record import PipelineRecord
     from prsd.storage.layout import SpoolLayout, TaskName
 
-__all__ = ["pipeline_file", "progress_line", "run_pipeline", "run_pipeline_here"]
+__all__ = [
+    "pipeline_file",
+    "progress_line",
+    "retry_pipeline_here",
+    "run_pipeline",
+    "run_pipeline_here",
+]
 
 PROGRESS_EVERY_S = 5.0
 
@@ -44,8 +56,14 @@ async def run_pipeline(
     options: AgentOptions,
     *,
     on_progress: Callable[[str], None] | None = None,
-) -> dict[str, Any]:
-    """Drive ``record``'s pipeline to its end here; its ``final.json``."""
+    interrupts: bool = False,
+) -> dict[str, Any] | LeftEarly:
+    """Drive ``record``'s pipeline to its end here; its ``final.json``.
+
+    With ``interrupts``, Ctrl-C is the user's, as for a job (:class:`prsd.embedded.CtrlC`):
+    the first cancels the pipeline (its running steps canceled, the rest skipped) and
+    waits until it has ended and its workers have stopped; a second leaves at once.
+    """
     links = LeaderLinks()
 
     def on_commit(committed_job: str, task: TaskName) -> None:
@@ -58,19 +76,66 @@ async def run_pipeline(
     )
     agent = Agent(spool, options, bell=links.agent_bell, on_commit=on_commit, only_job=steps)
     folder = spool.root / "pipelines" / record.pipeline_id
-    async with anyio.create_task_group() as tg:
-        tg.start_soon(agent.run)
-        tg.start_soon(_lead, leader)
-        waited = 0.0
-        while not await anyio.to_thread.run_sync((folder / FINAL).exists):
-            await anyio.sleep(0.2)
-            waited += 0.2
-            if on_progress is not None and waited >= PROGRESS_EVERY_S:
-                waited = 0.0
-                on_progress(progress_line(spool, record, leader))
-        tg.cancel_scope.cancel()
+    ctrl_c = pipeline_ctrl_c(folder, record.pipeline_id, on_progress)
+    async with anyio.create_task_group() as outer:
+        if interrupts:
+            outer.start_soon(ctrl_c.listen, outer.cancel_scope)
+        async with anyio.create_task_group() as tg:
+            tg.start_soon(agent.run)
+            tg.start_soon(_lead, leader)
+            await _until_final(spool, record, leader, on_progress)
+            agent.job_ended()  # its steps' runs end as their jobs have
+            for running in list(agent.runs.values()):
+                await running.done.wait()  # their workers stopped at their own pace
+            tg.cancel_scope.cancel()
+        outer.cancel_scope.cancel()
+    if ctrl_c.left:
+        return await anyio.to_thread.run_sync(_left_pipeline, folder, ctrl_c)
     final: dict[str, Any] = json.loads((folder / FINAL).read_bytes())
     return final
+
+
+async def _until_final(
+    spool: SpoolLayout,
+    record: PipelineRecord,
+    leader: Leader,
+    on_progress: Callable[[str], None] | None,
+) -> None:
+    folder = spool.root / "pipelines" / record.pipeline_id
+    waited = 0.0
+    while not await anyio.to_thread.run_sync((folder / FINAL).exists):
+        await anyio.sleep(0.2)
+        waited += 0.2
+        if on_progress is not None and waited >= PROGRESS_EVERY_S:
+            waited = 0.0
+            on_progress(progress_line(spool, record, leader))
+
+
+def pipeline_ctrl_c(folder: Path, pid: str, say: Callable[[str], None] | None) -> CtrlC:
+    """Ctrl-C for a pipeline: its cancel is the pipeline's cancel mark (as ``prsctl cancel``)."""
+
+    def ask() -> Callable[[], None]:
+        (folder / CANCEL).touch()
+        return partial(_withdraw, folder)
+
+    return CtrlC(f"pipeline {pid}", ask, folder, say)
+
+
+def _withdraw(folder: Path) -> None:
+    """A cancel mark no leader acted on (the pipeline has not ended) is taken back."""
+    if not (folder / FINAL).exists():
+        with contextlib.suppress(FileNotFoundError):
+            (folder / CANCEL).unlink()
+
+
+def _left_pipeline(folder: Path, ctrl_c: CtrlC) -> LeftEarly:
+    if ctrl_c.withdraw is not None:
+        ctrl_c.withdraw()
+    try:
+        final = json.loads((folder / FINAL).read_bytes())
+    except (OSError, ValueError):
+        return LeftEarly("")
+    return LeftEarly(str(final.get("state", "")))
 
 
 async def _lead(leader: Leader) -> None:
@@ -110,13 +175,48 @@ def run_pipeline_here(
     *,
     quiet: bool = False,
 ) -> int:
-    """``prsd run`` of a pipeline file: submit, drive here, print the result."""
+    """``prsd run`` of a pipeline file: submit, drive here, print the result (130 when a
+    second Ctrl-C left early)."""
     record = submit_here(path, spool, overrides, name, quiet=quiet)
+    return drive_here(spool, record, node_id)
+
+
+def retry_pipeline_here(
+    spool: SpoolLayout, pid: str, overrides: Sequence[str], name: str | None, node_id: str
+) -> int:
+    """``prsd run --retry PIPELINE``: ``prsctl retry``'s new pipeline, driven here."""
+    record = retry_pipeline(spool, pid, overrides, name)
+    console.say(f"pipeline {record.pipeline_id}")
+    return drive_here(spool, record, node_id)
+
+
+def drive_here(spool: SpoolLayout, record: PipelineRecord, node_id: str) -> int:
+    """Run the submitted pipeline here; print its result; its exit code."""
     options = AgentOptions(node_id=node_id)
-    final = anyio.run(lambda: run_pipeline(spool, record, options, on_progress=console.say))
+    final = anyio.run(
+        lambda: run_pipeline(spool, record, options, on_progress=console.say, interrupts=True)
+    )
+    if isinstance(final, LeftEarly):
+        console.say(left_early_line(spool, record.pipeline_id, final))
+        return 130
     result = LogTree.of_job(spool.root / "pipelines" / record.pipeline_id).job_result
     try:
         console.say(result.read_text(encoding="utf-8").rstrip())
     except OSError:
         console.say(f"{final['state']}: {final['reason']}")
     return int(final["exit_code"])
+
+
+def left_early_line(spool: SpoolLayout, pid: str, left: LeftEarly) -> str:
+    """What a second Ctrl-C leaves behind, said in one line."""
+    if left.ended:
+        return (
+            f"left at once: pipeline {pid} ended {left.ended}; its workers stop with this process"
+        )
+    root = spool.root
+    return (
+        f"left at once: pipeline {pid} stays in the spool {root} for a fleet "
+        f"(`prsd leader --spool {root}` and `prsd agent --spool {root}` run it); "
+        f"see it with `prsctl status {pid} --spool {root}`, "
+        f"cancel it with `prsctl cancel {pid} --spool {root}`"
+    )

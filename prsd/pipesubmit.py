@@ -11,6 +11,7 @@ when its turn comes. A refused pipeline leaves nothing behind.
 
 from __future__ import annotations
 
+import dataclasses
 import json
 import os
 import secrets
@@ -23,18 +24,12 @@ import yaml
 
 from prsd.errors import JobSpecError
 from prsd.jobspec.checkset import check_overrides
+from prsd.jobspec.envfiles import conda_mapping
 from prsd.jobspec.load import load_job_spec
 from prsd.jobspec.overrides import apply_overrides, parse_override
-from prsd.jobspec.stepjob import (
-    COMMAND_FILE,
-    COMMAND_FOLDER,
-    RUNNER_FOLDER,
-    RUNNER_SCRIPT,
-    RUNNER_TEXT,
-    SOURCE_FOLDER,
-    Binder,
-    StepJob,
-)
+from prsd.jobspec.paths import is_remote
+from prsd.jobspec.runner import RUNNER_FOLDER, RUNNER_SCRIPT, RUNNER_TEXT
+from prsd.jobspec.stepjob import COMMAND_FILE, COMMAND_FOLDER, SOURCE_FOLDER, Binder, StepJob
 from prsd.jobspec.steps import Pipeline, read_pipeline
 from prsd.jobspec.yamlsafe import Doc, read_yaml
 from prsd.leader.resubmit import code_digest
@@ -146,9 +141,24 @@ def _stage(
     with tempfile.TemporaryDirectory(prefix="prsd-standin-") as tmp:
         for name, job in jobs.items():
             folder = staging / STEPS / name
+            if job.command is None:
+                _inline_conda(job, pipeline)
             _write_step(folder, job, pipeline)
             specs[name] = _check_step(folder, job, pipeline, spool, Path(tmp))
     return specs
+
+
+def _inline_conda(job: StepJob, pipeline: Pipeline) -> None:
+    """A parallel step's conda file, read now (as the user who submits) into its job file:
+    the step carries it as it carries its code, wherever the file lies (relative to the
+    file that names it: the pipeline, or the component, whose paths are absolute)."""
+    task = job.yaml["jobs"][job.step].get("task")
+    env = task.get("environment") if isinstance(task, dict) else None
+    text = env.get("conda_file") if isinstance(env, dict) else None
+    if not isinstance(env, dict) or not isinstance(text, str) or is_remote(text) or "${{" in text:
+        return
+    site = pipeline.steps[job.step].site.child("task.environment.conda_file")
+    env["conda_file"] = conda_mapping(text, site, pipeline.folder)
 
 
 def _write_step(folder: Path, job: StepJob, pipeline: Pipeline) -> None:
@@ -162,6 +172,11 @@ def _write_step(folder: Path, job: StepJob, pipeline: Pipeline) -> None:
     (folder / COMMAND_FOLDER).mkdir()
     command = json.dumps(job.command, indent=1)
     (folder / COMMAND_FOLDER / COMMAND_FILE).write_text(command, encoding="utf-8")
+    for name, (source, key) in job.files.items():
+        if not source.is_file():
+            raise pipeline.steps[job.step].site.child(key).error(f"{source} is not a file")
+        (folder / name).parent.mkdir(exist_ok=True)
+        shutil.copyfile(source, folder / name)
     src = folder / SOURCE_FOLDER
     if job.code is None:
         src.mkdir()
@@ -197,7 +212,12 @@ def _check_step(
         spec = load_job_spec(
             pipeline.folder, spool_job_dir=target, owner_uid=os.geteuid(), job_file=checked
         )
+        # A note about a stand-in (made here, in place of an upstream output) is not the
+        # step's: the leader notes what it finds in the real output when the step starts.
+        spec = dataclasses.replace(spec, notes=tuple(n for n in spec.notes if str(tmp) not in n))
     except JobSpecError as exc:
+        for name, (source, _) in job.files.items():  # the user's file, not the step's copy
+            exc = JobSpecError(exc.key, exc.location, exc.problem.replace(f"./{name}", str(source)))
         raise _in_pipeline(exc, pipeline) from None
     skip = {os.path.realpath(p) for p in spec.input.paths}
     skip.update(os.path.realpath(p) for p in spec.side_inputs.values())
@@ -248,7 +268,16 @@ def _stand_in(where: Path, entry: dict[str, Any], fmt: Any) -> Path:
 
 
 def _in_pipeline(exc: JobSpecError, pipeline: Pipeline) -> JobSpecError:
-    """A step loader's error, pointed at the pipeline file's line of the key."""
+    """A step loader's error, pointed at the pipeline file's line of the key.
+
+    A command step's job holds its ``environment`` (and ``environment_variables``)
+    under ``task.``; the error names the key as the pipeline file writes it.
+    """
     if not exc.key.startswith("jobs."):
         return exc
-    return JobSpecError(exc.key, pipeline.doc.location(exc.key), exc.problem)
+    key = exc.key
+    parts = key.split(".")
+    step = pipeline.steps.get(parts[1]) if len(parts) > 3 else None
+    if step is not None and step.kind == "command" and parts[2] == "task":
+        key = ".".join(parts[:2] + parts[3:])
+    return JobSpecError(key, pipeline.doc.location(key), exc.problem)

@@ -87,7 +87,14 @@ ALLOWED: dict[str, set[str]] = {
     },
     "prsd.doctor": {*_BASE, "prsd.cli", "prsd.storage"},
     # Azure SDK v2 jobs submitted as pipelines (docs/azure-sdk.md)
-    "prsd.azure": {*_BASE, "prsd.jobspec", "prsd.pipeline", "prsd.pipesubmit", "prsd.storage"},
+    "prsd.azure": {
+        *_BASE,
+        "prsd.cli",  # the fleet warning at submit, as prsctl says it
+        "prsd.jobspec",
+        "prsd.pipeline",
+        "prsd.pipesubmit",
+        "prsd.storage",
+    },
     "prsd.embedded": {
         *_BASE,
         "prsd.agent",
@@ -100,6 +107,7 @@ ALLOWED: dict[str, set[str]] = {
         *_BASE,
         "prsd.agent",
         "prsd.cli",
+        "prsd.embedded",
         "prsd.jobspec",
         "prsd.leader",
         "prsd.pipeline",

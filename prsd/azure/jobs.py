@@ -3,8 +3,10 @@
 Guarantees: ``create_or_update`` serialises the SDK's own job object with the SDK's
 own ``_to_dict()`` (:mod:`prsd.azure.sdkyaml` only makes local paths absolute and
 inline components files), writes it to ``.prsd-submissions/<name>-*/pipeline.yml`` in
-the current folder and submits that file as ``prsctl submit FILE.yml`` does; the job's
-``name`` becomes the pipeline's id. ``stream`` prints progress until the end and
+the current folder and submits that file as ``prsctl submit FILE.yml`` does (saying on
+stderr when no leader or agent serves the spool), or in local mode runs it in a
+background ``prsd run`` (:mod:`prsd.azure.background`); the job's ``name`` becomes the
+pipeline's id. ``stream`` prints progress until the end and
 raises the SDK's ``JobException`` unless the job completed; ``download`` copies a
 pipeline output to ``<download_path>/named-outputs/<output_name>/`` (Azure's layout),
 or, without ``output_name``, every step's logs to ``<download_path>/artifacts/``.
@@ -21,6 +23,7 @@ from typing import TYPE_CHECKING, Any
 
 import yaml
 
+from prsd.azure.background import run_in_background
 from prsd.azure.sdkyaml import for_prsd, pipeline_mapping
 from prsd.azure.watch import (
     ENDED,
@@ -36,6 +39,7 @@ from prsd.azure.watch import (
 
 if TYPE_CHECKING:
     import builtins
+    import subprocess
     from collections.abc import Iterator
 
 SUBMISSIONS = ".prsd-submissions"
@@ -50,10 +54,12 @@ def _say(text: str = "") -> None:
 class JobOperations:
     """The ``jobs`` operations of :class:`prsd.azure.MLClient`."""
 
-    def __init__(self, spool: Path, python: str) -> None:
+    def __init__(self, spool: Path, python: str, *, local: bool = False) -> None:
         self.spool = spool
         self.python = python
+        self.local = local
         self._jobs: dict[str, Any] = {}
+        self._runs: dict[str, subprocess.Popen[bytes]] = {}  # local mode: each job's prsd run
 
     def create_or_update(self, job: Any, *, description: str | None = None,
                          compute: str | None = None, tags: dict[str, str] | None = None,
@@ -72,13 +78,18 @@ class JobOperations:
         data = self._on_python(for_prsd(data, folder, Path.cwd()))
         file = folder / "pipeline.yml"
         file.write_text(yaml.safe_dump(data, sort_keys=False, allow_unicode=True), encoding="utf-8")
-        try:
-            record = submit_pipeline(file, open_spool(self.spool), name=str(name))
-        except PrsdError as exc:
-            raise ValueError(f"prsd refused the job ({file}): {exc}") from None
-        job.name = record.pipeline_id
+        spool = open_spool(self.spool)
+        if self.local:
+            pid, self._runs[str(name)] = run_in_background(file, spool.root, str(name), folder)
+        else:
+            try:
+                pid = submit_pipeline(file, spool, name=str(name)).pipeline_id
+            except PrsdError as exc:
+                raise ValueError(f"prsd refused the job ({file}): {exc}") from None
+            _warn_if_unserved(spool)
+        job.name = pid
         job._status = "NotStarted"
-        self._jobs[record.pipeline_id] = job
+        self._jobs[pid] = job
         return job
 
     def _on_python(self, data: dict[str, Any]) -> dict[str, Any]:
@@ -249,6 +260,19 @@ class _StepJob:
         self.display_name = display_name
         self.name = name
         self.status = v2_status(state)
+
+
+def _warn_if_unserved(spool: Any) -> None:
+    """A line on stderr when no leader or agent serves the spool (nothing would run it)."""
+    from datetime import UTC, datetime
+
+    from prsd.cli.liveness import fleet_warning, read_fleet
+
+    what = "queued (MLClient(..., local=True) runs it in this machine, no daemons)"
+    warning = fleet_warning(read_fleet(spool, datetime.now(UTC)), what)
+    if warning is not None:
+        sys.stderr.write(f"warning: {warning}\n")
+        sys.stderr.flush()
 
 
 def _safe(text: str) -> str:

@@ -11,7 +11,7 @@ import os
 import sys
 from typing import TYPE_CHECKING
 
-from prsd.jobspec.said import REDIRECTED, note_lines, spec_notes
+from prsd.jobspec.said import REDIRECTED, note_lines, spec_notes, stderr_text
 
 if TYPE_CHECKING:
     from pathlib import Path
@@ -36,5 +36,5 @@ def print_notes(spec: JobSpec, moved: tuple[Path, Path], prog: str, *, quiet: bo
         for line in note_lines(spec_notes(spec))
     ]
     if lines:
-        sys.stderr.write("".join(f"{prog}: note: {line}\n" for line in lines))
+        sys.stderr.write(stderr_text(prog, lines))
         sys.stderr.flush()

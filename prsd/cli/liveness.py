@@ -3,7 +3,8 @@
 A job can sit ``Queued`` forever in a spool no leader serves, or never start where no
 agent runs; ``prsctl`` says so instead of letting the user wait. Ages compare the
 heartbeat's wall-clock time with this machine's clock: good enough for a person (the
-daemons themselves never compare clocks). :func:`fleet_warning` is the pure decision.
+daemons themselves never compare clocks). A leader that ran on this host and has
+exited (a ``prsd run`` that ended) is gone at once, without waiting for its lease. :func:`fleet_warning` is the pure decision.
 """
 
 from __future__ import annotations
@@ -12,7 +13,13 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
 from prsd.cli.nodes import age_s, node_rows
-from prsd.storage.lease import LEADER_LEASE_S, read_beat
+from prsd.storage.lease import (
+    LEADER_LEASE_S,
+    current_epoch,
+    holder_is_dead_here,
+    read_beat,
+    read_holder,
+)
 
 if TYPE_CHECKING:
     from datetime import datetime
@@ -32,6 +39,7 @@ class Fleet:
     agent_age_s: float | None  # the freshest agent heartbeat
     agent_at: str
     agents_draining: int = 0
+    leader_exited: str = ""  # "pid N": the last leader ran on this host and has exited
 
 
 def read_fleet(spool: SpoolLayout, now: datetime) -> Fleet:
@@ -45,7 +53,9 @@ def read_fleet(spool: SpoolLayout, now: datetime) -> Fleet:
     ages = [(r["heartbeat_age_s"], r["heartbeat_at"]) for r in rows]
     known = [a for a in ages if a[0] is not None]
     agent_age, agent_at = min(known) if known else (None, "")
-    return Fleet(leader_age, leader_at, alive, agent_age, agent_at, draining)
+    holder = read_holder(spool, current_epoch(spool)) if beat is not None else None
+    exited = f"pid {holder.pid}" if holder is not None and holder_is_dead_here(holder) else ""
+    return Fleet(leader_age, leader_at, alive, agent_age, agent_at, draining, exited)
 
 
 def _since(at: str, age: float) -> str:
@@ -61,6 +71,11 @@ def fleet_warning(fleet: Fleet, what: str = "jobs") -> str | None:
         return f"{what}: no leader has ever run on this spool; start `prsd leader` (or `prsd run`)"
     if fleet.leader_age_s > LEADER_STALE_AFTER_S:
         return f"{what}: no leader alive {_since(fleet.leader_at, fleet.leader_age_s)}"
+    if fleet.leader_exited:  # a `prsd run` that ended: no need to wait for its lease
+        return (
+            f"{what}: no leader alive (the last one, {fleet.leader_exited} on this host, "
+            "has exited); start `prsd leader`"
+        )
     if fleet.agents_alive:
         return None
     if fleet.agents_draining:

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import json
 import sys
+import time
 from datetime import UTC, datetime
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -17,7 +18,7 @@ from typing import TYPE_CHECKING, Any
 from prsd.cli import console
 from prsd.errors import PrsdError
 from prsd.jobspec.pipefile import pipeline_file
-from prsd.jobspec.said import note_lines, spec_notes
+from prsd.jobspec.said import note_lines, spec_notes, stderr_text
 from prsd.pipeline.desk import FINAL
 from prsd.pipeline.record import CANCEL, BadRecord, pipeline_ids, read_record
 from prsd.pipeline.view import SUCCEEDED, step_views
@@ -37,7 +38,7 @@ def say_notes(specs: Mapping[str, JobSpec], prog: str, *, quiet: bool) -> None:
         return
     lines = dict.fromkeys(line for s in specs.values() for line in note_lines(spec_notes(s)))
     if lines:
-        sys.stderr.write("".join(f"{prog}: note: {line}\n" for line in lines))
+        sys.stderr.write(stderr_text(prog, lines))
         sys.stderr.flush()
 
 
@@ -202,18 +203,60 @@ def handle_status(spool: SpoolLayout, pid: str, as_json: bool) -> None:
         console.say(f"  {s['step']} ({s['kind']}) {s['state']}{progress}{why}  [{s['job_id']}]")
 
 
+def watch_pipeline(spool: SpoolLayout, pid: str, interval_s: float) -> int:
+    """``prsctl status PIPELINE --watch``: a line each time a step moves, until the
+    pipeline ends; then its view, and the pipeline's exit code (0, 42, 43)."""
+    last = ""
+    doc = pipeline_status(spool, pid)
+    while doc["exit_code"] is None:
+        line = _progress(doc)
+        if line != last:
+            console.say(line)
+            last = line
+        time.sleep(interval_s)
+        doc = pipeline_status(spool, pid)
+    handle_status(spool, pid, as_json=False)
+    return int(doc["exit_code"])
+
+
+def _progress(doc: dict[str, Any]) -> str:
+    parts = []
+    for s in doc["steps"]:
+        done = (s.get("succeeded_mbs") or 0) + (s.get("failed_mbs") or 0)
+        count = f" {done}/{s['total_mbs']}" if s.get("total_mbs") else ""
+        parts.append(f"{s['step']} {s['state']}{count}")
+    return f"pipeline {doc['pipeline_id']} {doc['state']}: " + "; ".join(parts)
+
+
 def handle_cancel(spool: SpoolLayout, pid: str) -> None:
     """``prsctl cancel PIPELINE``: ask the leader to cancel running steps and skip the rest."""
+    from prsd.cli.liveness import fleet_warning, read_fleet
+
     folder = spool.root / "pipelines" / pid
     if (folder / FINAL).exists():
         console.say(f"pipeline {pid} already ended: {pipeline_status(spool, pid)['state']}")
         return
     (folder / CANCEL).touch()
+    down = fleet_warning(read_fleet(spool, datetime.now(UTC)), f"cancel of pipeline {pid} asked")
+    if down is not None and "leader" in down:
+        console.say(
+            f"{down}; nothing serves the pipeline now: its running steps are canceled and "
+            "the rest skipped when a leader starts"
+        )
+        return
     console.say(f"pipeline {pid}: cancel asked; its running steps are canceled, the rest skipped")
 
 
 def handle_retry(spool: SpoolLayout, pid: str, overrides: Sequence[str], name: str | None) -> None:
-    """``prsctl retry PIPELINE``: a new pipeline re-running its failed and skipped steps.
+    """``prsctl retry PIPELINE``: :func:`retry_pipeline`, its new id printed."""
+    new = retry_pipeline(spool, pid, overrides, name)
+    sys.stdout.write(new.pipeline_id + "\n")
+
+
+def retry_pipeline(
+    spool: SpoolLayout, pid: str, overrides: Sequence[str], name: str | None
+) -> PipelineRecord:
+    """A new pipeline re-running ``pid``'s failed and skipped steps; its record.
 
     Completed steps are reused (their jobs' outputs are read in place).
 
@@ -242,4 +285,4 @@ def handle_retry(spool: SpoolLayout, pid: str, overrides: Sequence[str], name: s
         f"pipeline {pid}: steps to run again: {', '.join(again)}; reused: "
         + (", ".join(reuse) or "none")
     )
-    sys.stdout.write(new.pipeline_id + "\n")
+    return new

@@ -181,6 +181,8 @@ def cmd_status(spool: SpoolLayout, args: argparse.Namespace) -> int:
     if args.job is not None and args.job in pipeline_ids(spool):
         from prsd.cli import pipelines
 
+        if args.watch and not args.json:
+            return pipelines.watch_pipeline(spool, args.job, args.interval)
         pipelines.handle_status(spool, args.job, args.json)
         return ExitCode.OK
     if args.job is None:
@@ -303,6 +305,7 @@ def cmd_retry(spool: SpoolLayout, args: argparse.Namespace) -> int:
 
     if pipelines.is_pipeline_id(spool, args.job):
         pipelines.handle_retry(spool, args.job, args.overrides, args.name)
+        _warn_if_unserved(spool, f"queued (or `prsd run --retry {args.job}` runs it here)")
         return ExitCode.OK
     job_id = resolve_job(spool, args.job)
     require_owner(spool, job_id, "retry it")
@@ -311,6 +314,7 @@ def cmd_retry(spool: SpoolLayout, args: argparse.Namespace) -> int:
     )
     console.err.print(f"{count} mini-batches of {job_id} to run again: {summary}", markup=False)
     console.say(new_id)
+    _warn_if_unserved(spool, f"queued (or `prsd run --retry {job_id}` runs it here)")
     return ExitCode.OK
 
 

@@ -10,7 +10,10 @@ from __future__ import annotations
 from typing import Any
 
 
-def image_note(build_environment: dict[str, Any], runtime: str | None) -> str | None:
+def image_note(
+    build_environment: dict[str, Any], runtime: str | None, key: str = "task.environment.image"
+) -> str | None:
+    """The note for the job's image (``key``: where the job's file names it), or None."""
     image = build_environment.get("image")
     if not image:
         return None
@@ -24,4 +27,4 @@ def image_note(build_environment: dict[str, Any], runtime: str | None) -> str | 
         if any(k in build_environment for k in ("conda_file", "requirements", "registered"))
         else "the agent's Python"
     )
-    return f"task.environment.image {image!r} is not used: {why}; the workers run on {instead}"
+    return f"{key} {image!r} is not used: {why}; the workers run on {instead}"

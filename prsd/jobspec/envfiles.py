@@ -9,6 +9,9 @@ nodes. ``python`` wins over all of them (those then listed as ignored); an ``ima
 is recorded (:mod:`prsd.envs.image` names it as not used). Azure's curated names
 (``azureml:AzureML-...``) build nothing unless registered in the spool.
 
+:func:`conda_mapping` reads a pipeline step's conda file at submit, wherever it lies,
+into the step's job file.
+
 Errors: JobSpecError at the key: a file outside the job folder or missing, a file
 that does not parse, both ``conda_file`` and ``requirements``, a ``python_mismatch``
 other than ``error`` / ``warn``.
@@ -16,19 +19,18 @@ other than ``error`` / ``warn``.
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Any
+import os
+from pathlib import Path
+from typing import Any
 
 import yaml
 
 from prsd.envs.interp import MISMATCH_MODES
 from prsd.envs.registry import parse_reference
 from prsd.envs.spec import EnvError, parse_conda, parse_requirements
-from prsd.jobspec.paths import stays_inside
+from prsd.jobspec.paths import local_text, stays_inside
 from prsd.jobspec.values import as_str
 from prsd.jobspec.yamlsafe import Setting, Site, read_limited
-
-if TYPE_CHECKING:
-    from pathlib import Path
 
 FILE_LIMIT = 1024 * 1024
 FILE_KEYS = ("conda_file", "requirements")
@@ -85,6 +87,30 @@ def environment_to_build(setting: Setting | None, base: Path) -> tuple[dict[str,
             raise site.child("python_mismatch").error(f"expected error or warn, got {mode!r}")
         out["python_mismatch"] = mode
     return out, notes
+
+
+def conda_mapping(text: str, site: Site, base: Path) -> dict[str, Any]:
+    """The conda file ``text`` (relative to ``base``; anywhere, since it is read at submit
+    as the user who submits) as a mapping, checked to parse: a pipeline step carries it
+    in its job file as it carries its code.
+
+    Raises:
+        JobSpecError: at ``site``: a missing file, or one that is no conda environment.
+    """
+    path = Path(os.path.normpath(base / local_text(text)))
+    if not path.is_file():
+        raise site.error(f"{path} is not a file")
+    try:
+        raw = read_limited(path, FILE_LIMIT, what=site.key).decode("utf-8-sig")
+        parse_conda(raw, str(path))
+        data = yaml.safe_load(raw)
+    except EnvError as exc:
+        raise site.error(str(exc)) from None
+    except (yaml.YAMLError, UnicodeDecodeError) as exc:
+        raise site.error(f"{path}: {exc}") from None
+    if not isinstance(data, dict):
+        raise site.error(f"{path}: expected a conda environment (a mapping)")
+    return data
 
 
 def _read(value: Any, site: Site, base: Path) -> tuple[str, str]:

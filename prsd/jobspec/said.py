@@ -105,6 +105,11 @@ def note_lines(notes: Iterable[JobNote]) -> list[str]:
     return [n.line() for n in notes]
 
 
+def stderr_text(prog: str, lines: Iterable[str]) -> str:
+    """``PROG: note: LINE`` for each of :func:`note_lines` (a plain note's ``note:`` said once)."""
+    return "".join(f"{prog}: note: {line.removeprefix(NOTE + ': ')}\n" for line in lines)
+
+
 def notes_text(notes: list[JobNote]) -> str:
     """``logs/sys/job_notes.txt``: a heading per group, then its notes, one a line."""
     if not notes:
@@ -126,8 +131,11 @@ def spec_notes(spec: JobSpec) -> list[JobNote]:
     if spec.python is None and spec.build_environment.get("image"):
         from prsd.envs.image import image_note
         from prsd.envs.settings import node_runtime
+        from prsd.jobspec.runner import is_command_step
 
-        said = image_note(spec.build_environment, node_runtime())
+        # A pipeline's command step names its image at environment.image.
+        key = "environment.image" if is_command_step(spec) else "task.environment.image"
+        said = image_note(spec.build_environment, node_runtime(), key)
         if said:
             extra.append(note(ENVIRONMENT, said))
     return job_notes(spec.ignored, spec.notes, extra)

@@ -12,7 +12,10 @@ single-step form does) with every binding replaced by what it names:
 
 A command step becomes a job of one mini-batch whose entry script is prsd's command
 runner (:mod:`prsd.worker.command`); its command line is expanded here (``$[[...]]``
-groups, ``${{inputs.x}}`` / ``${{outputs.y}}``) and written to ``command.json``.
+groups, ``${{inputs.x}}`` / ``${{outputs.y}}``) and written to ``command.json``; the
+files its ``environment`` is built from (``conda_file``, ``requirements``: paths relative
+to the file that names them) are copied into the step's ``environment/`` folder, as its
+code is into ``src/``, and named there.
 """
 
 from __future__ import annotations
@@ -20,24 +23,24 @@ from __future__ import annotations
 import copy
 import os
 import re
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from prsd.jobspec.paths import is_remote, local_text
 from prsd.jobspec.ports import LITERAL_TYPES
 from prsd.jobspec.refs import exact_ref, expand_groups, substitute
+from prsd.jobspec.runner import RUNNER_FOLDER, RUNNER_SCRIPT
 from prsd.jobspec.values import as_timeout
 
 if TYPE_CHECKING:
     from prsd.jobspec.steps import Pipeline, Step
 
-RUNNER_FOLDER = "runner"
-RUNNER_SCRIPT = "prsd_command.py"
-RUNNER_TEXT = "from prsd.worker.command import init, run  # noqa: F401\n"
 COMMAND_FOLDER = "command"
 COMMAND_FILE = "command.json"
 SOURCE_FOLDER = "src"
+ENV_FOLDER = "environment"
+ENV_FILE_KEYS = ("conda_file", "requirements")
 COMMAND_TIMEOUT_S = 3 * 24 * 3600  # a command step without limits.timeout (the longest allowed)
 _SAFE_FILE = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._-]*$")
 _WRAPPER_KEEP = ("$schema", "display_name", "description", "experiment_name", "tags")
@@ -53,6 +56,8 @@ class StepJob:
         yaml: the job file's mapping.
         code: the folder to snapshot (a parallel step's ``code/``, a command's ``src/``).
         command: a command step's ``command.json``, else None.
+        files: files to copy into the step's folder (name there -> the user's file and
+            the step key that names it, ``environment.conda_file``).
     """
 
     step: str
@@ -60,6 +65,7 @@ class StepJob:
     yaml: dict[str, Any]
     code: Path | None
     command: dict[str, Any] | None
+    files: dict[str, tuple[Path, str]] = field(default_factory=dict)
 
 
 def place(job_root: Path, name: str, entry: Any) -> Path:
@@ -94,8 +100,9 @@ class Binder:
         body.pop("component", None)
         body["inputs"] = {k: self._input(v) for k, v in (body.get("inputs") or {}).items()}
         body["outputs"] = self.outs[step.name]
+        files: dict[str, tuple[Path, str]] = {}
         if step.kind == "command":
-            body, command = self._command(step, body)
+            body, command = self._command(step, body, files)
             folder = self._path(step.body.get("code"))
             code = Path(folder) if isinstance(folder, str) else None
         else:
@@ -108,7 +115,7 @@ class Binder:
             if rest:
                 wrapper["settings"] = rest
         yaml = {"type": "pipeline", "name": name, **wrapper, "jobs": {step.name: body}}
-        return StepJob(step.name, job_id, yaml, code, command)
+        return StepJob(step.name, job_id, yaml, code, command, files)
 
     def _outputs(self, step: Step) -> dict[str, Any]:
         out = {}
@@ -155,7 +162,9 @@ class Binder:
         local = local_text(text)
         return local if os.path.isabs(local) else os.path.normpath(self.p.folder / local)
 
-    def _command(self, step: Step, body: dict[str, Any]) -> tuple[dict[str, Any], dict[str, Any]]:
+    def _command(
+        self, step: Step, body: dict[str, Any], files: dict[str, tuple[Path, str]]
+    ) -> tuple[dict[str, Any], dict[str, Any]]:
         refs = self._refs(step.name, body)
         site = step.site.child("command")
         text = substitute(expand_groups(str(body["command"]), refs, site), refs, site)
@@ -169,8 +178,10 @@ class Binder:
             timeout = int(as_timeout(limits["timeout"], step.site.child("limits").child("timeout")))
         retries = (body.get("retry_settings") or {}).get("max_retries", 2)
         env = copy.deepcopy(body.get("environment"))
-        if isinstance(env, dict) and isinstance(env.get("conda_file"), str):
-            env["conda_file"] = self._path(env["conda_file"])
+        if isinstance(env, dict):
+            for key in ENV_FILE_KEYS:
+                if isinstance(env.get(key), str):
+                    env[key] = self._env_file(env[key], f"environment.{key}", files)
         task: dict[str, Any] = {
             "code": f"./{RUNNER_FOLDER}",
             "entry_script": RUNNER_SCRIPT,
@@ -190,6 +201,15 @@ class Binder:
         )
         command = {"step": step.name, "command": text, "outputs": outputs}
         return job, command
+
+    def _env_file(self, text: str, key: str, files: dict[str, tuple[Path, str]]) -> str:
+        """``./environment/<name>`` for the user's file ``text`` (noted in ``files``)."""
+        if is_remote(text) or "${{" in text:
+            return text  # the loader names what it cannot read
+        source = Path(self._path(text))
+        name = f"{ENV_FOLDER}/{source.name}"
+        files[name] = (source, key)
+        return f"./{name}"
 
     def _refs(self, name: str, body: dict[str, Any]) -> dict[str, str | None]:
         refs: dict[str, str | None] = {}

@@ -66,6 +66,7 @@ class JobBook:
 
     def __post_init__(self) -> None:
         self.last_progress = max(self.last_progress, self.started)
+        self.errors.command = self.thresholds.command
 
     @classmethod
     def from_records(
@@ -167,6 +168,9 @@ class JobBook:
         c = self.ledger.counts()
         done = c.finished_mbs
         elapsed = now - self.started
+        if self.thresholds.command:  # a pipeline's command step: said in its own terms
+            ran = "ran" if done else "has been running"
+            return f"The command {ran} for {format_duration(elapsed)}."
         total = c.total_mbs
         if total is None or done == 0:
             return f"Processed {done} mini batches in {format_duration(elapsed)}."

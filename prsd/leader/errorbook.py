@@ -33,11 +33,15 @@ class ErrorPlace:
     traceback_tail: str
     error_file: str
 
-    def where(self) -> str:
-        return (
-            f"mini-batch {mb_id(self.mini_batch)} (attempt {self.attempt}) on node "
-            f"{self.node_id}, {self.process_name or 'no worker'}"
+    def where(self, *, command: bool = False) -> str:
+        """``mini-batch 3 (attempt 1) on node n, process001``; a command step's
+        ``attempt 1 of the command on node n, process000``."""
+        what = (
+            f"attempt {self.attempt} of the command"
+            if command
+            else f"mini-batch {mb_id(self.mini_batch)} (attempt {self.attempt})"
         )
+        return f"{what} on node {self.node_id}, {self.process_name or 'no worker'}"
 
     def brief(self) -> dict[str, Any]:
         """The place as a small JSON object (status.json ``last_errors``)."""
@@ -64,6 +68,7 @@ class ErrorBook:
     first: ErrorPlace | None = None
     system: list[str] = field(default_factory=list)
     recent: deque[ErrorPlace] = field(default_factory=lambda: deque(maxlen=RECENT_ERRORS))
+    command: bool = False  # a pipeline's command step: places said as attempts of it
 
     def add(self, outcome: Outcome, attempt: int, node_id: str) -> None:
         """Count an attempt's error (succeeded attempts carry none)."""
@@ -119,7 +124,7 @@ class ErrorBook:
         p = self.first
         if p is None:
             return ""
-        out = [f"First error: {p.where()}: {p.error}"]
+        out = [f"First error: {p.where(command=self.command)}: {p.error}"]
         if p.traceback_tail:
             out.extend("  " + line for line in p.traceback_tail.rstrip().splitlines())
         if p.error_file:

@@ -15,8 +15,10 @@ is true for every way a job ends:
 
 from __future__ import annotations
 
+import os
 import re
 from dataclasses import dataclass
+from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from prsd.logline import one_line
@@ -157,16 +159,31 @@ def _first_error(book: ErrorBook, groups: list[InitGroup], job_log: str) -> list
 
 _FRAME = re.compile(r'^File "(?P<file>.+)", line (?P<line>\d+), in (?P<func>.+)$')
 _FULL = "Full traceback: "
+_OWN = str(Path(__file__).resolve().parent.parent) + os.sep  # prsd's own files
+# ... as a worker on another node names them (its own install of prsd)
+_WORKER_SIDE = re.compile(r"/prsd/(worker|wire)/\w+\.py$")
+_SCRIPT_ERROR = "prsd.worker.script.EntryScriptError: "
+
+
+def _users(file: str) -> bool:
+    """A frame of the user's code: not prsd's own (the worker host, the command runner)
+    and not the import machinery's (``<frozen importlib._bootstrap>``)."""
+    if file.startswith(_OWN) or _WORKER_SIDE.search(file):
+        return False
+    return not file.startswith("<frozen ")
 
 
 def compact_error(text: str) -> str:
     """A first error with its traceback as one readable line for ``job_result.txt``:
-    the error, where it was raised (the innermost frame), and the file with the full text.
+    the error, where it was raised (the innermost frame of the user's code), and the
+    file with the full text.
 
     ``mini-batch 3 ...: KeyError: 'x'`` + traceback + ``Full traceback: F`` becomes
     ``mini-batch 3 ...: KeyError: 'x' (at /code/s.py:2 in run: raise KeyError('x')). Full
-    traceback: F``.
-    Text without a traceback is kept as it is (still made one line by the caller).
+    traceback: F``. A traceback with no frame of the user's code (an error prsd raised
+    itself) names no place; a traceback's tail alone (an init() failure) is named by
+    its exception line. Text without a traceback is kept as it is (still made one line
+    by the caller), its ``Full traceback:`` line joined on.
     """
     lines = [line.strip() for line in text.splitlines() if line.strip()]
     full = next((line for line in lines if line.startswith(_FULL)), "")
@@ -174,14 +191,17 @@ def compact_error(text: str) -> str:
     if not body:
         return full
     frames = [(i, m) for i, line in enumerate(body) if (m := _FRAME.match(line))]
-    if not frames and not any(line.startswith("Traceback (most recent") for line in body):
-        return text
-    head = body[0]
-    if head.startswith("Traceback (most recent"):
-        head = body[-1]  # the exception line ends the traceback
-    if frames:
-        i, f = frames[-1]
-        code = body[i + 1] if i + 1 < len(body) - 1 else ""  # the frame's source line
+    led = body[0].startswith("First error:")  # else a traceback's tail (init_detail)
+    traced = frames or any(line.startswith("Traceback (most recent") for line in body)
+    if not traced and (led or len(body) == 1):
+        return f"{' '.join(body)}. {full}" if full else text
+    # A tail alone is named by its exception line, which ends the traceback.
+    head = (body[0] if led else body[-1]).replace(_SCRIPT_ERROR, "")
+    mine = [(i, f) for i, f in frames if _users(f["file"])]
+    if mine:
+        i, f = mine[-1]
+        nxt = body[i + 1] if i + 1 < len(body) - 1 else ""  # the frame's source line
+        code = "" if _FRAME.match(nxt) or set(nxt) <= set("^~ ") else nxt
         where = f"{f['file']}:{f['line']} in {f['func']}" + (f": {code}" if code else "")
         head = f"{head} (at {where})"
     return f"{head}. {full}" if full else head

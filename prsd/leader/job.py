@@ -20,6 +20,7 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
 from prsd.errors import PrsdError
+from prsd.jobspec.runner import is_command_step
 from prsd.leader.adopt import adopt
 from prsd.leader.bisect import Bisector
 from prsd.leader.book import JobBook, Timeouts
@@ -91,6 +92,7 @@ class JobDriver:
                 spec.item_error_threshold,
                 spec.allowed_failed_percent,
                 append_row=spec.output_action == "append_row",
+                command=is_command_step(spec),
             ),
             Timeouts(spec.first_task_creation_timeout_s, spec.progress_timeout_s),
             started=now,

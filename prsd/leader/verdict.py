@@ -14,6 +14,9 @@ Azure's rules, exactly:
 - append_row with not a single returned element fails the job (Azure's
   ``NoResultToAppendError``).
 
+A pipeline's command step (one mini-batch: the command) that fails is said to have
+failed in those terms ("the command failed on its last attempt").
+
 A job that completes within its thresholds with failed mini-batches, or with items
 missing from its append_row output, ends ``Completed with failures`` (exit code 0,
 as Azure's would be): partial output never looks like success.
@@ -30,6 +33,7 @@ class Thresholds:
     item_error_threshold: int = -1
     allowed_failed_percent: float = 100.0
     append_row: bool = False
+    command: bool = False  # a pipeline's command step: one mini-batch, the command
 
 
 @dataclass(frozen=True)
@@ -69,6 +73,8 @@ def verdict(counts: Counts, th: Thresholds) -> Verdict:
     failed_mbs = counted_failed_mbs(counts, th)
     limit = th.mini_batch_error_threshold
     if limit != -1 and failed_mbs > limit:
+        if th.command:  # said in the step's terms, not in mini-batches
+            return Verdict(True, True, "the command failed on its last attempt")
         return Verdict(
             True,
             True,

@@ -30,6 +30,10 @@ from prsd.worker.entry_script import EntryScript
 _TAIL_LINES = 20
 
 
+class CommandFailed(Exception):
+    """The step's command exited non-zero (the message has its last lines)."""
+
+
 def init() -> None:
     """Nothing to prepare."""
 
@@ -38,7 +42,7 @@ def run(mini_batch: list[str]) -> list[str]:
     """Run the command of each ``command.json`` given (one); its name on success.
 
     Raises:
-        RuntimeError: the command exited non-zero (its last lines in the message).
+        CommandFailed: the command exited non-zero (its last lines in the message).
     """
     script = EntryScript()
     done = []
@@ -82,8 +86,9 @@ def _run_one(spec: dict[str, Any], job_root: str, log_dir: str) -> None:
         code = proc.wait()
         log.write(f"[prsd] the command exited with code {code}\n")
     if code != 0:
-        last = "\n".join(tail)
-        raise RuntimeError(f"step {spec.get('step')}: the command exited with code {code}\n{last}")
+        last = " | ".join(line for line in tail if line.strip())
+        said = f"; its last lines: {last}" if last else ""
+        raise CommandFailed(f"the command exited with code {code}{said}")
 
 
 def _die_with_worker() -> None:

@@ -183,6 +183,11 @@ class MiniBatchRunner:
                 return
             except Exception as exc:  # noqa: BLE001 - to_csv and disk errors fail the mini-batch
                 self._fail(attempt, f"writing the output of mini-batch {ref.mb_id}", exc)
+                # run() succeeded: say that prsd failed writing what it returned.
+                attempt.error = (
+                    f"run() returned, but prsd could not write its result to the append_row "
+                    f"output ({_writer(accepted)}): {attempt.error}"
+                )
                 return
         attempt.status = SUCCEEDED
 
@@ -220,6 +225,11 @@ class MiniBatchRunner:
         attempt.error = one_line_error(exc)
         attempt.traceback_tail = traceback_tail(full)
         attempt.error_file = self.errors.path
+
+
+def _writer(accepted: Any) -> str:
+    """What prsd called to write the result (named in the error of a failed write)."""
+    return "DataFrame.to_csv" if type(accepted).__name__ == "DataFrame" else "str() of each element"
 
 
 def _item_count(mini_batch: Any, ref: MiniBatchRef) -> int:

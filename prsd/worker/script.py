@@ -30,7 +30,8 @@ if TYPE_CHECKING:
 
 
 class EntryScriptError(Exception):
-    """The entry script cannot be used as one (no ``run()``, a clashing name)."""
+    """The entry script cannot be used as one (no ``run()``, a clashing name, not valid
+    Python)."""
 
 
 class Profiler:
@@ -90,10 +91,22 @@ def import_entry_script(code_dir: str, entry_script: str) -> ModuleType:
     """Import the entry script (its top-level code runs now).
 
     Raises:
-        EntryScriptError: its module name clashes with a module already loaded.
+        EntryScriptError: its module name clashes with a module already loaded, or it
+            (or a module it imports) is not valid Python: a SyntaxError at import, said
+            so with the file and line.
         FileNotFoundError: the script file does not exist.
         Exception: whatever the script's top-level code raises.
     """
+    try:
+        return _import(code_dir, entry_script)
+    except SyntaxError as exc:  # IndentationError and TabError too
+        where = f"{exc.filename}, line {exc.lineno}" if exc.filename else f"line {exc.lineno}"
+        raise EntryScriptError(
+            f"{type(exc).__name__} at import of the entry script: {exc.msg} ({where})"
+        ) from exc
+
+
+def _import(code_dir: str, entry_script: str) -> ModuleType:
     if not is_file_path(entry_script):
         return importlib.import_module(entry_script)
     path = script_file(code_dir, entry_script)

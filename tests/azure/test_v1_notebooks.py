@@ -197,3 +197,48 @@ def test_a_table_partitioned_by_its_folders_is_grouped_by_that_key(tmp_path: Pat
     assert rows == sorted([("1", "0", "north", "3", "north"), ("2", "0", "north", "3", "north"),
                            ("10", "0", "south", "60", "south"), ("20", "0", "south", "60", "south"),
                            ("30", "0", "south", "60", "south"), ("5", "0", "west", "5", "west")])  # fmt: skip
+
+
+def _csv_after(stdout: str, marker: str) -> pd.DataFrame:
+    """The CSV a cell printed after ``marker``, up to the blank line that ends it."""
+    return pd.read_csv(io.StringIO(stdout.split(marker, 1)[1].split("\n\n", 1)[0]))
+
+
+DIGITS = ["zero", "one", "two", "three", "four", "five", "six", "seven", "eight", "nine"]
+
+
+def test_mnist_shaped_notebook_with_pipeline_parameters(tmp_path: Path) -> None:
+    """PipelineParameters for the dataset, mini_batch_size and process_count_per_node, a
+    model registered from a folder (its script joins file names onto get_model_path),
+    a typo in pipeline_parameters refused, and a one-image re-run scoring one image."""
+    spool = tmp_path / "spool"
+    mounts = tmp_path / "mnt"
+    ws = workspace(tmp_path / "ws", spool, python=sys.executable, local=True, blob_containers={
+        "pipelinedata/sampledata": str(mounts / "sampledata"),
+    })  # fmt: skip
+    (mounts / "sampledata" / "mnist").mkdir(parents=True)
+    for i, word in enumerate(DIGITS):
+        (mounts / "sampledata" / "mnist" / f"{i}.png").write_text(word)
+    (ws / "models").mkdir()
+    meta = "".join(f"{w}={i}\n" for i, w in enumerate(DIGITS))
+    (ws / "models" / "digits.model.meta").write_text(meta)
+    (ws / "models" / "digits.model.index").write_text("index")
+    cells = run_cells("file_dataset_mnist_params.py", ws)
+    assert cells.returncode == 0, cells.stdout[-3000:] + cells.stderr[-3000:]
+    out = cells.stdout
+    assert (
+        "refused: pipeline_parameters names 'typo_param', which no PipelineParameter of the "
+        "pipeline has (it has: batch_size_param, mnist_param, process_count_param)"
+    ) in out
+    assert "Prediction has  10  rows" in out
+    full = _csv_after(out, "Prediction has  10  rows\n")
+    assert dict(zip(full["Filename"], full["Prediction"], strict=True)) == {
+        f"{i}.png": i for i in range(10)
+    }
+    assert "Single image prediction has  1  rows" in out
+    single = _csv_after(out, "Single image prediction has  1  rows\n")
+    assert list(single["Filename"]) == ["0.png"] and list(single["Prediction"]) == [0]
+    specs = sorted((spool / "jobs").glob("*/spec.json"), key=lambda p: p.stat().st_mtime)
+    first, second = (json.loads(p.read_text()) for p in specs)
+    assert (first["mini_batch_size"], first["max_concurrency_per_instance"]) == (5, 2)
+    assert (second["mini_batch_size"], second["max_concurrency_per_instance"]) == (1, 1)

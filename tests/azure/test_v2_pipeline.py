@@ -6,6 +6,7 @@ real daemons serve the spool.
 
 from __future__ import annotations
 
+import json
 import os
 import shutil
 import subprocess
@@ -91,3 +92,59 @@ def test_v2_lone_command_job_runs_as_a_one_step_pipeline(tmp_path: Path) -> None
     assert "prepared 15 files" in r.stdout and "status Completed" in r.stdout
     got = sorted(p.name for p in (tmp_path / "results" / "named-outputs" / "copies").iterdir())
     assert got == sorted(f"{i}-{n}" for n in WORDS for i in range(3))
+
+
+def test_from_config_in_local_mode_runs_without_daemons(tmp_path: Path) -> None:
+    """``MLClient.from_config()`` finds ``.azureml/config.json`` in a parent folder (as
+    Azure's SDK does); its ``prsd`` section names the spool (relative to the file) and
+    ``local``: the job runs in a background ``prsd run``, no daemons."""
+    (tmp_path / ".azureml").mkdir()
+    config = {"subscription_id": "0000", "resource_group": "rg", "workspace_name": "ws",
+              "prsd": {"spool": "../spool", "local": True}}  # fmt: skip
+    (tmp_path / ".azureml" / "config.json").write_text(json.dumps(config))
+    work = tmp_path / "notebooks"
+    work.mkdir()
+    r = _notebook(work, "from_config")
+    assert r.returncode == 0, r.stdout[-3000:] + r.stderr[-3000:]
+    assert f"Found the config file in: {tmp_path / '.azureml' / 'config.json'}" in r.stdout
+    assert (  # Azure's notebooks look their cluster up: on prsd it is the fleet
+        f"AmlCompute(name='cpu-cluster'): on prsd, the agents serving {tmp_path / 'spool'} "
+        "(nothing is provisioned)"
+    ) in r.stdout
+    assert "status Completed" in r.stdout and "downloaded" in r.stdout
+    name = r.stdout.split("submitted ", 1)[1].split()[0]
+    assert (tmp_path / "spool" / "pipelines" / name / "final.json").is_file()
+    assert not (work / "spool").exists()
+    assert "warning: queued" not in r.stderr
+
+
+def test_a_v2_submission_nothing_serves_says_so(tmp_path: Path) -> None:
+    code = (
+        "import sys; from azure.ai.ml import command; from prsd.azure import MLClient; "
+        "job = command(command='echo hi', environment='azureml:AzureML-x@latest'); "
+        "j = MLClient(spool='spool').jobs.create_or_update(job, experiment_name='lonely'); "
+        "print('submitted', j.name)"
+    )
+    r = subprocess.run(
+        [sys.executable, "-c", code], cwd=tmp_path, capture_output=True, text=True, check=False
+    )
+    assert r.returncode == 0, r.stderr
+    assert r.stderr.strip().splitlines()[-1] == (
+        "warning: queued (MLClient(..., local=True) runs it in this machine, no daemons): "
+        "no leader has ever run on this spool; start `prsd leader` (or `prsd run`)"
+    )
+
+
+def test_from_config_without_a_spool_names_both_places(tmp_path: Path) -> None:
+    (tmp_path / "config.json").write_text('{"subscription_id": "0000"}')
+    code = "from prsd.azure import MLClient; MLClient.from_config()"
+    env = {k: v for k, v in os.environ.items() if k != "PRSD_SPOOL"}
+    r = subprocess.run(
+        [sys.executable, "-c", code], cwd=tmp_path, capture_output=True, text=True, env=env,
+        check=False,
+    )  # fmt: skip
+    assert r.returncode == 1
+    assert r.stderr.strip().splitlines()[-1] == (
+        'prsd.azure.config.ConfigError: no spool named: add "prsd": {"spool": ...} to '
+        f"{tmp_path / 'config.json'} or set PRSD_SPOOL"
+    )

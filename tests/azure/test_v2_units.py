@@ -51,13 +51,19 @@ def test_a_lone_job_is_a_one_step_pipeline() -> None:
     }  # fmt: skip
 
 
-def test_the_client_serves_jobs_only(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+def test_the_client_serves_jobs_and_compute_only(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
     client = MLClient("credential", "sub", "rg", "ws", spool=tmp_path)
     assert client.spool == tmp_path and client.workspace_name == "ws"
+    cluster = client.compute.get("cpu-cluster")  # every name is the fleet
+    assert (cluster.name, cluster.provisioning_state) == ("cpu-cluster", "Succeeded")
+    assert client.compute.begin_create_or_update(cluster).result().name == "cpu-cluster"
+    assert [c.name for c in client.compute.list()] == ["cpu-cluster"]
     with pytest.raises(
-        NotImplementedError, match=r"MLClient.compute is not supported by prsd.*docs/azure-sdk.md"
+        NotImplementedError, match=r"MLClient.data is not supported by prsd.*docs/azure-sdk.md"
     ):
-        _ = client.compute
+        _ = client.data
     monkeypatch.delenv("PRSD_SPOOL", raising=False)
     with pytest.raises(ValueError, match=r"needs spool=\.\.\. \(or PRSD_SPOOL\)"):
         MLClient()

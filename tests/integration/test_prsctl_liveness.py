@@ -135,3 +135,47 @@ def _serve_and_watch(tmp_path: Path, spool: Path, log: IO[bytes], kept: str, doo
         assert _waiting_line(tmp_path) == ""  # nothing waits: nothing to warn about
     finally:
         _stop(iter(procs))
+
+
+SLOW = """
+    import time
+
+    def run(mini_batch):
+        time.sleep(600)
+        return list(mini_batch)
+"""
+
+
+def test_a_prsd_run_killed_mid_job_is_a_leader_gone_at_once(tmp_path: Path) -> None:
+    """``prsd run`` killed with -9: its lease still looks fresh for a while, but its
+    process is gone from this host, so cancel and status say no leader serves the job
+    at once (the cancel waits for one) instead of promising an answer."""
+    spool = tmp_path / "spool"
+    job = make_job(tmp_path, SLOW, YAML, files=2)
+    env = dict(os.environ, PRSD_GPU_COUNT="0")
+    run = subprocess.Popen(
+        [*PRSD, "run", str(job), "--spool", str(spool)],
+        env=env,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.DEVNULL,
+        start_new_session=True,  # its workers die with it (their own prctl)
+    )
+    try:
+        assert run.stdout is not None
+        job_id = run.stdout.readline().decode().split()[1]
+        wait_until(lambda: (spool / "jobs" / job_id / "state").is_dir(), 60, "the job taken in")
+        pid = run.pid
+        os.killpg(run.pid, 9)
+        run.wait(30)
+    finally:
+        if run.poll() is None:
+            os.killpg(run.pid, 9)
+            run.wait()
+        if run.stdout is not None:
+            run.stdout.close()
+    canceled = ctl(tmp_path, "cancel", job_id, "--spool", str(spool))
+    assert canceled.returncode == 0, canceled.stderr
+    assert canceled.stdout.strip() == (
+        f"cancel of {job_id} requested: no leader alive (the last one, pid {pid} on this "
+        "host, has exited); start `prsd leader`: the request waits for a leader"
+    )

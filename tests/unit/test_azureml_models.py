@@ -26,3 +26,17 @@ def test_versions_single_files_and_folders(tmp_path: Path) -> None:
     assert find_model(str(tmp_path), "flat", None) == str(tmp_path / "flat" / "w.pt")
     assert find_model(str(tmp_path), "single", None) == str(tmp_path / "single")
     assert find_model(str(tmp_path), "absent", None) is None
+
+
+def test_a_version_registered_from_a_folder_is_that_folder(tmp_path: Path) -> None:
+    """``Model.register(model_path="models/", ...)`` stores ``<name>/<version>/models/``;
+    Azure's ``get_model_path`` returns that folder, and Azure's MNIST script joins file
+    names onto it. Without versions, a lone subfolder is not stepped into."""
+    (tmp_path / "mnist-prs" / "1" / "models").mkdir(parents=True)
+    (tmp_path / "mnist-prs" / "1" / "models" / "mnist-tf.model.meta").write_text("m")
+    (tmp_path / "mnist-prs" / "1" / "models" / "mnist-tf.model.index").write_text("i")
+    (tmp_path / "plain" / "inner").mkdir(parents=True)
+    registered = str(tmp_path / "mnist-prs" / "1" / "models")
+    assert find_model(str(tmp_path), "mnist-prs", None) == registered
+    assert find_model(str(tmp_path), "mnist-prs", 1) == registered
+    assert find_model(str(tmp_path), "plain", None) == str(tmp_path / "plain")

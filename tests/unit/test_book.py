@@ -107,3 +107,15 @@ def test_the_take_over_settles_on_a_local_disk_at_once_and_waits_on_a_mount() ->
     assert settled(local=False, unseen=0, looks_left=0, past_deadline=False)
     assert not settled(local=False, unseen=2, looks_left=0, past_deadline=False)
     assert settled(local=False, unseen=2, looks_left=-4, past_deadline=True)
+
+
+def test_a_command_step_is_said_as_its_command() -> None:
+    """A pipeline's command step: its progress and first error speak of the command."""
+    command = Thresholds(0, command=True)
+    running = _book(1, [], thresholds=command)
+    assert running.progress_line(112.0) == "The command has been running for 0:00:12."
+    failed = _book(1, [(_bad(0, "exit 3"), 1, "n1", 101.0)], max_retries=0, thresholds=command)
+    assert failed.progress_line(130.0) == "The command ran for 0:00:30."
+    assert failed.errors.root_cause().startswith(
+        "First error: attempt 1 of the command on node n1, p0: exit 3"
+    )

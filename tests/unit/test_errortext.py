@@ -117,3 +117,74 @@ def test_a_traceback_becomes_one_readable_line() -> None:
     assert compact_error("First error: init timed out (node n1)") == (
         "First error: init timed out (node n1)"
     )
+
+
+def test_a_first_error_without_traceback_is_one_line_with_its_file() -> None:
+    """A timeout or a wrong return type: no traceback, no escaped newline in the line."""
+    text = (
+        "First error: mini-batch 000000000 (attempt 1) on node n1, process000: run() did not "
+        "return within 2 s (retry_settings.timeout); its stacks are in the worker's error file\n"
+        "Full traceback: /l/e.txt"
+    )
+    assert compact_error(text) == (
+        "First error: mini-batch 000000000 (attempt 1) on node n1, process000: run() did not "
+        "return within 2 s (retry_settings.timeout); its stacks are in the worker's error "
+        "file. Full traceback: /l/e.txt"
+    )
+
+
+def test_prsd_own_frames_are_not_where_the_error_was() -> None:
+    """The innermost frame of the user's code is named; prsd's own (the worker host, the
+    command runner, here or as another node's install names them) and importlib's never."""
+    own = compact_error(
+        "First error: attempt 1 of the command on node n1, process000: CommandFailed: boom\n"
+        "  Traceback (most recent call last):\n"
+        '    File "/opt/prsd/lib/python3.11/site-packages/prsd/worker/command.py", line 91, in _run_one\n'
+        '      raise CommandFailed(f"the command exited with code {code}{said}")\n'
+        "  prsd.worker.command.CommandFailed: boom\n"
+        "Full traceback: /l/e.txt"
+    )
+    assert own == (
+        "First error: attempt 1 of the command on node n1, process000: CommandFailed: boom. "
+        "Full traceback: /l/e.txt"
+    )
+    import_tail = compact_error(
+        '  File "/x/prsd/worker/host.py", line 158, in _start\n'
+        "    module = import_entry_script(hello.code_dir, hello.entry_script)\n"
+        "             ^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^\n"
+        '  File "/x/prsd/worker/script.py", line 104, in import_entry_script\n'
+        "    raise EntryScriptError(\n"
+        "prsd.worker.script.EntryScriptError: SyntaxError at import of the entry script: "
+        "expected ':' (/c/score.py, line 1)\n"
+        "Full traceback: /l/e.txt"
+    )
+    assert import_tail == (
+        "SyntaxError at import of the entry script: expected ':' (/c/score.py, line 1). "
+        "Full traceback: /l/e.txt"
+    )
+    user_below = compact_error(
+        "  Traceback (most recent call last):\n"
+        '    File "/x/prsd/worker/script.py", line 127, in _import\n'
+        "      spec.loader.exec_module(module)\n"
+        '    File "<frozen importlib._bootstrap_external>", line 940, in exec_module\n'
+        '    File "/c/score.py", line 3, in <module>\n'
+        "      import missing_module\n"
+        "  ModuleNotFoundError: No module named 'missing_module'\n"
+    )
+    assert user_below == (
+        "ModuleNotFoundError: No module named 'missing_module' "
+        "(at /c/score.py:3 in <module>: import missing_module)"
+    )
+
+
+def test_an_init_tail_without_frames_is_named_by_its_exception_line() -> None:
+    """The last lines of an init() traceback may hold no frame line: the exception line
+    leads, not the source line above it."""
+    tail = (
+        '  raise FileNotFoundError("model.pkl is missing")\n'
+        "  FileNotFoundError: model.pkl is missing\n"
+        "Full traceback: /l/e.txt"
+    )
+    assert (
+        compact_error(tail) == "FileNotFoundError: model.pkl is missing. Full traceback: /l/e.txt"
+    )

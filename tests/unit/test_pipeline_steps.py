@@ -104,7 +104,10 @@ def test_every_binding_form_resolves(tmp_path: Path) -> None:
     assert prep.command["outputs"] == [{"name": "table", "path": str(table), "type": "mltable"}]
     assert prep.code == tmp_path / "comp"  # the component's folder, made absolute
     body: dict[str, Any] = prep.yaml["jobs"]["prep"]
-    assert body["task"]["environment"] == {"conda_file": str(tmp_path / "comp" / "conda.yaml")}
+    # The component's conda file (relative to the component) is copied into the step.
+    assert body["task"]["environment"] == {"conda_file": "./environment/conda.yaml"}
+    conda = (tmp_path / "comp" / "conda.yaml", "environment.conda_file")
+    assert prep.files == {"environment/conda.yaml": conda}
     assert body["mini_batch_size"] == 1 and body["input_data"] == "./command"
     assert prep.yaml["display_name"] == "shown on Azure"  # recorded as ignored by the loader
     train = binder.job(p.steps["train"], "t1", "x-train").yaml["jobs"]["train"]

@@ -13,6 +13,7 @@ from prsd.jobspec.said import (
     note,
     note_lines,
     notes_text,
+    stderr_text,
 )
 
 
@@ -62,3 +63,11 @@ def test_a_key_with_a_newline_stays_on_one_line() -> None:
     (said,) = job_notes(["a\nnot used: forged"], [])
     assert said.line() == "not used: a\\nnot used: forged"
     assert len(notes_text([said]).splitlines()) == 2
+
+
+def test_a_plain_note_on_stderr_says_note_once() -> None:
+    """``prsd: note: input_data: ...``, not ``prsd: note: note: input_data: ...``."""
+    lines = note_lines(job_notes(["compute"], [note(NOTE, "input_data: x")]))
+    assert stderr_text("prsd", lines) == (
+        "prsd: note: not used: compute\nprsd: note: input_data: x\n"
+    )

@@ -5,7 +5,7 @@ from __future__ import annotations
 import pytest
 
 from prsd.leader.retry import next_step
-from prsd.leader.verdict import Counts, Thresholds, verdict
+from prsd.leader.verdict import Counts, Thresholds, Verdict, verdict
 from prsd.storage.records import CRASHED, FAILED, REQUEUED, SUCCEEDED, TIMEOUT
 
 
@@ -119,3 +119,9 @@ def test_next_step(
         retry,
         after,
     )
+
+
+def test_a_command_step_fails_in_its_own_terms() -> None:
+    """A pipeline's command step is one mini-batch: its failure is the command's."""
+    failed = verdict(Counts(total_mbs=1, failed_mbs=1), Thresholds(0, command=True))
+    assert failed == Verdict(True, True, "the command failed on its last attempt")

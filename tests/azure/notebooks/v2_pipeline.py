@@ -1,7 +1,7 @@
 # A v2 notebook's cells: a command step feeding parallel_run_function inside @pipeline,
 # submitted with ml_client.jobs.create_or_update, streamed, its output downloaded. The
 # only prsd line is the client's construction. argv: spool, then "fail" for k=0, which
-# the entry script refuses. Run from a folder holding v2src/ and raw/.
+# the entry script refuses, "from_config" for Azure's MLClient.from_config(). Run from a folder holding v2src/ and raw/.
 import sys
 
 from azure.ai.ml import Input, Output, command
@@ -11,7 +11,14 @@ from azure.ai.ml.parallel import RunFunction, parallel_run_function
 
 from prsd.azure import MLClient
 
-ml_client = MLClient(spool=sys.argv[1])  # was: MLClient(DefaultAzureCredential(), sub, rg, ws)
+if "from_config" in sys.argv:  # Azure's own line: the spool is in config.json
+    ml_client = MLClient.from_config(credential=None)
+else:
+    ml_client = MLClient(spool=sys.argv[1])  # was: MLClient(DefaultAzureCredential(), sub, rg, ws)
+
+# %%
+cpu_compute_target = "cpu-cluster"
+print(ml_client.compute.get(cpu_compute_target))
 
 # %%
 prep = command(

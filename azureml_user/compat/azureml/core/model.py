@@ -50,13 +50,17 @@ def _versions(folder: str) -> list[int]:
     return sorted(int(n) for n in names if n.isdigit() and os.path.isdir(os.path.join(folder, n)))
 
 
-def _one_file(folder: str) -> str:
+def _one_file(folder: str, folders_too: bool = False) -> str:
+    """The folder's one entry (a file; with ``folders_too`` a folder as well), else the
+    folder. A version registered from a folder holds that folder: Azure returns it."""
     try:
         names = [n for n in os.listdir(folder) if not n.startswith(".")]
     except OSError:
         return folder
-    if len(names) == 1 and os.path.isfile(os.path.join(folder, names[0])):
-        return os.path.join(folder, names[0])
+    if len(names) == 1:
+        only = os.path.join(folder, names[0])
+        if os.path.isfile(only) or (folders_too and os.path.isdir(only)):
+            return only
     return folder
 
 
@@ -69,9 +73,10 @@ def find_model(folder: str, name: str, version: int | None) -> str | None:
         return None
     versions = _versions(base)
     if version is not None:
-        return _one_file(os.path.join(base, str(version))) if version in versions else None
+        found = os.path.join(base, str(version))
+        return _one_file(found, folders_too=True) if version in versions else None
     if versions:
-        return _one_file(os.path.join(base, str(versions[-1])))
+        return _one_file(os.path.join(base, str(versions[-1])), folders_too=True)
     return _one_file(base)
 
 

@@ -5,7 +5,12 @@ Guarantees (pure: no file is read or written but through the datasets' own
 ``PythonScriptStep`` a ``type: command`` step, under a step name prsd accepts (the v1
 name with other characters as ``_``; :attr:`Draft.names` maps them back). A
 ``PipelineData`` written by one step and read by another becomes
-``${{parent.jobs.<writer>.outputs.<name>}}``; a ``PipelineParameter`` becomes its value.
+``${{parent.jobs.<writer>.outputs.<name>}}``; a ``PipelineParameter`` becomes its value
+(the submission's ``pipeline_parameters`` entry, else its default) wherever Azure takes
+one: step arguments, ``ParallelRunConfig`` settings (``mini_batch_size``,
+``process_count_per_node`` ...) and a dataset input (``DatasetConsumptionConfig(name,
+PipelineParameter(...))``). A ``pipeline_parameters`` name that no ``PipelineParameter``
+of the pipeline has is a ``ValueError`` naming the ones it has.
 v1 settings map to the v2 keys prsd reads (docs/jobspec.md): ``error_threshold``,
 ``mini_batch_error_threshold``, ``retry_settings``, ``resources.instance_count``.
 """
@@ -32,6 +37,31 @@ class Draft:
     outputs: dict[str, tuple[str, str]] = field(default_factory=dict)  # data name -> (step, file)
 
 
+class Params:
+    """The submission's ``pipeline_parameters``, and which the pipeline's steps used."""
+
+    def __init__(self, given: dict[str, Any]) -> None:
+        self.given = dict(given)
+        self.used: set[str] = set()
+
+    def value(self, value: Any) -> Any:
+        """``value``, or a ``PipelineParameter``'s value for this submission."""
+        if isinstance(value, PipelineParameter):
+            self.used.add(value.name)
+            return self.given.get(value.name, value.default_value)
+        return value
+
+    def check_all_used(self) -> None:
+        """Raises ValueError: a given name no ``PipelineParameter`` of the pipeline has."""
+        unknown = sorted(set(self.given) - self.used)
+        if unknown:
+            has = ", ".join(sorted(self.used)) or "none"
+            raise ValueError(
+                f"pipeline_parameters names {', '.join(map(repr, unknown))}, which no "
+                f"PipelineParameter of the pipeline has (it has: {has})"
+            )
+
+
 def step_key(name: str, taken: set[str]) -> str:
     """A step name prsd accepts (``^[A-Za-z_][A-Za-z0-9_]*$``), unique in the pipeline."""
     key = _BAD.sub("_", name)[:90] or "step"
@@ -46,7 +76,14 @@ def step_key(name: str, taken: set[str]) -> str:
 
 def draft(name: str, steps: list[Any], params: dict[str, Any], python: str,
           continue_on_step_failure: bool = False) -> Draft:  # fmt: skip
-    """The pipeline file for ``steps`` (see the module docstring)."""
+    """The pipeline file for ``steps`` (see the module docstring).
+
+    Raises:
+        ValueError: a step prsd cannot write (see the module docstring), or an unknown
+            ``params`` name.
+        TypeError: a step of a kind prsd does not run.
+    """
+    given = Params(params)
     taken: set[str] = set()
     out = Draft({"type": "pipeline", "name": name, "experiment_name": name})
     for step in steps:
@@ -59,13 +96,14 @@ def draft(name: str, steps: list[Any], params: dict[str, Any], python: str,
     for step in steps:
         key = out.names[step.name]
         if isinstance(step, ParallelRunStep):
-            jobs[key] = _parallel(step, key, writers, params, python, out)
+            jobs[key] = _parallel(step, key, writers, given, python, out)
         elif isinstance(step, PythonScriptStep):
-            jobs[key] = _command(step, writers, params, python)
+            jobs[key] = _command(step, writers, given, python)
         else:
             raise TypeError(
                 f"{type(step).__name__} is not a step prsd runs (ParallelRunStep, PythonScriptStep)"
             )
+    given.check_all_used()
     out.data["settings"] = {"continue_on_step_failure": continue_on_step_failure}
     out.data["jobs"] = jobs
     return out
@@ -84,7 +122,7 @@ def _is_data(value: Any) -> bool:
 
 
 def _input(
-    value: Any, writers: dict[str, str], step: str
+    value: Any, writers: dict[str, str], step: str, params: Params
 ) -> tuple[str, dict[str, Any], dict[str, Any]]:
     """(input name, entry, extra step settings) of a step input."""
     from azureml.data import DatasetConsumptionConfig
@@ -97,7 +135,10 @@ def _input(
             )
         return value.name, {"path": f"${{{{parent.jobs.{writer}.outputs.{value.name}}}}}"}, {}
     if isinstance(value, DatasetConsumptionConfig):
-        entry, extra = value.dataset.prsd_input()
+        dataset = params.value(value.dataset)
+        if not hasattr(dataset, "prsd_input"):
+            raise TypeError(f"step {step!r}: input {value.name!r} is {dataset!r}, not a dataset")
+        entry, extra = dataset.prsd_input()
         return value.name, entry, extra
     if hasattr(value, "prsd_input"):
         entry, extra = value.prsd_input()
@@ -105,9 +146,9 @@ def _input(
     raise TypeError(f"step {step!r}: cannot use {value!r} as an input")
 
 
-def _argument(value: Any, inputs: dict[str, str], outputs: set[str], params: dict[str, Any]) -> str:
+def _argument(value: Any, inputs: dict[str, str], outputs: set[str], params: Params) -> str:
     if isinstance(value, PipelineParameter):
-        return str(params.get(value.name, value.default_value))
+        return str(params.value(value))
     if _is_data(value):
         return (
             f"${{{{outputs.{value.name}}}}}"
@@ -120,9 +161,9 @@ def _argument(value: Any, inputs: dict[str, str], outputs: set[str], params: dic
     return str(value)
 
 
-def _parallel(step: ParallelRunStep, key: str, writers: dict[str, str], params: dict[str, Any],
+def _parallel(step: ParallelRunStep, key: str, writers: dict[str, str], params: Params,
               python: str, out: Draft) -> dict[str, Any]:  # fmt: skip
-    cfg = step.parallel_run_config
+    cfg = _Settings(step.parallel_run_config, params)
     if len(step.inputs) != 1:
         raise ValueError(
             f"step {step.name!r}: a ParallelRunStep takes one input, not {len(step.inputs)}"
@@ -131,7 +172,7 @@ def _parallel(step: ParallelRunStep, key: str, writers: dict[str, str], params: 
     extra_all: dict[str, Any] = {}
     names: dict[str, str] = {}
     for value in [*step.inputs, *step.side_inputs]:
-        name, entry, extra = _input(value, writers, step.name)
+        name, entry, extra = _input(value, writers, step.name, params)
         body["inputs"][name] = entry
         names[name] = name
         extra_all.update(extra)
@@ -172,6 +213,17 @@ def _parallel(step: ParallelRunStep, key: str, writers: dict[str, str], params: 
     return body
 
 
+class _Settings:
+    """A ``ParallelRunConfig`` read with its ``PipelineParameter`` values resolved."""
+
+    def __init__(self, cfg: Any, params: Params) -> None:
+        self._cfg = cfg
+        self._params = params
+
+    def __getattr__(self, name: str) -> Any:
+        return self._params.value(getattr(self._cfg, name))
+
+
 def _parallel_output(step: ParallelRunStep, key: str, body: dict[str, Any], task: dict[str, Any],
                      out: Draft) -> set[str]:  # fmt: skip
     """The step's output: the append_row file (a ``uri_file``) or a folder."""
@@ -190,12 +242,12 @@ def _parallel_output(step: ParallelRunStep, key: str, body: dict[str, Any], task
     return {name}
 
 
-def _command(step: PythonScriptStep, writers: dict[str, str], params: dict[str, Any],
+def _command(step: PythonScriptStep, writers: dict[str, str], params: Params,
              python: str) -> dict[str, Any]:  # fmt: skip
     body: dict[str, Any] = {"type": "command", "code": str(Path(step.source_directory).absolute())}
     inputs: dict[str, Any] = {}
     for value in step.inputs:
-        name, entry, _ = _input(value, writers, step.name)
+        name, entry, _ = _input(value, writers, step.name, params)
         inputs[name] = entry
     outs = {o.name for o in step.outputs if _is_data(o)}
     args = [_argument(a, {n: n for n in inputs}, outs, params) for a in step.arguments]

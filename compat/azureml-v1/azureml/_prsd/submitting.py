@@ -12,10 +12,8 @@ refuses raises ``ValueError`` with prsd's message and leaves nothing in the spoo
 from __future__ import annotations
 
 import re
-import subprocess
 import sys
 import tempfile
-import time
 from datetime import UTC, datetime
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -23,6 +21,7 @@ from typing import TYPE_CHECKING, Any
 import yaml
 
 from azureml._prsd.pipeline_yaml import draft
+from prsd.azure.background import run_in_background
 
 if TYPE_CHECKING:
     from azureml.core.experiment import Experiment
@@ -30,7 +29,6 @@ if TYPE_CHECKING:
 
 PIPELINE_FILE = "pipeline.yml"
 SUBMISSIONS = ".prsd-submissions"
-START_TIMEOUT_S = 120.0
 
 
 def submit_pipeline(experiment: Experiment, pipeline: Pipeline, params: dict[str, Any],
@@ -53,7 +51,7 @@ def submit_pipeline(experiment: Experiment, pipeline: Pipeline, params: dict[str
     spool = open_spool(settings.spool, create=True)
     datastore = ws.get_default_datastore().name
     if settings.local:
-        run_id, proc = _run_in_background(file, spool.root, experiment.name, folder)
+        run_id, proc = run_in_background(file, spool.root, experiment.name, folder)
         return PipelineRun(experiment, run_id, d, spool.root, file, datastore, proc)
     from prsd.errors import PrsdError
     from prsd.pipesubmit import submit_pipeline as stage
@@ -64,30 +62,6 @@ def submit_pipeline(experiment: Experiment, pipeline: Pipeline, params: dict[str
         raise ValueError(f"prsd refused the pipeline ({file}): {exc}") from None
     _warn_if_unserved(spool)
     return PipelineRun(experiment, record.pipeline_id, d, spool.root, file, datastore)
-
-
-def _run_in_background(
-    file: Path, spool: Path, name: str, folder: Path
-) -> tuple[str, subprocess.Popen[bytes]]:
-    log = folder / "prsd-run.log"
-    with log.open("wb") as out:
-        proc = subprocess.Popen(
-            [sys.executable, "-m", "prsd.daemon", "run", str(file), "--spool", str(spool), "--name", name],
-            stdout=out, stderr=subprocess.STDOUT, stdin=subprocess.DEVNULL, start_new_session=True,
-        )  # fmt: skip
-    deadline = time.monotonic() + START_TIMEOUT_S
-    while time.monotonic() < deadline:
-        text = log.read_text(encoding="utf-8", errors="replace")
-        found = re.search(r"^pipeline (\S+)$", text, re.MULTILINE)
-        if found:
-            return found.group(1), proc
-        if proc.poll() is not None:
-            raise ValueError(f"prsd refused the pipeline ({file}): {text.strip()}")
-        time.sleep(0.1)
-    proc.kill()
-    raise TimeoutError(
-        f"prsd run did not start the pipeline within {START_TIMEOUT_S:.0f} s; see {log}"
-    )
 
 
 def _warn_if_unserved(spool: Any) -> None:

@@ -83,6 +83,8 @@ class FileDataset(AbstractDataset):
         """(the step's input entry, settings for the step such as ``partition_format``)."""
         src = self._one_source("a file dataset given to a step")
         extra: dict[str, Any] = {}
+        if src.pattern != "**" and len(src.files()) == 1 and not self._partition_format:
+            return {"type": "uri_file", "path": str(src.files()[0])}, extra  # one file
         if self._partition_format:
             extra["partition_format"] = relative_format(self._partition_format, src)
         elif src.pattern != "**" and src.files() != Source(src.folder, "**", src.root).files():
@@ -90,8 +92,6 @@ class FileDataset(AbstractDataset):
                 f"a step input must be a whole folder: {src.pattern!r} selects part of "
                 f"{src.folder} (move the files into their own folder, or give a partition_format)"
             )
-        if src.pattern != "**" and len(src.files()) == 1 and not self._partition_format:
-            return {"type": "uri_file", "path": str(src.files()[0])}, extra
         return {"type": "uri_folder", "path": str(src.folder)}, extra
 
 
@@ -222,9 +222,10 @@ def write_mltable(
 
 
 class DatasetConsumptionConfig(Surface):
-    """``dataset.as_named_input(name)``: a step input under that name."""
+    """``dataset.as_named_input(name)``: a step input under that name. ``dataset`` may be
+    a ``PipelineParameter`` whose value is a dataset (given per submission)."""
 
-    def __init__(self, name: str, dataset: AbstractDataset, mode: str = "direct") -> None:
+    def __init__(self, name: str, dataset: Any, mode: str = "direct") -> None:
         self.name = name
         self.dataset = dataset
         self.mode = mode
