@@ -26,7 +26,7 @@ from prsd.errors import PrsdError
 from prsd.leader.bisect import PROBE_ATTEMPT_BASE
 from prsd.leader.merge import Piece
 from prsd.leader.retryplan import Kept, items_digest, payload_identity
-from prsd.storage.jobowner import JobOwner, owner_of_folder, read_job_owner
+from prsd.storage.jobowner import JobOwner, OwnerRecordError, owner
 from prsd.storage.layout import JobLayout, TaskName, parse_done_name, valid_job_id
 from prsd.storage.records import SUCCEEDED, TaskBody, read_result_meta
 from prsd.wire.fields import RecordError
@@ -198,10 +198,15 @@ def results_to_keep(layout: JobLayout, mode: str, *, keep_short: bool) -> list[K
 
 
 def job_owner(layout: JobLayout) -> JobOwner:
-    """The recorded owner (``owner.json``), else the owner of the job's folder."""
-    if os.path.lexists(layout.owner_record):
-        return read_job_owner(layout)
-    return owner_of_folder(layout.root)
+    """The recorded owner (:func:`prsd.storage.jobowner.owner`); no record: refused.
+
+    Raises:
+        PrsdError: the job has no owner record the daemons wrote.
+    """
+    try:
+        return owner(layout)
+    except OwnerRecordError as exc:
+        raise PrsdError(f"job {layout.job_id}: {exc.one_line()}; a retry needs its owner") from exc
 
 
 def check_same_owner(layout: JobLayout, others: set[str]) -> None:
@@ -215,10 +220,9 @@ def check_same_owner(layout: JobLayout, others: set[str]) -> None:
         if not valid_job_id(job_id):
             raise PrsdError(f"the retry names {job_id!r}, which is not a job id")
         other = JobLayout(layout.root.parent / job_id, job_id)
-        try:
-            theirs = job_owner(other)
-        except OSError as exc:
-            raise PrsdError(f"the retry needs job {job_id}, which is gone: {exc}") from exc
+        if not os.path.lexists(other.root):
+            raise PrsdError(f"the retry needs job {job_id}, which is gone")
+        theirs = job_owner(other)
         if theirs.uid != mine.uid:
             raise PrsdError(
                 f"job {job_id} belongs to {theirs.user}, not to {mine.user}: a retry may "

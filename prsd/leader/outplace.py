@@ -24,7 +24,7 @@ from typing import TYPE_CHECKING
 
 from prsd.errors import PrsdError
 from prsd.jobspec.paths import Roots
-from prsd.storage.jobowner import JobOwner, OwnerRecordError, owner_of_folder, read_job_owner
+from prsd.storage.jobowner import JobOwner, OwnerRecordError, owner
 
 if TYPE_CHECKING:
     from prsd.storage.layout import JobLayout
@@ -52,11 +52,15 @@ class OutputPlace:
 
 
 def job_owner(layout: JobLayout) -> JobOwner:
-    """The recorded owner of the job, else the owner of its folder (older spools)."""
+    """The recorded owner of the job (:func:`prsd.storage.jobowner.owner`).
+
+    Raises:
+        OutputRefused: no owner record: nothing is written for a job of unknown owner.
+    """
     try:
-        return read_job_owner(layout)
-    except OwnerRecordError:
-        return owner_of_folder(layout.root)
+        return owner(layout)
+    except OwnerRecordError as exc:
+        raise OutputRefused(f"{exc.one_line()}; the job's output is not written") from exc
 
 
 def output_place(layout: JobLayout, out_path: Path, *, roots: Roots | None = None) -> OutputPlace:
