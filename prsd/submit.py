@@ -29,8 +29,8 @@ import yaml
 from prsd.errors import JobSpecError, PrsdError
 from prsd.jobspec import JobSpec
 from prsd.jobspec.load import find_job_file, load_job_spec
-from prsd.leader.rerun import RETRY_FILE
 from prsd.leader.resubmit import code_digest
+from prsd.leader.retryfiles import RETRY_FILE
 from prsd.storage.atomic import fsync_dir, fsync_tree, move_verified, write_atomic
 from prsd.storage.jobid import ever_given, make_job_id
 
@@ -219,8 +219,8 @@ def submit_retry(
     """
     from prsd.jobspec.overrides import apply_overrides, parse_override
     from prsd.jobspec.yamlsafe import read_yaml
-    from prsd.leader.kept import KEPT_FILE
     from prsd.leader.resubmit import check_may_retry, draft_retry
+    from prsd.leader.retryfiles import KEPT_FILE
 
     old = spool.job(job_id)
     if not old.final.exists():

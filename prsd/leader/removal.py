@@ -21,7 +21,8 @@ from typing import TYPE_CHECKING
 
 from prsd.errors import PrsdError
 from prsd.leader.finish import FinalState
-from prsd.leader.kept import KEPT_FILE, read_kept
+from prsd.leader.kept import read_kept
+from prsd.leader.retryfiles import KEPT_FILE
 from prsd.logconfig import get_logger
 from prsd.storage.atomic import move_verified
 from prsd.storage.jobid import settle_job_id

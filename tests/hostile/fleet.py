@@ -25,13 +25,19 @@ from typing import TYPE_CHECKING
 
 from prsd.storage.spool import open_spool
 from tests.helpers import stop_daemons, wait_until
-from tests.realusers import chown_tree, plain_user, python_for, reachable_checkout
+from tests.realusers import (
+    chown_tree,
+    daemon_python,
+    daemon_pythonpath,
+    plain_user,
+    python_for,
+    reachable_checkout,
+)
 
 if TYPE_CHECKING:
     import pwd
     from collections.abc import Iterator
 
-PRSD = [sys.executable, "-m", "prsd.daemon"]
 CHECKOUT = Path(__file__).resolve().parents[2]
 PYTHONPATH = f"{CHECKOUT}:{sysconfig.get_paths()['purelib']}"
 """prsd and its dependencies, for an owner running the suite's interpreter by its real path."""
@@ -186,12 +192,18 @@ def fleet(roots: str) -> Iterator[Fleet]:
         spool = base / "spool"
         open_spool(spool)
         (spool / "inbox").chmod(0o1777)  # anyone submits (docs/deploy.md)
-        env = dict(os.environ, PRSD_GPU_COUNT="0", PRSD_ALLOWED_ROOTS=roots.format(base=base))
+        env = dict(
+            os.environ,
+            PRSD_GPU_COUNT="0",
+            PRSD_ALLOWED_ROOTS=roots.format(base=base),
+            PYTHONPATH=daemon_pythonpath(),
+        )
+        prsd = [daemon_python(), "-m", "prsd.daemon"]  # the owner side runs it as the owner
         f = Fleet(base, spool, user, python_for(user))
         try:
             with open(f.log, "wb") as log:
                 for role in (["leader"], ["agent", "--node-id", "n1"]):
-                    command = [*PRSD, *role, "--spool", str(spool)]
+                    command = [*prsd, *role, "--spool", str(spool)]
                     f.procs.append(subprocess.Popen(command, env=env, stdout=log, stderr=log))
             yield f
         finally:
