@@ -170,9 +170,16 @@ def snapshot_code(src: Path, dest: Path, skip: set[str]) -> int:
 
     Raises:
         JobSpecError: the folder is larger than MAX_SNAPSHOT_BYTES without its inputs.
+        PermissionError: a folder or file of it cannot be read by the user (named: a
+            snapshot silently missing what could not be read would run other code).
     """
     total = 0
-    for root, dirs, files in os.walk(src):
+    os.listdir(src)  # an unreadable code folder is refused here, by name
+
+    def refuse(exc: OSError) -> None:
+        raise exc
+
+    for root, dirs, files in os.walk(src, onerror=refuse):
         dirs[:] = sorted(
             d
             for d in dirs

@@ -108,24 +108,27 @@ class Fleet:
 
     def submit_as_owner(self, folder: Path) -> subprocess.CompletedProcess[str]:
         """``prsctl submit`` run as the owner (no allowed roots in its environment)."""
-        command = [self.python, "-m", "prsd.cli.prsctl", "submit", "--spool", str(self.spool)]
-        env = {"PATH": "/usr/bin:/bin", "PYTHONPATH": PYTHONPATH, "PRSD_ALLOWED_ROOTS": ""}
+        return self.prsctl_as_owner("submit", str(folder))
+
+    def prsctl_as_owner(self, *args: str, roots: str = "") -> subprocess.CompletedProcess[str]:
+        """``prsctl ARGS --spool SPOOL`` run as the owner, with ``PRSD_ALLOWED_ROOTS=roots``."""
+        command = [self.python, "-m", "prsd.cli.prsctl", *args, "--spool", str(self.spool)]
+        env = {"PATH": "/usr/bin:/bin", "PYTHONPATH": PYTHONPATH, "PRSD_ALLOWED_ROOTS": roots}
         return subprocess.run(
-            [
-                "runuser",
-                "-u",
-                self.user.pw_name,
-                "--",
-                "env",
-                *(f"{k}={v}" for k, v in env.items()),
-                *command,
-                str(folder),
-            ],
+            ["runuser", "-u", self.user.pw_name, "--", "env",
+             *(f"{k}={v}" for k, v in env.items()), *command],
             capture_output=True,
             text=True,
             check=False,
             cwd="/",
-        )
+        )  # fmt: skip
+
+    def final_of(self, job_id: str) -> tuple[str, str]:
+        """Wait for job ``job_id``'s end; its (state, reason)."""
+        final = self.spool / "jobs" / job_id / "state" / "final.json"
+        wait_until(final.exists, 120, f"job {job_id} to end")
+        data = json.loads(final.read_text(encoding="utf-8"))
+        return str(data["state"]), str(data["reason"])
 
     def owned_folder(self, name: str, yaml_text: str) -> Path:
         """A job folder of the owner's own, outside the spool (for prsctl submit)."""
