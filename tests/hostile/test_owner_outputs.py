@@ -11,7 +11,6 @@ from __future__ import annotations
 
 import json
 import os
-import re
 import secrets
 from pathlib import Path
 
@@ -120,7 +119,7 @@ def _output(f: Fleet, job_id: str) -> Path:
 def _retry(f: Fleet, job_id: str, code: Path, roots: str = "") -> str:
     done = f.prsctl_as_owner("retry", job_id, "--code", str(code), roots=roots)
     assert done.returncode == 0, done.stdout + done.stderr
-    found = re.findall(r"\S+", done.stdout)
+    found = done.stdout.split()
     assert found, done.stdout + done.stderr
     return found[-1]
 
