@@ -33,8 +33,17 @@ def run(mini_batch):
     return [f"ok {name}"]
 """
 
+FAILS_ALL = """
+def init():
+    pass
+
+def run(mini_batch):
+    raise ValueError("every input fails the first time")
+"""
+
 SWAP_DURING_RETRY = """
 import os
+import time
 from pathlib import Path
 
 def init():
@@ -42,6 +51,9 @@ def init():
 
 def run(mini_batch):
     name = mini_batch[0].rsplit("/", 1)[-1]
+    if name != "f3.txt":  # the earlier ones: the retry's own merge opens the folder
+        return [f"ok {{name}}"]
+    time.sleep(3)  # their results are in the retry's own merge by now
     out = Path("{out}")
     try:
         os.rename(out, str(out) + ".moved")
@@ -95,18 +107,20 @@ def _good_done(f: Fleet, marker: str = "") -> None:
     assert f.alive(), f.log.read_text(errors="replace")
 
 
-def _first_job(f: Fleet, name: str, out: str = "./outputs/out.txt", roots: str = "") -> str:
-    """alice's job (``prsctl submit``) whose f3 fails: Completed with failures, three rows
-    kept for a retry."""
+def _first_job(
+    f: Fleet, name: str, out: str = "./outputs/out.txt", roots: str = "", script: str = FAILS_F3
+) -> str:
+    """alice's job (``prsctl submit``) whose f3 fails (``FAILS_F3``): Completed with
+    failures, three rows kept for a retry; or every input (``FAILS_ALL``)."""
     folder = f.owned_folder(
         name, job_yaml(f.python, name=name, append_row_to=out, extra=NO_RETRIES)
     )
-    (folder / "code" / "score.py").write_text(FAILS_F3)
+    (folder / "code" / "score.py").write_text(script)
     done = f.prsctl_as_owner("submit", str(folder), roots=roots)
     assert done.returncode == 0, done.stdout + done.stderr
     job_id = done.stdout.split()[-1]
     state, reason = f.final_of(job_id)
-    assert state == "Completed with failures", reason
+    assert state in (("Completed with failures",) if script == FAILS_F3 else ("Failed",)), reason
     return job_id
 
 
@@ -161,7 +175,8 @@ def test_retry_of_an_owners_job_keeps_its_results_case_12() -> None:
 
 def test_retry_output_swapped_for_a_link_during_run_case_1() -> None:
     """alice swaps her output folder for a link to root's folder (canary out.txt) or to
-    bob's code folder (score.py) while the retry runs: nothing outside changes."""
+    bob's code folder (score.py) while the retry runs, after its first results were
+    merged (so the combine at the end is what meets the link): nothing outside changes."""
     with plain_user("prsdb") as bob, fleet(ROOTS_1) as f:
         roots = ROOTS_1.format(base=f.base)
         data = _folder(f.base / "data")
@@ -175,10 +190,12 @@ def test_retry_output_swapped_for_a_link_during_run_case_1() -> None:
         before = snapshot(etc, f.base / "bob")
         _good_job(f)
         firsts = {
-            "etc": _first_job(f, "toetc", f"{mine}/outa/out.txt", roots),
-            "bob": _first_job(f, "tobob", f"{mine}/outb/score.py", roots),
+            "etc": _first_job(f, "toetc", f"{mine}/outa/out.txt", roots, FAILS_ALL),
+            "bob": _first_job(f, "tobob", f"{mine}/outb/score.py", roots, FAILS_ALL),
         }
         targets = {"etc": (mine / "outa", etc), "bob": (mine / "outb", bob_code)}
+        for out, _ in targets.values():
+            _folder(out, f.user)
         retries = {}
         for key, (out, target) in targets.items():
             note = mine / f"attack-{key}.txt"
