@@ -2,7 +2,8 @@
 
 Promise: it serves the requests of one job's leader on the socket ``FD`` (one end of
 a ``socketpair``, :mod:`prsd.asowner.channel`), one at a time, each with the
-operations of :mod:`prsd.asowner.outputs` under its own ids (the job owner's), and
+operations of :mod:`prsd.asowner.outputs` and :mod:`prsd.asowner.removal` under its
+own ids (the job owner's), and
 exits when the leader closes the socket. Descriptors it opens are sent back and
 closed here; descriptors it is sent are closed after the request. Its umask is
 ``022`` (a job's output is readable as a user's usual files are); spawn_as's ``077``
@@ -20,7 +21,7 @@ import socket
 import sys
 from typing import Any
 
-from prsd.asowner import outputs
+from prsd.asowner import outputs, removal
 from prsd.asowner.channel import Channel, ChannelError
 from prsd.errors import PrsdError
 
@@ -53,6 +54,8 @@ def handle(request: dict[str, Any], fds: list[int]) -> Answer:
         return {"ok": True}, []
     if op == "open_read":
         return {"ok": True}, [outputs.open_read(str(request["path"]))]
+    if op == "empty":
+        return {"ok": True, "left": removal.empty_folder(fds[0])}, []
     if op == "ping":
         return {"ok": True, "uid": os.geteuid()}, []
     raise ValueError(f"unknown request {op!r}")

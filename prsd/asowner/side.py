@@ -24,7 +24,7 @@ import socket
 import subprocess
 from typing import TYPE_CHECKING, Any
 
-from prsd.asowner import outputs
+from prsd.asowner import outputs, removal
 from prsd.asowner.channel import Channel, ChannelError
 from prsd.asowner.spawn import spawn_as
 from prsd.errors import PrsdError
@@ -61,6 +61,10 @@ class OwnerSide:
 
     def open_read(self, path: str) -> int:
         return outputs.open_read(path)
+
+    def empty(self, dir_fd: int) -> int:
+        """Remove what the owner may inside the folder on ``dir_fd``; entries left."""
+        return removal.empty_folder(dir_fd)
 
     def close(self) -> None:
         """Nothing to let go of in-process."""
@@ -102,6 +106,11 @@ class Helper(OwnerSide):
         return self._channel
 
     def _call(self, request: dict[str, Any], fds: Sequence[int] = ()) -> list[int]:
+        return self._ask(request, fds)[1]
+
+    def _ask(
+        self, request: dict[str, Any], fds: Sequence[int] = ()
+    ) -> tuple[dict[str, Any], list[int]]:
         channel = self._start()
         try:
             answer, got = channel.call(request, fds)
@@ -118,7 +127,7 @@ class Helper(OwnerSide):
             raise outputs.OwnerOpError(
                 str(answer.get("error", "refused")), int(answer.get("errno", 0))
             )
-        return got
+        return answer, got
 
     def _exit_note(self) -> str:
         code = self.proc.poll() if self.proc is not None else None
@@ -163,6 +172,13 @@ class Helper(OwnerSide):
                 os.close(fd)
             raise OwnerSideGone("the owner-side process answered without a descriptor")
         return got[0]
+
+    def empty(self, dir_fd: int) -> int:
+        answer, got = self._ask({"op": "empty"}, [dir_fd])
+        for fd in got:
+            os.close(fd)
+        left = answer.get("left", 0)
+        return left if isinstance(left, int) else 0
 
     def close(self) -> None:
         """End the helper: close the channel (it exits), kill it if it does not."""

@@ -20,7 +20,10 @@ import pytest
 from prsd.asowner.outputs import OwnerOpError
 from prsd.asowner.side import Helper, OwnerSideGone, owner_side
 from prsd.fdio import write_all
+from prsd.leader.removal import delete_job_folder
 from prsd.owner import identity
+from prsd.storage.jobowner import JobOwner, write_job_owner
+from prsd.storage.layout import JobLayout
 from tests.realusers import (
     daemon_python,
     daemon_pythonpath,
@@ -53,6 +56,13 @@ def world(monkeypatch: pytest.MonkeyPatch) -> Iterator[tuple[Path, User, User]]:
         yield base, alice, carol
 
 
+def _write(path: bytes) -> None:
+    """A small file under a name that is not UTF-8."""
+    fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o644)
+    os.write(fd, b"x\n")
+    os.close(fd)
+
+
 def _helper(user: User, timeout: float = 10.0) -> Helper:
     return Helper(identity(user.uid, user.gid), timeout=timeout)
 
@@ -72,7 +82,9 @@ def test_outputs_are_made_with_the_owners_rights(world: tuple[Path, User, User])
             assert (path.stat().st_uid, path.stat().st_gid) == (alice.uid, alice.gid)
         assert made.stat().st_mode & 0o777 == 0o644
 
-        with pytest.raises(OwnerOpError, match=rf"{carol.name}: Permission denied \[EACCES\]"):
+        with pytest.raises(
+            OwnerOpError, match=rf"{carol.name}/private: Permission denied \[EACCES\]"
+        ):
             side.open_output(str(base), [carol.name, "private"], ".tmp", create=True)
         assert not (base / carol.name / "private").exists()
 
@@ -132,3 +144,52 @@ def test_a_hung_helper_fails_the_call_in_bounded_time(world: tuple[Path, User, U
     assert time.monotonic() - start < 5
     os.close(dir_fd)
     assert proc.poll() is not None  # killed, not left stopped
+
+
+def test_the_owner_side_empties_only_what_the_owner_may(world: tuple[Path, User, User]) -> None:
+    """As alice: her files go (an undecodable name too), root's folder inside hers stays."""
+    base, alice, _ = world
+    mine = base / alice.name
+    (mine / "sub").mkdir()
+    os.mkdir(os.fsencode(mine / "sub") + b"/caf\xe9")
+    _write(os.fsencode(mine / "sub") + b"/caf\xe9/x.txt")
+    (mine / "link").symlink_to(base / "shared" / "labels.txt")
+    for path in (mine / "sub", mine / "link"):
+        os.chown(path, alice.uid, alice.gid, follow_symlinks=False)
+    for folder, _, files in os.walk(os.fsencode(mine / "sub")):
+        for name in [folder, *(os.path.join(folder, f) for f in files)]:
+            os.chown(name, alice.uid, alice.gid)
+    (mine / "rootsub").mkdir()
+    (mine / "rootsub" / "r.txt").write_text("root's")
+    side = _helper(alice)
+    fd = os.open(mine, os.O_RDONLY | os.O_DIRECTORY)
+    try:
+        assert side.empty(fd) == 1
+    finally:
+        os.close(fd)
+        side.close()
+    assert sorted(p.name for p in mine.iterdir()) == ["rootsub"]
+    assert (mine / "rootsub" / "r.txt").read_text() == "root's"
+    assert (base / "shared" / "labels.txt").read_text() == "root's\n"
+
+
+def test_gc_of_a_job_folder_empties_the_owners_folders_first(
+    world: tuple[Path, User, User],
+) -> None:
+    """A removed job's folder: alice's folders emptied as alice, the rest by the daemons;
+    a link is never followed and a name that is not UTF-8 does not stop it."""
+    base, alice, _ = world
+    job = base / "jobs" / ".removed-job-1"
+    job.mkdir(parents=True, mode=0o711)
+    write_job_owner(JobLayout(job, job.name), JobOwner(alice.uid, alice.gid, alice.name))
+    (job / "state").mkdir()
+    (job / "state" / "final.json").write_text("{}")
+    code = job / "code"
+    code.mkdir()
+    _write(os.fsencode(code) + b"/caf\xe9.py")
+    (code / "etc").symlink_to(base / "shared")
+    for path in [code, *code.iterdir()]:
+        os.chown(path, alice.uid, alice.gid, follow_symlinks=False)
+    delete_job_folder(job)
+    assert not job.exists()
+    assert (base / "shared" / "labels.txt").read_text() == "root's\n"
