@@ -69,6 +69,9 @@ class OwnerSide:
     def close(self) -> None:
         """Nothing to let go of in-process."""
 
+    def revive(self) -> None:
+        """After a failure: let the next call start afresh (a new helper)."""
+
 
 class InProcess(OwnerSide):
     """The daemon is the owner: the operations run here."""
@@ -130,7 +133,12 @@ class Helper(OwnerSide):
         return answer, got
 
     def _exit_note(self) -> str:
-        code = self.proc.poll() if self.proc is not None else None
+        code = None
+        if self.proc is not None:
+            try:  # a dead peer is reaped at once; a live (hung) one is waited for 0.5 s
+                code = self.proc.wait(timeout=0.5)
+            except subprocess.TimeoutExpired:
+                code = None
         if code is None:
             return ""
         if code < 0:
@@ -179,6 +187,10 @@ class Helper(OwnerSide):
             os.close(fd)
         left = answer.get("left", 0)
         return left if isinstance(left, int) else 0
+
+    def revive(self) -> None:
+        self.close()
+        self._gone = ""
 
     def close(self) -> None:
         """End the helper: close the channel (it exits), kill it if it does not."""

@@ -36,7 +36,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from prsd.asowner.side import InProcess, OwnerSide, owner_side
+from prsd.asowner.side import InProcess, OwnerSide, OwnerSideGone, owner_side
 from prsd.errors import PrsdError
 from prsd.fdio import write_all
 from prsd.leader.outplace import OutputPlace, output_place
@@ -145,8 +145,6 @@ class OrderedMerge:
         try:
             if place.folder_uids:
                 check_owner(self._dir_fd, self.out_path.parent, place.folder_uids)
-            if place.owner is not None:
-                os.fchown(self._fd, *place.owner)  # the output is the owner's file
         except BaseException:
             self.abandon()
             raise
@@ -247,12 +245,20 @@ class OrderedMerge:
             self._fd = -1
         if self._dir_fd >= 0:
             try:
-                self.side.discard(self._dir_fd, self._tmp_name)
+                self._discard()
             except PrsdError as exc:  # the job ends anyway: say what is left behind
                 log.warning("temp output not removed", path=str(self.out_path), error=str(exc))
             os.close(self._dir_fd)
             self._dir_fd = -1
         self.side.close()
+
+    def _discard(self) -> None:
+        """Remove the temp file; once more with a fresh owner side if it had died."""
+        try:
+            self.side.discard(self._dir_fd, self._tmp_name)
+        except OwnerSideGone:
+            self.side.revive()
+            self.side.discard(self._dir_fd, self._tmp_name)
 
 
 class OutputSchemaError(PrsdError):

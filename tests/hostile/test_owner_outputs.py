@@ -12,8 +12,10 @@ from __future__ import annotations
 import json
 import os
 import secrets
+import signal
 from pathlib import Path
 
+from tests.helpers import wait_until
 from tests.hostile.fleet import Fleet, fleet, job_yaml, snapshot
 from tests.realusers import chown_tree, plain_user
 
@@ -276,3 +278,51 @@ def test_kept_results_file_rewritten_after_the_split_case_6() -> None:
         for path in (f.spool / "jobs" / retry).rglob("*"):
             if path.is_file() and not path.is_symlink():
                 assert marker not in path.read_text(errors="replace"), path
+
+
+SLOW = """
+import time
+
+def init():
+    pass
+
+def run(mini_batch):
+    name = mini_batch[0].rsplit("/", 1)[-1]
+    if name != "f0.txt":
+        time.sleep(2)
+    return [f"ok {name}"]
+"""
+
+
+def _helper_pids(uid: int) -> list[int]:
+    """The owner-side processes running as ``uid``."""
+    found = []
+    for entry in os.listdir("/proc"):
+        if not entry.isdigit():
+            continue
+        try:
+            cmdline = (Path("/proc") / entry / "cmdline").read_bytes()
+            owner = (Path("/proc") / entry).stat().st_uid
+        except OSError:
+            continue
+        if b"prsd.asowner.server" in cmdline and owner == uid:
+            found.append(int(entry))
+    return found
+
+
+def test_owner_side_killed_mid_job_fails_that_job_only() -> None:
+    """``kill -9`` of a job's owner-side process: that job ends Failed naming it, nothing is
+    published (a fresh owner side removes the temp file), the daemons go on and another
+    job completes."""
+    with fleet("") as f:
+        f.drop("victim", job_yaml(f.python, name="victim"), SLOW)
+        wait_until(lambda: bool(_helper_pids(f.user.pw_uid)), 60, "the owner side to start")
+        for pid in _helper_pids(f.user.pw_uid):
+            os.kill(pid, signal.SIGKILL)
+        _good_job(f)
+        state, reason = f.final("victim")
+        assert state == "Failed", reason
+        assert "owner-side process" in reason and "SIGKILL" in reason, reason
+        assert list((f.job("victim") / "outputs").iterdir()) == []  # the temp file too
+        _good_done(f)
+        assert not _helper_pids(f.user.pw_uid)  # none left behind
