@@ -40,6 +40,7 @@ from prsd.leader.retryplan import (
     plan_payload_units,
 )
 from prsd.storage.atomic import write_atomic
+from prsd.storage.jobowner import OwnerRecordError, owner
 from prsd.storage.layout import JobLayout, parse_done_name
 from prsd.storage.records import SUCCEEDED, MiniBatch, read_result_meta
 
@@ -190,7 +191,18 @@ def _retry_batches(
     order.voided, order.voided_count = notes.voided[:NAMED], len(notes.voided)
     gone = [p for p in plan.failed_items if p not in notes.seen_failed]
     order.gone_failed, order.gone_failed_count = gone[:NAMED], len(gone)
+    write_order(layout, order)
+
+
+def write_order(layout: JobLayout, order: RetryOrder) -> None:
+    """``retry_order.json``: the daemons' file, 0640, the owner's group may read it."""
     write_atomic(layout.root / ORDER_FILE, order.encode(), mode=0o640)
+    if os.geteuid() == 0:
+        try:
+            gid = owner(layout).gid
+        except OwnerRecordError:
+            return  # no owner known: the daemons' group keeps it
+        os.chown(layout.root / ORDER_FILE, 0, gid, follow_symlinks=False)
 
 
 def plan_units(
