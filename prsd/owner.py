@@ -29,7 +29,7 @@ from typing import TYPE_CHECKING
 
 from prsd.errors import PrsdError
 from prsd.storage.dirfd import UnsafeFolder, open_under
-from prsd.storage.jobowner import OwnerRecordError, read_job_owner
+from prsd.storage.jobowner import OwnerRecordError, owner
 
 if TYPE_CHECKING:
     from collections.abc import Iterable, Mapping
@@ -137,16 +137,16 @@ def run_as_for_job(layout: JobLayout, *, allow_others: bool | None = None) -> Ru
     if not stat.S_ISDIR(info.st_mode):
         raise JobOwnerRefused(f"{layout.root} is not a folder (a symlink?); the job is not run")
     try:
-        owner = read_job_owner(layout)
+        recorded = owner(layout)
     except OwnerRecordError as exc:
         raise JobOwnerRefused(f"the job's owner is unknown, so it is not run: {exc}") from exc
     others = allow_others_from_env() if allow_others is None else allow_others
-    decision = decide(owner.uid, os.geteuid(), allow_others=others)
+    decision = decide(recorded.uid, os.geteuid(), allow_others=others)
     if decision.action == "refuse":
         raise JobOwnerRefused(decision.reason)
     if decision.action == "self":
         return None
-    return identity(owner.uid, owner.gid)
+    return identity(recorded.uid, recorded.gid)
 
 
 def hand_over(run_as: RunAs | None, paths: Iterable[Path]) -> None:

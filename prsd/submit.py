@@ -31,8 +31,8 @@ import yaml
 from prsd.errors import JobSpecError, PrsdError
 from prsd.jobspec import JobSpec
 from prsd.jobspec.load import find_job_file, load_job_spec
-from prsd.leader.rerun import RETRY_FILE
 from prsd.leader.resubmit import code_digest
+from prsd.leader.retryfiles import RETRY_FILE
 from prsd.storage.atomic import fsync_dir, fsync_tree, move_verified, write_atomic
 from prsd.storage.jobid import ever_given, make_job_id
 
@@ -199,9 +199,16 @@ def snapshot_code(src: Path, dest: Path, skip: set[str]) -> int:
 
     Raises:
         JobSpecError: the folder is larger than MAX_SNAPSHOT_BYTES without its inputs.
+        PermissionError: a folder or file of it cannot be read by the user (named: a
+            snapshot silently missing what could not be read would run other code).
     """
     total = 0
-    for root, dirs, files in os.walk(src):
+    os.listdir(src)  # an unreadable code folder is refused here, by name
+
+    def refuse(exc: OSError) -> None:
+        raise exc
+
+    for root, dirs, files in os.walk(src, onerror=refuse):
         dirs[:] = sorted(
             d
             for d in dirs
@@ -248,8 +255,8 @@ def submit_retry(
     """
     from prsd.jobspec.overrides import apply_overrides, parse_override
     from prsd.jobspec.yamlsafe import read_yaml
-    from prsd.leader.kept import KEPT_FILE
     from prsd.leader.resubmit import check_may_retry, draft_retry
+    from prsd.leader.retryfiles import KEPT_FILE
 
     old = spool.job(job_id)
     if not old.final.exists():

@@ -162,3 +162,42 @@ def plain_user(prefix: str) -> Iterator[pwd.struct_passwd]:
         yield pwd.getpwnam(name)
     finally:
         subprocess.run(["userdel", name], check=False)
+
+
+def _others_may_run(path: str) -> bool:
+    """Every folder above ``path`` lets others enter, and others may execute it."""
+    real = Path(os.path.realpath(path))
+    folders_ok = all(p.stat().st_mode & stat.S_IXOTH for p in real.parents)
+    return folders_ok and bool(real.stat().st_mode & stat.S_IXOTH)
+
+
+def daemon_python() -> str:
+    """An interpreter of the suite's Python version that every job owner may run.
+
+    Root daemons start the owner-side process (prsd/asowner) with their own
+    interpreter as the job's owner (docs/deploy.md: the daemons' interpreter must be
+    usable by every job owner); the suite's own may live under a 0700 /root. Daemons
+    started with it need :func:`daemon_pythonpath` in their environment.
+    """
+    version = f"{sys.version_info.major}.{sys.version_info.minor}"
+    for candidate in (sys.executable, "/usr/bin/python3", f"/usr/bin/python{version}"):
+        if not os.path.exists(candidate) or not _others_may_run(candidate):
+            continue
+        probe = subprocess.run(
+            [candidate, "-c", "import sys; print(f'{sys.version_info[0]}.{sys.version_info[1]}')"],
+            capture_output=True,
+            text=True,
+            check=False,
+        )
+        if probe.stdout.strip() == version:
+            return candidate
+    raise AssertionError(f"no Python {version} is usable by every user")
+
+
+def daemon_pythonpath() -> str:
+    """prsd's checkout and the suite's packages, for :func:`daemon_python`."""
+    import sysconfig
+
+    from prsd.worker import boot
+
+    return f"{Path(boot.__file__).parents[2]}:{sysconfig.get_paths()['purelib']}"

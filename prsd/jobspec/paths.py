@@ -35,7 +35,7 @@ from typing import TYPE_CHECKING
 
 from prsd.jobspec import confine
 from prsd.settings import setting
-from prsd.storage.jobowner import OwnerRecordError, read_job_owner
+from prsd.storage.jobowner import OwnerRecordError, owner
 from prsd.storage.layout import JobLayout
 
 if TYPE_CHECKING:
@@ -160,10 +160,10 @@ class Roots:
         if len(parts) < 2 or parts[1] != "outputs":
             return False
         try:
-            owner = read_job_owner(JobLayout(Path(jobs / parts[0]), parts[0]))
+            recorded = owner(JobLayout(Path(jobs / parts[0]), parts[0]))
         except (OwnerRecordError, OSError):
             return False
-        return owner.uid == self.writers[0]
+        return recorded.uid == self.writers[0]
 
     def allows(self, path: Path) -> bool:
         """True when ``path`` may be used (see :meth:`problem`)."""

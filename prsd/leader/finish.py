@@ -171,5 +171,7 @@ def publish_output(end: JobEnd) -> str:
             merge.out_path,
             write_header=spec.append_row_dataframe_header,
             fmt=spec.append_row_format,
+            place=merge.place,
+            side=merge.side,
         )
     )

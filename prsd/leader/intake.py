@@ -29,6 +29,7 @@ from prsd.errors import ExitCode, JobSpecError, PrsdError
 from prsd.jobspec.load import find_job_file, load_job_spec
 from prsd.leader.finish import FinalState
 from prsd.leader.readme import write_job_notes, write_readme
+from prsd.leader.retryfiles import adopt_retry_files
 from prsd.logconfig import get_logger
 from prsd.storage.atomic import move_verified, write_atomic
 from prsd.storage.jobid import (
@@ -176,6 +177,7 @@ def load_taken_job(layout: JobLayout) -> JobSpec:
     write_job_owner(layout, sealed.owner)
     make_private(layout.root, sealed)
     make_job_folders(layout.root, sealed.owner)
+    adopt_retry_files(layout, sealed.owner)
     if cancel:  # `prsctl cancel` of a job still in the inbox
         planted.remove("state")
         write_atomic(layout.cancel, b"prsctl cancel (queued)\n")
@@ -217,6 +219,7 @@ def resume_taken_job(layout: JobLayout) -> JobSpec:
     sealed = Sealed(owner, seal_job_root(layout.root).entries)
     make_private(layout.root, sealed)
     make_job_folders(layout.root, owner)
+    adopt_retry_files(layout, owner)
     return _record_spec(layout, owner)
 
 

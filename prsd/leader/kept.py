@@ -18,15 +18,15 @@ from __future__ import annotations
 
 import json
 import os
-import stat
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
 from prsd.errors import PrsdError
 from prsd.leader.bisect import PROBE_ATTEMPT_BASE
 from prsd.leader.merge import Piece
+from prsd.leader.retryfiles import KEPT_FILE, read_trusted
 from prsd.leader.retryplan import Kept, items_digest, payload_identity
-from prsd.storage.jobowner import JobOwner, owner_of_folder, read_job_owner
+from prsd.storage.jobowner import JobOwner, OwnerRecordError, owner
 from prsd.storage.layout import JobLayout, TaskName, parse_done_name, valid_job_id
 from prsd.storage.records import SUCCEEDED, TaskBody, read_result_meta
 from prsd.wire.fields import RecordError
@@ -34,8 +34,6 @@ from prsd.wire.fields import RecordError
 if TYPE_CHECKING:
     from collections.abc import Iterator
     from pathlib import Path
-
-KEPT_FILE = "retry_kept.jsonl"
 
 
 @dataclass(frozen=True)
@@ -77,22 +75,25 @@ class KeptResult:
     def piece(self, jobs_root: Path) -> Piece:
         """Where the bytes are: a result file the daemons wrote in that job's results.
 
+        The piece is opened by the job owner's side (``as_owner``), so the kernel
+        refuses a file the owner may not read; the owner of ``self.job`` is checked
+        by :func:`check_same_owner` before.
+
         Raises:
             PrsdError: the entry names anything else (a path out of the job's
-                ``results/``, a link, a file the daemons did not write): a retry
-                never copies bytes it cannot vouch for into an output.
+                ``results/``, a name with ``..``): a retry never copies bytes it
+                cannot vouch for into an output.
         """
         path = jobs_root / self.job / self.result
-        results = os.path.realpath(jobs_root / self.job / "results")
-        if not valid_job_id(self.job) or not os.path.realpath(path).startswith(results + "/"):
+        parts = self.result.split("/")
+        if (
+            not valid_job_id(self.job)
+            or len(parts) != 3
+            or parts[0] != "results"
+            or any(p in ("", ".", "..") for p in parts)
+        ):
             raise PrsdError(f"kept result {self.result!r} of job {self.job!r} is not a result file")
-        try:
-            info = os.lstat(path)
-        except OSError as exc:
-            raise PrsdError(f"kept result {path} cannot be read: {exc.strerror}") from exc
-        if not stat.S_ISREG(info.st_mode) or info.st_uid not in (0, os.geteuid()):
-            raise PrsdError(f"kept result {path} is not a result file written by prsd")
-        return Piece(path, self.offset, self.length, self.header)
+        return Piece(path, self.offset, self.length, self.header, as_owner=True)
 
 
 def intake_ns(layout: JobLayout) -> int:
@@ -180,13 +181,14 @@ def read_kept(job_root: Path) -> list[KeptResult]:
     """The results a retry job was given to keep (empty for an ordinary job).
 
     Raises:
-        PrsdError: the file exists but a line is not a kept result.
+        PrsdError: the file exists but is not the daemons' regular file, or a line is
+            not a kept result.
     """
-    try:
-        text = (job_root / KEPT_FILE).read_text(encoding="utf-8")
-    except FileNotFoundError:
+    data = read_trusted(job_root / KEPT_FILE)
+    if data is None:
         return []
     try:
+        text = data.decode("utf-8")
         return [KeptResult.from_obj(json.loads(ln)) for ln in text.splitlines() if ln]
     except (ValueError, KeyError, TypeError) as exc:
         raise PrsdError(f"{job_root / KEPT_FILE} is not a list of kept results: {exc}") from exc
@@ -198,10 +200,15 @@ def results_to_keep(layout: JobLayout, mode: str, *, keep_short: bool) -> list[K
 
 
 def job_owner(layout: JobLayout) -> JobOwner:
-    """The recorded owner (``owner.json``), else the owner of the job's folder."""
-    if os.path.lexists(layout.owner_record):
-        return read_job_owner(layout)
-    return owner_of_folder(layout.root)
+    """The recorded owner (:func:`prsd.storage.jobowner.owner`); no record: refused.
+
+    Raises:
+        PrsdError: the job has no owner record the daemons wrote.
+    """
+    try:
+        return owner(layout)
+    except OwnerRecordError as exc:
+        raise PrsdError(f"job {layout.job_id}: {exc.one_line()}; a retry needs its owner") from exc
 
 
 def check_same_owner(layout: JobLayout, others: set[str]) -> None:
@@ -215,10 +222,9 @@ def check_same_owner(layout: JobLayout, others: set[str]) -> None:
         if not valid_job_id(job_id):
             raise PrsdError(f"the retry names {job_id!r}, which is not a job id")
         other = JobLayout(layout.root.parent / job_id, job_id)
-        try:
-            theirs = job_owner(other)
-        except OSError as exc:
-            raise PrsdError(f"the retry needs job {job_id}, which is gone: {exc}") from exc
+        if not os.path.lexists(other.root):
+            raise PrsdError(f"the retry needs job {job_id}, which is gone")
+        theirs = job_owner(other)
         if theirs.uid != mine.uid:
             raise PrsdError(
                 f"job {job_id} belongs to {theirs.user}, not to {mine.user}: a retry may "

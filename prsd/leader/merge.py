@@ -11,12 +11,16 @@ Only the current attempt's result of a mini-batch is ever offered (the ledger's
 bookkeeping), so retries, requeues and duplicate commits cannot add rows twice.
 A restarted leader rebuilds the file from the result files.
 
-Root writes into a folder the job's owner may control: the output folder is reached
-through descriptors without following links (prsd/storage/dirfd.py, from the anchor
-prsd/leader/outplace.py chooses), the temp file is created ``O_EXCL | O_NOFOLLOW`` in
-it and handed to the owner, and it is renamed relative to that folder's descriptor
-only if the output's path still leads there. Result bytes are copied only from the
-very file whose metadata the leader read (prsd/storage/records.py).
+Root never touches the owner's files itself: the output folder is reached, made,
+and the temp file created in it ``O_EXCL | O_NOFOLLOW`` by the job's owner side
+(:mod:`prsd.asowner.side`: a process with the owner's ids when the daemon is root),
+from the anchor prsd/leader/outplace.py chooses, one folder at a time without
+following a link. The leader writes the merged bytes through the descriptor it is
+handed; the owner side renames the file into place relative to the folder's
+descriptor, only if the output's path still leads there. So the kernel decides,
+with the owner's rights, where an output may be made or replaced. Result bytes are
+copied only from the very file whose metadata the leader read
+(prsd/storage/records.py).
 
 ``append_row_format: parquet`` (an extension beyond Azure): each piece is an Arrow IPC
 stream (``prsd.worker.results.arrow_rows``); the pieces go, in the same order, into
@@ -32,11 +36,14 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from prsd.asowner.side import InProcess, OwnerSide, OwnerSideGone, owner_side
 from prsd.errors import PrsdError
 from prsd.fdio import write_all
 from prsd.leader.outplace import OutputPlace, output_place
-from prsd.storage.atomic import rename_at, tmp_path_for
-from prsd.storage.dirfd import UnsafeFolder, check_owner, open_under, same_folder
+from prsd.logconfig import get_logger
+from prsd.storage.atomic import tmp_path_for
+from prsd.storage.dirfd import check_owner
+from prsd.storage.jobowner import owner
 from prsd.storage.records import UntrustedResult, open_result
 
 if TYPE_CHECKING:
@@ -44,6 +51,7 @@ if TYPE_CHECKING:
     from prsd.storage.layout import JobLayout
 
 _COPY_CHUNK = 1 << 24
+log = get_logger(__name__)
 
 
 @dataclass(frozen=True)
@@ -52,6 +60,8 @@ class Piece:
 
     ``ident`` is the (device, inode) the leader read the result's metadata from: the
     bytes are copied only from that same file (None: any regular file, no link).
+    ``as_owner``: the file is opened by the job owner's side (a kept result of an
+    earlier job), not by the daemon.
     """
 
     source: Path | None
@@ -59,6 +69,7 @@ class Piece:
     length: int = 0
     header: str = ""
     ident: tuple[int, int] | None = None
+    as_owner: bool = False
 
 
 class OrderedMerge:
@@ -68,7 +79,8 @@ class OrderedMerge:
     :mod:`prsd.leader.outplace`; default: the output's folder as named), the temp
     file is created in it with ``O_CREAT | O_EXCL | O_NOFOLLOW`` and renamed into
     place relative to the same descriptor, after checking that the path still leads
-    to that folder.
+    to that folder; all three by ``side``, the job owner's side (default: this
+    process). The merge ends ``side`` when it finishes or is abandoned.
     """
 
     def __init__(
@@ -78,9 +90,11 @@ class OrderedMerge:
         write_header: bool = False,
         fmt: str = "text",
         place: OutputPlace | None = None,
+        side: OwnerSide | None = None,
     ) -> None:
         self.out_path = out_path
         self._place = place
+        self.side = side or InProcess()
         self._parquet = ParquetSink() if fmt == "parquet" else None
         self._tmp_name = tmp_path_for(out_path).name
         self._dir_fd = -1
@@ -97,9 +111,11 @@ class OrderedMerge:
         """Hand over mini-batch ``index`` (final); appends it and any that were waiting.
 
         Raises:
-            UnsafeFolder: the output folder is a link, someone else's or missing.
+            OwnerOpError: the owner side refused the output folder or file (a link on
+                the way, someone else's folder, the kernel's EACCES...).
+            OwnerSideGone: the owner-side process died or hung.
+            UnsafeFolder: the output folder is not the owner's (a non-root daemon).
             UntrustedResult: a result file is a link or not the file read before.
-            OutputRefused: the output lies where the merge may not write.
         """
         if index < self.next_index or index in self._waiting:
             raise ValueError(f"mini-batch {index} offered twice to the merge")
@@ -107,6 +123,10 @@ class OrderedMerge:
         while self.next_index in self._waiting:
             self._append(self._waiting.pop(self.next_index))
             self.next_index += 1
+
+    @property
+    def place(self) -> OutputPlace | None:
+        return self._place
 
     @property
     def waiting(self) -> int:
@@ -117,23 +137,20 @@ class OrderedMerge:
             return
         if self._place is None:  # no job to act for: the folder as named, made if missing
             self.out_path.parent.mkdir(parents=True, exist_ok=True)
-        place = self._place or OutputPlace(self.out_path.parent)
-        self._dir_fd = self._open_folder(place, create=True)
-        flags = os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW | os.O_CLOEXEC
-        self._fd = os.open(self._tmp_name, flags, 0o644, dir_fd=self._dir_fd)
-        if place.owner is not None:
-            os.fchown(self._fd, *place.owner)  # the output is the owner's file
+        place = self._where()
+        anchor = str(place.anchor)
+        self._dir_fd, self._fd = self.side.open_output(
+            anchor, place.parts, self._tmp_name, create=True
+        )
+        try:
+            if place.folder_uids:
+                check_owner(self._dir_fd, self.out_path.parent, place.folder_uids)
+        except BaseException:
+            self.abandon()
+            raise
 
-    def _open_folder(self, place: OutputPlace, *, create: bool) -> int:
-        mode = 0o755 if create else None
-        fd = open_under(place.anchor, place.parts, create_mode=mode, owner=place.owner)
-        if place.folder_uids:
-            try:
-                check_owner(fd, self.out_path.parent, place.folder_uids)
-            except BaseException:
-                os.close(fd)
-                raise
-        return fd
+    def _where(self) -> OutputPlace:
+        return self._place or OutputPlace(self.out_path.parent)
 
     def _append(self, piece: Piece) -> None:
         if piece.source is None or piece.length == 0:
@@ -142,17 +159,22 @@ class OrderedMerge:
         if self._write_header and not self._header_written and piece.header:
             self._write_all(piece.header.encode())
             self._header_written = True
-        src = self._source_fd(piece.source, piece.ident)
+        src = self._source_fd(piece)
         if self._parquet is not None:
             data = os.pread(src, piece.length, piece.offset)
             self._parquet.add(data, self._fd, piece.source)
             return
         self._copy(src, piece.offset, piece.length)
 
-    def _source_fd(self, path: Path, ident: tuple[int, int] | None) -> int:
+    def _source_fd(self, piece: Piece) -> int:
+        path = piece.source
+        assert path is not None
         if path != self._src_path:
             self._close_source()
-            fd = open_result(path, ident)
+            if piece.as_owner:
+                fd: int | None = self.side.open_read(str(path))
+            else:
+                fd = open_result(path, piece.ident)
             if fd is None:
                 raise UntrustedResult(f"result file {path} is gone; the output cannot be built")
             self._src_fd, self._src_path = fd, path
@@ -185,8 +207,9 @@ class OrderedMerge:
         """Publish the output under its final name; every mini-batch must be in.
 
         Raises:
-            UnsafeFolder: the output's path no longer leads to the folder the output
-                was built in (replaced by a link), or that folder is someone else's.
+            OwnerOpError: the output's path no longer leads to the folder the output
+                was built in (replaced by a link), or the owner may not write there.
+            OwnerSideGone: the owner-side process died or hung.
         """
         if self._waiting:
             raise ValueError(f"{len(self._waiting)} mini-batches still wait for earlier ones")
@@ -198,19 +221,18 @@ class OrderedMerge:
             os.fsync(self._fd)
         os.close(self._fd)
         self._fd = -1
-        place = self._place or OutputPlace(self.out_path.parent)
-        again = self._open_folder(place, create=False)
+        place = self._where()
         try:
-            if not same_folder(again, self._dir_fd):
-                raise UnsafeFolder(
-                    f"{self.out_path.parent} was replaced while the job ran; the output "
-                    "was not published"
-                )
-            rename_at(self._tmp_name, self.out_path.name, self._dir_fd, durable=durable)
-        finally:
-            os.close(again)
+            self.side.publish(
+                self._dir_fd, str(place.anchor), place.parts, self._tmp_name,
+                self.out_path.name, durable=durable,
+            )  # fmt: skip
+        except BaseException:
+            self.abandon()
+            raise
         os.close(self._dir_fd)
         self._dir_fd = -1
+        self.side.close()
         return self.out_path
 
     def abandon(self) -> None:
@@ -223,11 +245,20 @@ class OrderedMerge:
             self._fd = -1
         if self._dir_fd >= 0:
             try:
-                os.unlink(self._tmp_name, dir_fd=self._dir_fd)
-            except FileNotFoundError:
-                pass
+                self._discard()
+            except PrsdError as exc:  # the job ends anyway: say what is left behind
+                log.warning("temp output not removed", path=str(self.out_path), error=str(exc))
             os.close(self._dir_fd)
             self._dir_fd = -1
+        self.side.close()
+
+    def _discard(self) -> None:
+        """Remove the temp file; once more with a fresh owner side if it had died."""
+        try:
+            self.side.discard(self._dir_fd, self._tmp_name)
+        except OwnerSideGone:
+            self.side.revive()
+            self.side.discard(self._dir_fd, self._tmp_name)
 
 
 class OutputSchemaError(PrsdError):
@@ -293,9 +324,12 @@ def open_merge(spec: JobSpec, layout: JobLayout) -> OrderedMerge | None:
     if spec.output_action != "append_row" or not spec.append_row_to:
         return None
     out = Path(spec.append_row_to)
+    place = output_place(layout, out)
+    who = owner(layout)  # output_place refused a job without a record already
     return OrderedMerge(
         out,
         write_header=spec.append_row_dataframe_header,
         fmt=spec.append_row_format,
-        place=output_place(layout, out),
+        place=place,
+        side=owner_side(who.uid, who.gid),
     )

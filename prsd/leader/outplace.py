@@ -6,8 +6,10 @@ at a time without following a link (prsd/storage/dirfd.py):
 - an output in the job's spool folder is reached from ``jobs/<id>/`` itself;
 - an output elsewhere from the allowed root that holds it (``PRSD_ALLOWED_ROOTS``);
 - for a confined job (its owner is not the daemons' user) nothing else: an output
-  that is neither is refused, and the output folder must belong to the job's owner
-  or the daemons. Folders the merge creates and the file itself are the owner's.
+  that is neither is refused. Under root daemons the folders and the file are made
+  by the job's owner side with the owner's rights (:mod:`prsd.asowner`), so the
+  kernel decides which folder the owner may write; a non-root daemon running
+  another user's job checks that the output folder belongs to that user or itself.
 - a job the daemons' user runs for itself writes where its path says, with its own
   rights, as before.
 
@@ -24,7 +26,7 @@ from typing import TYPE_CHECKING
 
 from prsd.errors import PrsdError
 from prsd.jobspec.paths import Roots
-from prsd.storage.jobowner import JobOwner, OwnerRecordError, owner_of_folder, read_job_owner
+from prsd.storage.jobowner import JobOwner, OwnerRecordError, owner
 
 if TYPE_CHECKING:
     from prsd.storage.layout import JobLayout
@@ -41,22 +43,25 @@ class OutputPlace:
     Attributes:
         anchor: the folder opened by name (trusted).
         parts: the folders below the anchor, walked without following links.
-        owner: (uid, gid) given to folders created and to the output file (None: keep).
-        folder_uids: the output folder must belong to one of these (empty: no check).
+        folder_uids: the output folder must belong to one of these (empty: no check;
+            the owner side's own rights decide).
     """
 
     anchor: Path
     parts: tuple[str, ...] = ()
-    owner: tuple[int, int] | None = None
     folder_uids: frozenset[int] = field(default_factory=frozenset)
 
 
 def job_owner(layout: JobLayout) -> JobOwner:
-    """The recorded owner of the job, else the owner of its folder (older spools)."""
+    """The recorded owner of the job (:func:`prsd.storage.jobowner.owner`).
+
+    Raises:
+        OutputRefused: no owner record: nothing is written for a job of unknown owner.
+    """
     try:
-        return read_job_owner(layout)
-    except OwnerRecordError:
-        return owner_of_folder(layout.root)
+        return owner(layout)
+    except OwnerRecordError as exc:
+        raise OutputRefused(f"{exc.one_line()}; the job's output is not written") from exc
 
 
 def output_place(layout: JobLayout, out_path: Path, *, roots: Roots | None = None) -> OutputPlace:
@@ -68,16 +73,16 @@ def output_place(layout: JobLayout, out_path: Path, *, roots: Roots | None = Non
     owner = job_owner(layout)
     daemon = os.geteuid()
     confined = owner.uid != daemon
-    ids = (owner.uid, owner.gid) if confined and daemon == 0 else None
-    uids = frozenset({owner.uid, daemon}) if confined else frozenset()
+    # root: the owner side acts with the owner's ids; another daemon user checks owners
+    uids = frozenset({owner.uid, daemon}) if confined and daemon != 0 else frozenset()
     folder = Path(os.path.abspath(out_path.parent))
     job_root = Path(os.path.abspath(layout.root))
     if folder == job_root or folder.is_relative_to(job_root):
-        return OutputPlace(job_root, folder.relative_to(job_root).parts, ids, uids)
+        return OutputPlace(job_root, folder.relative_to(job_root).parts, uids)
     real = Path(os.path.realpath(folder))
     for root in (roots or Roots.of([])).folders:
         if real == root or real.is_relative_to(root):
-            return OutputPlace(root, real.relative_to(root).parts, ids, uids)
+            return OutputPlace(root, real.relative_to(root).parts, uids)
     if confined:
         raise OutputRefused(
             f"the append_row file {out_path} lies neither in the job's folder nor under an "

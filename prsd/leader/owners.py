@@ -1,10 +1,11 @@
 """Who is who for requests: a uid's name, the admin group, and a job's owner.
 
-Invariant: a job's owner is its ``owner.json`` record (written by the leader at intake,
-:mod:`prsd.storage.jobowner`) when the job has one, else the owner of the job's folder
-(in ``jobs/`` or still in ``inbox/``): the spool layout from before owner records, a
-fallback to remove once every job has a record. A record that cannot be believed
-makes root the owner, so only root and admins may act on that job. Kept apart from
+Invariant: a taken-in job's owner is its ``owner.json`` record, read by the one
+policy :func:`prsd.storage.jobowner.owner`. A job in ``jobs/`` whose record is missing
+or cannot be believed is treated as root's, so only root and admins may act on it
+(never its folder's owner). A job still queued in ``inbox/`` has no record yet: its
+owner is the owner of the folder the user put there, which is exactly what intake
+will record. Kept apart from
 the request desk so that ``prsctl`` can ask the same questions without loading the
 leader.
 """
@@ -17,7 +18,7 @@ import pwd
 from typing import TYPE_CHECKING
 
 from prsd.leader.askrule import ADMIN_GROUP_ENV, Person
-from prsd.storage.jobowner import OwnerRecordError, owner_of_folder, read_job_owner, user_name
+from prsd.storage.jobowner import OwnerRecordError, owner, owner_of_folder, user_name
 
 if TYPE_CHECKING:
     from prsd.storage.layout import SpoolLayout
@@ -44,20 +45,20 @@ def admin_group_from_env() -> str:
 
 
 def job_owner(spool: SpoolLayout, job_id: str) -> Person | None:
-    """The job's owner: its record, else its folder's owner (in jobs/ or the inbox).
+    """The job's owner: its record (a queued job: its inbox folder's owner).
 
-    None when the job has no folder; root when its record cannot be believed (so only
-    root and admins may act on it).
+    None when the job has no folder; root when a taken-in job has no record that can
+    be believed (so only root and admins may act on it).
     """
     layout = spool.job(job_id)
     try:
-        if os.path.lexists(layout.owner_record):
-            found = read_job_owner(layout)
+        if os.path.lexists(layout.root):
+            found = owner(layout)
             return Person(found.uid, found.user or user_name(found.uid))
-        for folder in (layout.root, spool.inbox / job_id):
-            if os.path.lexists(folder):
-                found = owner_of_folder(folder)
-                return Person(found.uid, found.user)
+        queued = spool.inbox / job_id
+        if os.path.lexists(queued):
+            found = owner_of_folder(queued)
+            return Person(found.uid, found.user)
     except OwnerRecordError:
         return Person(0, "root")
     except FileNotFoundError:

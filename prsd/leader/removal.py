@@ -9,6 +9,14 @@ first renamed aside to a dot name in ``jobs/`` (``prsctl`` stops listing it at o
 the id stays reserved in ``jobs/.ids``), then deleted in a thread, so a large job
 never holds up a leader's round. A folder left aside by a leader that died while
 deleting is deleted by the next sweep.
+
+Root never removes a user's files itself: every folder of the job that belongs to
+its owner (``code/``, the data submitted with it, ``work/``, ``outputs/``...) is
+emptied first by the job's owner side (:mod:`prsd.asowner.removal`, a process with
+the owner's ids when the daemons are root), reached from the job's folder one
+descriptor at a time without following a link; the daemons then remove their own
+files and the names left in their folders. Names are never decoded, so a name that
+is not UTF-8 is removed like any other.
 """
 
 from __future__ import annotations
@@ -19,16 +27,21 @@ import shutil
 import threading
 from typing import TYPE_CHECKING
 
+from prsd.asowner.side import owner_side
 from prsd.errors import PrsdError
 from prsd.leader.finish import FinalState
-from prsd.leader.kept import KEPT_FILE, read_kept
+from prsd.leader.kept import read_kept
+from prsd.leader.retryfiles import KEPT_FILE
 from prsd.logconfig import get_logger
 from prsd.storage.atomic import move_verified
 from prsd.storage.jobid import settle_job_id
+from prsd.storage.jobowner import OwnerRecordError, owner
+from prsd.storage.layout import JobLayout
 
 if TYPE_CHECKING:
     from pathlib import Path
 
+    from prsd.asowner.side import OwnerSide
     from prsd.storage.layout import SpoolLayout
 
 log = get_logger("prsd.leader")
@@ -111,9 +124,54 @@ def sweep_aside(spool: SpoolLayout) -> int:
 
 
 def _delete_in_background(folder: Path) -> None:
-    def delete() -> None:
-        shutil.rmtree(folder, ignore_errors=True)
-        if os.path.lexists(folder):
-            log.warning("cannot delete all of a removed job's folder", folder=str(folder))
+    threading.Thread(
+        target=delete_job_folder, args=(folder,), name=f"remove {folder.name}", daemon=True
+    ).start()
 
-    threading.Thread(target=delete, name=f"remove {folder.name}", daemon=True).start()
+
+def delete_job_folder(folder: Path) -> None:
+    """Delete a job's folder: the owner's folders by its owner side, then the rest."""
+    try:
+        who = owner(JobLayout(folder, folder.name))
+    except OwnerRecordError:
+        who = None  # no owner known: the folder holds the daemons' files only
+    if who is not None:
+        side = owner_side(who.uid, who.gid)
+        try:
+            fd = os.open(folder, _DIR)
+        except OSError:
+            fd = -1
+        try:
+            if fd >= 0:
+                _empty_owned(side, fd, who.uid)
+        except (PrsdError, OSError) as exc:
+            log.warning("the owner side could not empty a removed job's folders",
+                        folder=str(folder), error=str(exc))  # fmt: skip
+        finally:
+            if fd >= 0:
+                os.close(fd)
+            side.close()
+    shutil.rmtree(os.fsencode(folder), ignore_errors=True)
+    if os.path.lexists(folder):
+        log.warning("cannot delete all of a removed job's folder", folder=str(folder))
+
+
+_DIR = os.O_RDONLY | os.O_DIRECTORY | os.O_NOFOLLOW | os.O_CLOEXEC
+
+
+def _empty_owned(side: OwnerSide, dir_fd: int, uid: int) -> None:
+    """Hand every folder of ``uid`` below ``dir_fd`` to the owner side to empty; look
+    inside the daemons' own folders for more."""
+    for name in os.listdir(dir_fd):
+        try:
+            fd = os.open(name, _DIR, dir_fd=dir_fd)
+        except OSError:
+            continue  # not a folder (or a link): the daemons unlink the name
+        try:
+            found = os.fstat(fd).st_uid
+            if found == uid:
+                side.empty(fd)
+            elif found == os.geteuid():
+                _empty_owned(side, fd, uid)
+        finally:
+            os.close(fd)

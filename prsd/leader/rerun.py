@@ -31,6 +31,7 @@ from prsd.errors import InputError, PrsdError
 from prsd.jobspec import JobSpec
 from prsd.leader.kept import check_same_owner, read_kept
 from prsd.leader.merge import OrderedMerge, Piece
+from prsd.leader.retryfiles import ORDER_FILE, RETRY_FILE, read_trusted
 from prsd.leader.retryplan import (
     PlanNotes,
     Unit,
@@ -39,6 +40,7 @@ from prsd.leader.retryplan import (
     plan_payload_units,
 )
 from prsd.storage.atomic import write_atomic
+from prsd.storage.jobowner import OwnerRecordError, owner
 from prsd.storage.layout import JobLayout, parse_done_name
 from prsd.storage.records import SUCCEEDED, MiniBatch, read_result_meta
 
@@ -46,11 +48,11 @@ if TYPE_CHECKING:
     from collections.abc import Iterable, Iterator
     from pathlib import Path
 
+    from prsd.asowner.side import OwnerSide
     from prsd.leader.kept import KeptResult
+    from prsd.leader.outplace import OutputPlace
     from prsd.leader.retryplan import Kept
 
-RETRY_FILE = "retry.json"
-ORDER_FILE = "retry_order.json"
 NAMED = 10  # inputs named in a message before "and N more"
 
 
@@ -83,11 +85,13 @@ def read_retry_plan(job_root: Path) -> RetryPlan | None:
     """The job's retry plan; None for an ordinary job.
 
     Raises:
-        InputError: ``retry.json`` exists but cannot be read.
+        InputError: ``retry.json`` exists but cannot be read, or is not the daemons'.
     """
     try:
-        data = (job_root / RETRY_FILE).read_bytes()
-    except FileNotFoundError:
+        data = read_trusted(job_root / RETRY_FILE)
+    except PrsdError as exc:
+        raise InputError(exc.one_line()) from exc
+    if data is None:
         return None
     try:
         return RetryPlan.decode(data)
@@ -187,7 +191,18 @@ def _retry_batches(
     order.voided, order.voided_count = notes.voided[:NAMED], len(notes.voided)
     gone = [p for p in plan.failed_items if p not in notes.seen_failed]
     order.gone_failed, order.gone_failed_count = gone[:NAMED], len(gone)
-    write_atomic(layout.root / ORDER_FILE, order.encode())
+    write_order(layout, order)
+
+
+def write_order(layout: JobLayout, order: RetryOrder) -> None:
+    """``retry_order.json``: the daemons' file, 0640, the owner's group may read it."""
+    write_atomic(layout.root / ORDER_FILE, order.encode(), mode=0o640)
+    if os.geteuid() == 0:
+        try:
+            gid = owner(layout).gid
+        except OwnerRecordError:
+            return  # no owner known: the daemons' group keeps it
+        os.chown(layout.root / ORDER_FILE, 0, gid, follow_symlinks=False)
 
 
 def plan_units(
@@ -276,25 +291,41 @@ def own_pieces(layout: JobLayout) -> dict[int, Piece]:
 
 def _read_order(layout: JobLayout) -> RetryOrder:
     try:
-        return RetryOrder.decode((layout.root / ORDER_FILE).read_bytes())
-    except (OSError, ValueError, TypeError) as exc:
+        data = read_trusted(layout.root / ORDER_FILE)
+        if data is None:
+            raise PrsdError(f"{ORDER_FILE} is missing")
+        return RetryOrder.decode(data)
+    except (PrsdError, ValueError, TypeError) as exc:
         raise PrsdError(f"the retry's {ORDER_FILE} cannot be read: {exc}") from exc
 
 
 def combine_outputs(
-    layout: JobLayout, out_path: Path, *, write_header: bool, fmt: str = "text"
+    layout: JobLayout,
+    out_path: Path,
+    *,
+    write_header: bool,
+    fmt: str = "text",
+    place: OutputPlace | None = None,
+    side: OwnerSide | None = None,
 ) -> Path:
     """Build and publish a completed retry's whole output: kept results and its own.
 
+    The output is made by the job owner's ``side`` in ``place`` (as the job's own
+    merge would: :mod:`prsd.leader.merge`), and a kept result is opened by that side
+    too, so the kernel refuses any file the owner could not read. Who owns every job
+    a kept result comes from is checked again here, at use.
+
     Raises:
-        PrsdError: the order file or a kept result cannot be used.
+        PrsdError: the order file or a kept result cannot be used, the retry files
+            are not the daemons', or the owner side refused or failed.
         OSError: a kept result file cannot be read.
     """
-    order = _read_order(layout)
-    kept = read_kept(layout.root)
-    new = own_pieces(layout)
-    merge = OrderedMerge(out_path, write_header=write_header, fmt=fmt)
+    merge = OrderedMerge(out_path, write_header=write_header, fmt=fmt, place=place, side=side)
     try:
+        order = _read_order(layout)
+        kept = read_kept(layout.root)
+        check_same_owner(layout, {k.job for k in kept})
+        new = own_pieces(layout)
         for i, unit in enumerate(order.units):
             piece = kept[-1 - unit].piece(layout.root.parent) if unit < 0 else new.get(unit)
             merge.offer(i, piece or Piece(None))

@@ -5,8 +5,9 @@ cache: ``steps/<step>/`` (Waiting), ``inbox/<id>`` (Queued), ``jobs/<id>/`` (Run
 or its ``final.json``'s state), a skip the leader recorded (Skipped), a reused step of
 an earlier run (Completed). The places are looked at in the order a folder moves
 through them, so a move between two looks is never taken for a loss. Given the
-pipeline's owner, a job the leader recorded for someone else is never this
-pipeline's step (Lost): a record naming another user's job reads nothing of it.
+pipeline's owner, a job the leader recorded for someone else, or one with no owner
+record once taken in, is never this pipeline's step (Lost): a record naming another
+user's job reads nothing of it.
 """
 
 from __future__ import annotations
@@ -17,7 +18,7 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
 from prsd.pipeline.record import STATE, STEPS, PipelineRecord
-from prsd.storage.jobowner import OwnerRecordError, read_job_owner
+from prsd.storage.jobowner import OwnerRecordError, owner
 from prsd.storage.readsafe import UntrustedFile, read_small
 
 if TYPE_CHECKING:
@@ -69,9 +70,13 @@ def step_views(
 
 
 def job_owner_uid(spool: SpoolLayout, job_id: str) -> int | None:
-    """The owner the leader recorded for a job, or None before it did (or if it cannot)."""
+    """The owner the leader recorded for a job (:func:`prsd.storage.jobowner.owner`).
+
+    None when it has none (not taken in yet, or a record that cannot be believed): such
+    a job is never counted as anyone's step (fail-closed, see :func:`_where`).
+    """
     try:
-        return read_job_owner(spool.job(job_id)).uid
+        return owner(spool.job(job_id)).uid
     except (OwnerRecordError, OSError):
         return None
 
@@ -86,8 +91,12 @@ def _where(
     job = spool.job(job_id)
     if not os.path.lexists(job.root):
         return "Lost", "its job folder is gone (taken in under another id, or removed)"
-    if owner_uid is not None and job_owner_uid(spool, job_id) not in (None, owner_uid):
-        return "Lost", f"job {job_id} belongs to another user"
+    if owner_uid is not None:
+        theirs = job_owner_uid(spool, job_id)
+        if theirs is None and not (os.path.lexists(job.spec) or os.path.lexists(job.final)):
+            return "Queued", ""  # taken in a moment ago: its owner is being recorded
+        if theirs != owner_uid:
+            return "Lost", f"job {job_id} has no owner record or belongs to another user"
     try:
         final = json.loads(read_small(job.final, MAX_STATE_BYTES, daemon_owned=True))
         return str(final.get("state", "Failed")), str(final.get("reason", ""))

@@ -7,6 +7,9 @@ name is looked up twice: what the caller then creates or renames relative to the
 descriptor lands in that very folder, whatever is renamed or linked meanwhile. Only
 the anchor is opened by name and may be reached through links: it is a folder the
 daemons own or were configured with (a job's folder in the spool, an allowed root).
+A folder its opener may enter but not list (a job's folder, mode 0711, opened by the
+job's owner) is opened ``O_PATH``: good for every ``*at`` call below it, and for
+``fstat``.
 
 Checked after open, never before: the type (``O_DIRECTORY``) and, on request, the
 folder's owner (:func:`check_owner`), so root never writes into a folder that belongs
@@ -30,6 +33,15 @@ if TYPE_CHECKING:
     from pathlib import Path
 
 _DIR_FLAGS = os.O_RDONLY | os.O_DIRECTORY | os.O_CLOEXEC
+_PATH_FLAGS = os.O_PATH | os.O_DIRECTORY | os.O_CLOEXEC
+
+
+def _open_dir(name: str | Path, flags: int, dir_fd: int | None = None) -> int:
+    """Open a folder to read, or only to reach below it when it may not be listed."""
+    try:
+        return os.open(name, _DIR_FLAGS | flags, dir_fd=dir_fd)
+    except PermissionError:
+        return os.open(name, _PATH_FLAGS | flags, dir_fd=dir_fd)
 
 
 class UnsafeFolder(SpoolError):
@@ -56,7 +68,7 @@ def open_under(
             or a name such as ``..``; or the anchor cannot be opened.
     """
     try:
-        fd = os.open(anchor, _DIR_FLAGS)
+        fd = _open_dir(anchor, 0)
     except OSError as exc:
         raise UnsafeFolder(f"cannot open {anchor}: {exc.strerror}") from None
     for i, part in enumerate(parts):
@@ -77,7 +89,7 @@ def _open_child(
     fd: int, name: str, where: str, create_mode: int | None, owner: tuple[int, int] | None
 ) -> int:
     try:
-        return os.open(name, _DIR_FLAGS | os.O_NOFOLLOW, dir_fd=fd)
+        return _open_dir(name, os.O_NOFOLLOW, fd)
     except FileNotFoundError:
         if create_mode is None:
             raise UnsafeFolder(f"{where} does not exist") from None
@@ -92,7 +104,7 @@ def _open_child(
     except OSError as exc:
         raise UnsafeFolder(f"cannot create {where}: {exc.strerror}") from None
     try:
-        return os.open(name, _DIR_FLAGS | os.O_NOFOLLOW, dir_fd=fd)
+        return _open_dir(name, os.O_NOFOLLOW, fd)
     except OSError as exc:
         raise _refusal(exc, fd, name, where) from None
 

@@ -7,6 +7,13 @@ may write, and never re-derived from a file the owner controls afterwards. Every
 that acts for a user (run-as-owner, ``prsctl`` requests, ``retry``) compares against
 this record, so a user who rewrites files in their own job cannot become someone else.
 
+The one policy: :func:`owner` answers "who owns this job" for the leader, the merge,
+retries, requests and pipelines. It is fail-closed: a missing or malformed record, or
+one that is not a regular file of the daemons, raises :class:`OwnerRecordError`; it
+never answers root and never the owner of a folder (a folder's owner is read only at
+intake, to write the record). Each caller states what a refusal means for it (the job
+is not run, its output is not written, a request on it is for root and admins only).
+
 A missing or malformed record raises :class:`OwnerRecordError`: the caller fails that
 job (never the daemon) with the message.
 """
@@ -94,6 +101,16 @@ def owner_of_folder(folder: Path) -> JobOwner:
 def write_job_owner(layout: JobLayout, owner: JobOwner) -> None:
     """Record the owner (durable: run-as-owner after a failover depends on it)."""
     write_atomic(layout.owner_record, owner.to_json())
+
+
+def owner(layout: JobLayout) -> JobOwner:
+    """Who owns the job: its ``owner.json`` record, and nothing else (fail-closed).
+
+    Raises:
+        OwnerRecordError: no record, a link, a file not written by the daemons, too big
+            or malformed: the caller refuses (never root, never the folder's owner).
+    """
+    return read_job_owner(layout)
 
 
 def read_job_owner(layout: JobLayout) -> JobOwner:

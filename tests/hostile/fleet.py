@@ -25,13 +25,19 @@ from typing import TYPE_CHECKING
 
 from prsd.storage.spool import open_spool
 from tests.helpers import stop_daemons, wait_until
-from tests.realusers import chown_tree, plain_user, python_for, reachable_checkout
+from tests.realusers import (
+    chown_tree,
+    daemon_python,
+    daemon_pythonpath,
+    plain_user,
+    python_for,
+    reachable_checkout,
+)
 
 if TYPE_CHECKING:
     import pwd
     from collections.abc import Iterator
 
-PRSD = [sys.executable, "-m", "prsd.daemon"]
 CHECKOUT = Path(__file__).resolve().parents[2]
 PYTHONPATH = f"{CHECKOUT}:{sysconfig.get_paths()['purelib']}"
 """prsd and its dependencies, for an owner running the suite's interpreter by its real path."""
@@ -102,24 +108,27 @@ class Fleet:
 
     def submit_as_owner(self, folder: Path) -> subprocess.CompletedProcess[str]:
         """``prsctl submit`` run as the owner (no allowed roots in its environment)."""
-        command = [self.python, "-m", "prsd.cli.prsctl", "submit", "--spool", str(self.spool)]
-        env = {"PATH": "/usr/bin:/bin", "PYTHONPATH": PYTHONPATH, "PRSD_ALLOWED_ROOTS": ""}
+        return self.prsctl_as_owner("submit", str(folder))
+
+    def prsctl_as_owner(self, *args: str, roots: str = "") -> subprocess.CompletedProcess[str]:
+        """``prsctl ARGS --spool SPOOL`` run as the owner, with ``PRSD_ALLOWED_ROOTS=roots``."""
+        command = [self.python, "-m", "prsd.cli.prsctl", *args, "--spool", str(self.spool)]
+        env = {"PATH": "/usr/bin:/bin", "PYTHONPATH": PYTHONPATH, "PRSD_ALLOWED_ROOTS": roots}
         return subprocess.run(
-            [
-                "runuser",
-                "-u",
-                self.user.pw_name,
-                "--",
-                "env",
-                *(f"{k}={v}" for k, v in env.items()),
-                *command,
-                str(folder),
-            ],
+            ["runuser", "-u", self.user.pw_name, "--", "env",
+             *(f"{k}={v}" for k, v in env.items()), *command],
             capture_output=True,
             text=True,
             check=False,
             cwd="/",
-        )
+        )  # fmt: skip
+
+    def final_of(self, job_id: str) -> tuple[str, str]:
+        """Wait for job ``job_id``'s end; its (state, reason)."""
+        final = self.spool / "jobs" / job_id / "state" / "final.json"
+        wait_until(final.exists, 120, f"job {job_id} to end")
+        data = json.loads(final.read_text(encoding="utf-8"))
+        return str(data["state"]), str(data["reason"])
 
     def owned_folder(self, name: str, yaml_text: str) -> Path:
         """A job folder of the owner's own, outside the spool (for prsctl submit)."""
@@ -186,12 +195,18 @@ def fleet(roots: str) -> Iterator[Fleet]:
         spool = base / "spool"
         open_spool(spool)
         (spool / "inbox").chmod(0o1777)  # anyone submits (docs/deploy.md)
-        env = dict(os.environ, PRSD_GPU_COUNT="0", PRSD_ALLOWED_ROOTS=roots.format(base=base))
+        env = dict(
+            os.environ,
+            PRSD_GPU_COUNT="0",
+            PRSD_ALLOWED_ROOTS=roots.format(base=base),
+            PYTHONPATH=daemon_pythonpath(),
+        )
+        prsd = [daemon_python(), "-m", "prsd.daemon"]  # the owner side runs it as the owner
         f = Fleet(base, spool, user, python_for(user))
         try:
             with open(f.log, "wb") as log:
                 for role in (["leader"], ["agent", "--node-id", "n1"]):
-                    command = [*PRSD, *role, "--spool", str(spool)]
+                    command = [*prsd, *role, "--spool", str(spool)]
                     f.procs.append(subprocess.Popen(command, env=env, stdout=log, stderr=log))
             yield f
         finally:

@@ -13,7 +13,6 @@ import io
 import json
 import os
 import subprocess
-import sys
 import textwrap
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
@@ -26,7 +25,7 @@ from prsd.cli.jobs import job_ids
 from prsd.storage.spool import open_spool
 from prsd.submit import submit
 from tests.helpers import wait_until
-from tests.realusers import User, as_user, chown_tree
+from tests.realusers import User, as_user, chown_tree, daemon_python, daemon_pythonpath
 
 if TYPE_CHECKING:
     from collections.abc import Callable
@@ -35,7 +34,7 @@ if TYPE_CHECKING:
 assert prsd.cli.logfiles and prsd.cli.logmerge  # imported before any fork (see users.py)
 assert encodings.utf_8_sig  # job.yaml is read as utf-8-sig
 
-PRSD = [sys.executable, "-m", "prsd.daemon"]
+PRSD = [daemon_python(), "-m", "prsd.daemon"]  # the owner side runs it as the owner
 
 SCRIPT = """
     import time
@@ -79,7 +78,9 @@ class Site:
 
     def start(self, role: list[str]) -> subprocess.Popen[bytes]:
         """A root daemon of the spool (``leader`` or ``agent ...``), logging to daemons.log."""
-        env = dict(os.environ, PRSD_GPU_COUNT="0", PRSD_UNSAFE_SPOOL="1")
+        env = dict(
+            os.environ, PRSD_GPU_COUNT="0", PRSD_UNSAFE_SPOOL="1", PYTHONPATH=daemon_pythonpath()
+        )
         command = [*PRSD, *role, "--spool", str(self.spool), "--log-level", "INFO"]
         with open(self.base / "daemons.log", "ab") as log:
             proc = subprocess.Popen(command, env=env, stdout=log, stderr=log)

@@ -20,6 +20,8 @@ from tests.helpers import wait_until
 from tests.realusers import (
     User,
     chown_tree,
+    daemon_python,
+    daemon_pythonpath,
     open_base,
     python_for,
     reachable_checkout,
@@ -30,7 +32,7 @@ if TYPE_CHECKING:
     from collections.abc import Iterator
     from pathlib import Path
 
-PRSD = [sys.executable, "-m", "prsd.daemon"]
+PRSD = [daemon_python(), "-m", "prsd.daemon"]
 
 SCRIPT = """
     import os, sys
@@ -83,6 +85,7 @@ def test_owner_runs_the_environment_built_for_the_job(user: User) -> None:
             PRSD_GPU_COUNT="0",
             PRSD_ENV_CACHE=str(cache),
             PRSD_ENV_PYTHONS=python_for(user),
+            PYTHONPATH=daemon_pythonpath(),
         )
         daemons: list[subprocess.Popen[bytes]] = []
         try:

@@ -16,8 +16,8 @@ from prsd.leader.removal import remove_ended_job
 from prsd.storage.layout import SpoolLayout
 from prsd.storage.requests import Request, read_reply, send_request
 from tests.helpers import stop_daemons, wait_until
-from tests.jobkit import PRSD, make_job, prsctl, run_prsd
-from tests.realusers import as_user, open_base, real_users
+from tests.jobkit import make_job, prsctl, run_prsd
+from tests.realusers import as_user, daemon_python, daemon_pythonpath, open_base, real_users
 
 if TYPE_CHECKING:
     from pathlib import Path
@@ -63,13 +63,16 @@ def _ended_job(root: Path, spool: Path, name: str) -> str:
 
 
 def _daemons(spool: Path, log: Path, env: dict[str, str]) -> list[subprocess.Popen[bytes]]:
+    # root daemons start owner-side processes with their interpreter, as the job's owner
+    prsd = [daemon_python(), "-m", "prsd.daemon"]
+    env = {**env, "PYTHONPATH": daemon_pythonpath()}
     with open(log, "ab") as out:
         return [
             subprocess.Popen(
-                [*PRSD, "leader", "--spool", str(spool)], stdout=out, stderr=out, env=env
+                [*prsd, "leader", "--spool", str(spool)], stdout=out, stderr=out, env=env
             ),
             subprocess.Popen(  # a short drain: the sleepy job's worker is killed at the end
-                [*PRSD, "agent", "--spool", str(spool), "--node-id", "n1", "--drain-grace-s", "1"],
+                [*prsd, "agent", "--spool", str(spool), "--node-id", "n1", "--drain-grace-s", "1"],
                 stdout=out,
                 stderr=out,
                 env=env,

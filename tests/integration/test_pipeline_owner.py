@@ -6,7 +6,6 @@ from __future__ import annotations
 import encodings.utf_8_sig  # noqa: F401 - the user's child cannot import it (see realusers)
 import os
 import subprocess
-import sys
 import textwrap
 from typing import TYPE_CHECKING
 
@@ -18,6 +17,8 @@ from tests.helpers import stop_daemons, wait_until
 from tests.realusers import (
     as_user,
     chown_tree,
+    daemon_python,
+    daemon_pythonpath,
     open_base,
     python_for,
     reachable_checkout,
@@ -29,7 +30,7 @@ if TYPE_CHECKING:
 
     from tests.realusers import User
 
-PRSD = [sys.executable, "-m", "prsd.daemon"]
+PRSD = [daemon_python(), "-m", "prsd.daemon"]
 
 PIPELINE = """
 type: pipeline
@@ -65,7 +66,7 @@ def test_root_daemons_run_a_users_pipeline_as_the_user(user: User) -> None:
     with open_base("prsd-pipeline-owner-") as base:
         spool = base / "spool"
         open_spool(spool)
-        env = dict(os.environ, PRSD_GPU_COUNT="0")
+        env = dict(os.environ, PRSD_GPU_COUNT="0", PYTHONPATH=daemon_pythonpath())
         daemons: list[subprocess.Popen[bytes]] = []
         try:
             with open(base / "daemons.log", "wb") as log:

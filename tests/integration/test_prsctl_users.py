@@ -30,12 +30,13 @@ import pytest
 from prsd.settings import parse_env_text
 from prsd.storage.spool import open_spool
 from tests.helpers import stop_daemons, wait_until
+from tests.realusers import daemon_python, daemon_pythonpath
 
 if TYPE_CHECKING:
     from collections.abc import Iterator
 
 ROOT = Path(__file__).resolve().parents[2]
-PRSD = [sys.executable, "-m", "prsd.daemon"]
+PRSD = [daemon_python(), "-m", "prsd.daemon"]
 RUNUSER = shutil.which("runuser") or "/usr/sbin/runuser"
 
 QUICK = """
@@ -113,6 +114,7 @@ def _daemon_env(env_file: Path) -> dict[str, str]:
     values = parse_env_text(env_file.read_text(encoding="utf-8"))
     env = dict(os.environ, **{k: v for k, v in values.items() if v})
     env["PRSD_GPU_COUNT"] = "0"
+    env["PYTHONPATH"] = daemon_pythonpath()
     return env
 
 

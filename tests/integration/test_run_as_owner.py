@@ -16,7 +16,6 @@ import os
 import shutil
 import stat
 import subprocess
-import sys
 import tempfile
 import textwrap
 from pathlib import Path
@@ -26,12 +25,20 @@ import pytest
 
 from prsd.storage.spool import open_spool
 from tests.helpers import stop_daemons, wait_until
-from tests.realusers import User, chown_tree, python_for, reachable_checkout, real_users
+from tests.realusers import (
+    User,
+    chown_tree,
+    daemon_python,
+    daemon_pythonpath,
+    python_for,
+    reachable_checkout,
+    real_users,
+)
 
 if TYPE_CHECKING:
     from collections.abc import Iterator
 
-PRSD = [sys.executable, "-m", "prsd.daemon"]
+PRSD = [daemon_python(), "-m", "prsd.daemon"]
 
 SCRIPT = """
     import os
@@ -96,7 +103,7 @@ def test_root_agent_runs_the_job_as_its_owner(user: User) -> None:
     base.chmod(0o755)
     spool = base / "spool"
     open_spool(spool)
-    env = dict(os.environ, PRSD_GPU_COUNT="0")
+    env = dict(os.environ, PRSD_GPU_COUNT="0", PYTHONPATH=daemon_pythonpath())
     daemons: list[subprocess.Popen[bytes]] = []
     try:
         with open(base / "daemons.log", "wb") as log:

@@ -13,7 +13,6 @@ import json
 import os
 import shutil
 import subprocess
-import sys
 import tempfile
 import textwrap
 from functools import partial
@@ -25,13 +24,19 @@ import pytest
 
 from prsd.storage.spool import open_spool
 from tests.helpers import stop_daemons, wait_until
-from tests.realusers import plain_user, python_for, reachable_checkout
+from tests.realusers import (
+    daemon_python,
+    daemon_pythonpath,
+    plain_user,
+    python_for,
+    reachable_checkout,
+)
 
 if TYPE_CHECKING:
     import pwd
     from collections.abc import Iterator
 
-PRSD = [sys.executable, "-m", "prsd.daemon"]
+PRSD = [daemon_python(), "-m", "prsd.daemon"]
 
 SCRIPT = """
     import json, os, subprocess, time
@@ -135,6 +140,7 @@ def test_workers_start_clean_and_their_processes_die_with_them(user: pwd.struct_
     pids.chmod(0o777)
     open_spool(spool)
     env = dict(os.environ, PRSD_GPU_COUNT="0", SECRET_ROOT_TOKEN="x", HOME="/root")
+    env["PYTHONPATH"] = daemon_pythonpath()
     env["CUDA_CACHE_DISABLE"] = "1"
     daemons: list[subprocess.Popen[bytes]] = []
     try:

@@ -7,6 +7,7 @@ from typing import TYPE_CHECKING
 
 import pytest
 
+from prsd.asowner.outputs import OwnerOpError
 from prsd.leader.merge import OrderedMerge, Piece
 from prsd.leader.outplace import OutputPlace
 from prsd.storage.dirfd import UnsafeFolder, check_owner, open_under, same_folder
@@ -115,7 +116,7 @@ def test_merge_publish_refuses_a_replaced_folder(tmp_path: Path) -> None:
     elsewhere.mkdir()
     (job / "outputs").rename(tmp_path / "moved")
     (job / "outputs").symlink_to(elsewhere)
-    with pytest.raises(UnsafeFolder, match="symbolic link"):
+    with pytest.raises(OwnerOpError, match="symbolic link"):
         merge.finish()
     merge.abandon()
     assert list(elsewhere.iterdir()) == []

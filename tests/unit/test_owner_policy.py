@@ -1,0 +1,86 @@
+"""The one owner policy: ``owner.json`` or refuse, and what each caller makes of a refusal."""
+
+from __future__ import annotations
+
+import os
+from typing import TYPE_CHECKING
+
+import pytest
+
+from prsd.errors import PrsdError
+from prsd.leader import kept, outplace, owners
+from prsd.leader.askrule import Person
+from prsd.pipeline.view import job_owner_uid
+from prsd.storage.jobowner import JobOwner, OwnerRecordError, owner, write_job_owner
+from prsd.storage.layout import JobLayout, SpoolLayout
+
+if TYPE_CHECKING:
+    from pathlib import Path
+
+JOB = "20260101-000000-aaaaaa"
+
+
+def _job(tmp_path: Path) -> tuple[SpoolLayout, JobLayout]:
+    spool = SpoolLayout(tmp_path / "spool")
+    layout = spool.job(JOB)
+    layout.root.mkdir(parents=True)
+    return spool, layout
+
+
+def test_owner_reads_the_record(tmp_path: Path) -> None:
+    spool, layout = _job(tmp_path)
+    write_job_owner(layout, JobOwner(4242, 4343, "carol"))
+    assert owner(layout) == JobOwner(4242, 4343, "carol")
+    assert owners.job_owner(spool, JOB) == Person(4242, "carol")
+    assert job_owner_uid(spool, JOB) == 4242
+
+
+def _bad_records(layout: JobLayout, tmp_path: Path) -> list[tuple[str, object]]:
+    """Each way a record can be bad: (name, how to make it)."""
+
+    def missing() -> None:
+        layout.owner_record.unlink(missing_ok=True)
+
+    def link() -> None:
+        real = tmp_path / "elsewhere.json"
+        real.write_bytes(JobOwner(7, 7, "x").to_json())
+        layout.owner_record.symlink_to(real)
+
+    def planted() -> None:
+        layout.owner_record.write_bytes(JobOwner(7, 7, "x").to_json())
+        os.chown(layout.owner_record, 4242, 4242)  # not the daemons' file
+
+    def garbage() -> None:
+        layout.owner_record.write_bytes(b'{"uid": "0"}')
+
+    return [("missing", missing), ("link", link), ("planted", planted), ("garbage", garbage)]
+
+
+@pytest.mark.parametrize("case", ["missing", "link", "planted", "garbage"])
+def test_every_caller_refuses_a_bad_record(tmp_path: Path, case: str) -> None:
+    """Never root's, never the folder's owner: each caller refuses in its own way."""
+    spool, layout = _job(tmp_path)
+    os.chown(layout.root, 4242, 4242)  # the folder's owner must never be believed
+    make = dict(_bad_records(layout, tmp_path))[case]
+    make()  # type: ignore[operator]
+    with pytest.raises(OwnerRecordError):
+        owner(layout)
+    # requests: only root and admins may act on it
+    assert owners.job_owner(spool, JOB) == Person(0, "root")
+    # retries: refused with the reason
+    with pytest.raises(PrsdError, match="a retry needs its owner"):
+        kept.job_owner(layout)
+    # the merge: no output written
+    with pytest.raises(outplace.OutputRefused, match="output is not written"):
+        outplace.output_place(layout, layout.root / "outputs" / "out.txt")
+    # pipelines: never counted as anyone's step
+    assert job_owner_uid(spool, JOB) is None
+
+
+def test_a_queued_job_is_its_inbox_folders(tmp_path: Path) -> None:
+    """Before intake there is no record: the folder the user dropped is what intake records."""
+    spool = SpoolLayout(tmp_path / "spool")
+    (spool.inbox / JOB).mkdir(parents=True)
+    os.chown(spool.inbox / JOB, 4242, 4242)
+    assert owners.job_owner(spool, JOB) == Person(4242, "4242")
+    assert owners.job_owner(spool, "20260101-000000-bbbbbb") is None
