@@ -1,4 +1,9 @@
-"""Entry points: ``prsd run | leader | agent``. Wiring only: arguments -> the right loop."""
+"""Entry points: ``prsd run | leader | agent``. Wiring only: arguments -> the right loop.
+
+Each command imports only what it runs: the leader's modules are not loaded by
+``prsd agent`` nor the agent's by ``prsd leader`` (``tests/unit/test_import_paths.py``),
+so a daemon's start pays for its own code only.
+"""
 
 from __future__ import annotations
 
@@ -8,35 +13,29 @@ import os
 import signal
 import socket
 import sys
+from datetime import UTC, datetime
 from pathlib import Path
 from typing import TYPE_CHECKING, NoReturn
 
 import anyio
 
-from prsd.agent.agent import EXIT_IDLE, Agent, AgentOptions
-from prsd.agent.nodeid import ensure_node_id_free
 from prsd.cli import console
-from prsd.cli.jobnotes import print_notes
 from prsd.doctor import cli as doctor_cli
 from prsd.doctor import require_safe_spool
 from prsd.doctor.probes import MIN_FREE_BYTES
 from prsd.errors import ExitCode, PrsdError, UnsafeSpoolError
-from prsd.leader.election import Election
-from prsd.leader.leader import NODE_LEASE_S, Leader
 from prsd.logconfig import configure, get_logger
-from prsd.sdnotify import serve_notified
 from prsd.storage.faults import fault_line, wait_until_writable
-from prsd.storage.fstype import is_local_spool
 from prsd.storage.heartbeat import HEARTBEAT_INTERVAL_S
 from prsd.storage.jobid import sanitize_name
 from prsd.storage.layout import SpoolLayout, valid_node_id
-from prsd.storage.lease import LEADER_HEARTBEAT_S, LEADER_LEASE_S
+from prsd.storage.lease import LEADER_HEARTBEAT_S, LEADER_LEASE_S, NODE_LEASE_S
 from prsd.storage.spool import open_spool
-from prsd.storage.watch import ring_on_local_changes
-from prsd.submit import submit
 
 if TYPE_CHECKING:
+    from prsd.cli.runview import ProgressView
     from prsd.embedded import LeftEarly
+    from prsd.leader.finish import FinalState
 
 log = get_logger("prsd")
 
@@ -72,6 +71,12 @@ def parser() -> argparse.ArgumentParser:
     run.add_argument(
         "--quiet", action="store_true", help="do not print the job's notes (keys not used ...)"
     )
+    run.add_argument(
+        "--embedded",
+        action="store_true",
+        help="run the job in this process even where a leader and agents serve the spool "
+        "(by default a job is handed to them)",
+    )
     leader = sub.add_parser("leader", help="run the leader daemon (any number; one leads)")
     leader.add_argument("--spool", type=Path, default=None)
     leader.add_argument(
@@ -95,7 +100,7 @@ def parser() -> argparse.ArgumentParser:
     agent.add_argument(
         "--exit-when-idle",
         action="store_true",
-        help=f"exit {EXIT_IDLE} when no job needs this node",
+        help=f"exit {int(ExitCode.AGENT_IDLE)} when no job needs this node",
     )
     agent.add_argument(
         "--drain-grace-s",
@@ -160,23 +165,27 @@ def _node_id(args: argparse.Namespace) -> str:
 
 
 def _run(spool: SpoolLayout, args: argparse.Namespace) -> int:
+    """One job end to end: handed to the spool's daemons when they serve it (unless
+    ``--embedded``), else led and served in this process."""
+    from prsd.cli.jobnotes import print_notes
+    from prsd.cli.liveness import daemons_serve
     from prsd.cli.runview import progress_view, write_line
-    from prsd.embedded import LeftEarly, run_interruptible
+    from prsd.embedded import LeftEarly
     from prsd.pipelinerun import pipeline_file, run_pipeline_here
+    from prsd.submit import submit
 
     pipeline = pipeline_file(args.job_dir)
     if pipeline is not None:
         node = _node_id(args)
         return run_pipeline_here(pipeline, spool, args.overrides, args.name, node, quiet=args.quiet)
+    handed = not args.embedded and daemons_serve(spool, datetime.now(UTC))
+    node_id = _node_id(args)
     job_id, spec = submit(args.job_dir, spool, name=args.name, overrides=args.overrides)
     write_line(f"job {job_id}")
     print_notes(spec, (args.job_dir, spool.job(job_id).root), "prsd", quiet=args.quiet)
-    options = AgentOptions(node_id=_node_id(args))
     view = progress_view()
     try:
-        final = anyio.run(
-            lambda: run_interruptible(spool, job_id, options, on_progress=view.show, say=view.note)
-        )
+        final = _wait_for_job(spool, job_id, node_id, handed, view)
     finally:
         view.close()
     if isinstance(final, LeftEarly):
@@ -190,6 +199,28 @@ def _run(spool: SpoolLayout, args: argparse.Namespace) -> int:
     if final.output:
         write_line(f"output {final.output}")
     return final.exit_code
+
+
+def _wait_for_job(
+    spool: SpoolLayout, job_id: str, node_id: str, handed: bool, view: ProgressView
+) -> FinalState | LeftEarly:
+    """Follow the job the daemons run (``handed``), or run it here; how it ended."""
+    from prsd.embedded import follow_interruptible, run_interruptible
+
+    if handed:
+        view.note(
+            f"a leader and agents serve the spool {spool.root}: they run job {job_id} "
+            "(`prsd run --embedded` runs it in this process)"
+        )
+        return anyio.run(
+            lambda: follow_interruptible(spool, job_id, on_progress=view.show, say=view.note)
+        )
+    from prsd.agent.agent import AgentOptions
+
+    options = AgentOptions(node_id=node_id)
+    return anyio.run(
+        lambda: run_interruptible(spool, job_id, options, on_progress=view.show, say=view.note)
+    )
 
 
 def left_early_line(spool: SpoolLayout, job_id: str, left: LeftEarly) -> str:
@@ -206,6 +237,12 @@ def left_early_line(spool: SpoolLayout, job_id: str, left: LeftEarly) -> str:
 
 
 def _leader(spool: SpoolLayout, args: argparse.Namespace) -> int:
+    from prsd.leader.election import Election
+    from prsd.leader.leader import Leader
+    from prsd.sdnotify import serve_notified
+    from prsd.storage.fstype import is_local_spool
+    from prsd.storage.watch import ring_on_local_changes
+
     election = Election(spool, lease_s=args.lease_s, beat_s=args.heartbeat_s)
     leader = Leader(spool, election=election, node_lease_s=args.node_lease_s)
     console.say(
@@ -232,6 +269,10 @@ def _leader(spool: SpoolLayout, args: argparse.Namespace) -> int:
 
 
 def _agent(spool: SpoolLayout, args: argparse.Namespace) -> int:
+    from prsd.agent.agent import Agent, AgentOptions
+    from prsd.agent.nodeid import ensure_node_id_free
+    from prsd.sdnotify import serve_notified
+
     node_id = _node_id(args)
     ensure_node_id_free(spool, node_id, socket.gethostname())  # one agent per node id
     options = AgentOptions(

@@ -39,6 +39,7 @@ from prsd.storage.heartbeat import (
     write_heartbeat,
 )
 from prsd.storage.layout import node_report
+from prsd.storage.lease import ONE_JOB_PREFIX
 from prsd.storage.seats import free_seats, take_seat
 from prsd.storage.spool import active_jobs
 from prsd.storage.watch import Doorbell, ring_on_local_changes
@@ -98,7 +99,7 @@ class Agent:
         self.draining = False
         self.drained = False  # set once a drain has finished: the last heartbeat says so
         self._seq = 0
-        self._boot = secrets.token_hex(8)
+        self._boot = (ONE_JOB_PREFIX if only_job is not None else "") + secrets.token_hex(8)
         self._started_at = datetime.now(UTC).isoformat(timespec="seconds")
         self.refused: set[str] = set()
         self.only_job = only_job
