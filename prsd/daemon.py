@@ -33,6 +33,7 @@ from prsd.storage.lease import LEADER_HEARTBEAT_S, LEADER_LEASE_S, NODE_LEASE_S
 from prsd.storage.spool import open_spool
 
 if TYPE_CHECKING:
+    from prsd.agent.forks import ForkServer
     from prsd.cli.runview import ProgressView
     from prsd.embedded import LeftEarly
     from prsd.leader.finish import FinalState
@@ -76,6 +77,12 @@ def parser() -> argparse.ArgumentParser:
         action="store_true",
         help="run the job in this process even where a leader and agents serve the spool "
         "(by default a job is handed to them)",
+    )
+    run.add_argument(
+        "--no-fork-server",
+        action="store_true",
+        help="start every worker as a new interpreter (by default workers that run as this "
+        "user under this interpreter are forked from a pre-imported one)",
     )
     leader = sub.add_parser("leader", help="run the leader daemon (any number; one leads)")
     leader.add_argument("--spool", type=Path, default=None)
@@ -167,6 +174,7 @@ def _node_id(args: argparse.Namespace) -> str:
 def _run(spool: SpoolLayout, args: argparse.Namespace) -> int:
     """One job end to end: handed to the spool's daemons when they serve it (unless
     ``--embedded``), else led and served in this process."""
+    from prsd.agent.forks import ForkServer
     from prsd.cli.jobnotes import print_notes
     from prsd.cli.liveness import daemons_serve
     from prsd.cli.runview import progress_view, write_line
@@ -180,14 +188,20 @@ def _run(spool: SpoolLayout, args: argparse.Namespace) -> int:
         return run_pipeline_here(pipeline, spool, args.overrides, args.name, node, quiet=args.quiet)
     handed = not args.embedded and daemons_serve(spool, datetime.now(UTC))
     node_id = _node_id(args)
-    job_id, spec = submit(args.job_dir, spool, name=args.name, overrides=args.overrides)
-    write_line(f"job {job_id}")
-    print_notes(spec, (args.job_dir, spool.job(job_id).root), "prsd", quiet=args.quiet)
-    view = progress_view()
+    # Started first: it imports the worker host while the job is taken in and split.
+    forks = None if handed or args.no_fork_server else ForkServer.start()
     try:
-        final = _wait_for_job(spool, job_id, node_id, handed, view)
+        job_id, spec = submit(args.job_dir, spool, name=args.name, overrides=args.overrides)
+        write_line(f"job {job_id}")
+        print_notes(spec, (args.job_dir, spool.job(job_id).root), "prsd", quiet=args.quiet)
+        view = progress_view()
+        try:
+            final = _wait_for_job(spool, job_id, node_id, handed, forks, view)
+        finally:
+            view.close()
     finally:
-        view.close()
+        if forks is not None:
+            forks.close()
     if isinstance(final, LeftEarly):
         write_line(left_early_line(spool, job_id, final))
         return 130
@@ -202,9 +216,15 @@ def _run(spool: SpoolLayout, args: argparse.Namespace) -> int:
 
 
 def _wait_for_job(
-    spool: SpoolLayout, job_id: str, node_id: str, handed: bool, view: ProgressView
+    spool: SpoolLayout,
+    job_id: str,
+    node_id: str,
+    handed: bool,
+    forks: ForkServer | None,
+    view: ProgressView,
 ) -> FinalState | LeftEarly:
-    """Follow the job the daemons run (``handed``), or run it here; how it ended."""
+    """Follow the job the daemons run (``handed``), or run it here (workers forked from
+    ``forks`` where they can be); how it ended."""
     from prsd.embedded import follow_interruptible, run_interruptible
 
     if handed:
@@ -219,7 +239,9 @@ def _wait_for_job(
 
     options = AgentOptions(node_id=node_id)
     return anyio.run(
-        lambda: run_interruptible(spool, job_id, options, on_progress=view.show, say=view.note)
+        lambda: run_interruptible(
+            spool, job_id, options, on_progress=view.show, say=view.note, forks=forks
+        )
     )
 
 

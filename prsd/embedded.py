@@ -36,6 +36,7 @@ if TYPE_CHECKING:
     from collections.abc import Callable
     from pathlib import Path
 
+    from prsd.agent.forks import ForkServer
     from prsd.storage.layout import SpoolLayout, TaskName
 
 PROGRESS_EVERY_S = 1.0  # the job's status document is read this often for the view
@@ -72,11 +73,14 @@ async def run_interruptible(
     on_progress: Callable[[dict[str, Any]], None] | None = None,
     say: Callable[[str], None] | None = None,
     interrupts: bool = True,
+    forks: ForkServer | None = None,
 ) -> FinalState | LeftEarly:
     """Lead and serve ``job_id`` in this process, Ctrl-C being the user's; how it ended.
 
     ``on_progress`` gets the job's status document at once, every PROGRESS_EVERY_S,
-    and once more at the end; ``say`` gets one-line notes for the user.
+    and once more at the end; ``say`` gets one-line notes for the user. ``forks``: a
+    fork server (``prsd.agent.forks``) the workers are forked from where they can be;
+    it is served here and closed at the end.
     """
     links = LeaderLinks()
 
@@ -85,10 +89,14 @@ async def run_interruptible(
         links.leader_bell.ring()
 
     leader = Leader(spool, election=Election(spool, one_job=True), links=links, only_job=job_id)
-    agent = Agent(spool, options, bell=links.agent_bell, on_commit=on_commit, only_job=job_id)
+    agent = Agent(
+        spool, options, bell=links.agent_bell, on_commit=on_commit, only_job=job_id, forks=forks
+    )
     final: FinalState | None = None
     ctrl_c = _CtrlC(spool, job_id, say)
     async with anyio.create_task_group() as outer:
+        if forks is not None:
+            outer.start_soon(forks.serve)
         if on_progress is not None:
             outer.start_soon(_report_progress, spool, job_id, on_progress)
         if interrupts:

@@ -46,6 +46,7 @@ from prsd.storage.watch import Doorbell, ring_on_local_changes
 from prsd.wire.nodereport import NodeReport
 
 if TYPE_CHECKING:
+    from prsd.agent.forks import ForkServer
     from prsd.storage.layout import JobLayout, SpoolLayout
 
 log = get_logger("prsd.agent")
@@ -88,8 +89,10 @@ class Agent:
         bell: Doorbell | None = None,
         on_commit: CommitHook | None = None,
         only_job: str | frozenset[str] | None = None,
+        forks: ForkServer | None = None,
     ) -> None:
         self.spool = spool
+        self.forks = forks
         self.options = options
         self.bell = bell or Doorbell()
         self.on_commit = on_commit or (lambda job_id, task: None)
@@ -363,7 +366,9 @@ class Agent:
     def _begin(
         self, tg: anyio.abc.TaskGroup, job_id: str, layout: JobLayout, spec: JobSpec
     ) -> None:
-        ctx = JobContext(layout, spec, self.node_id, self.gpus.count, spec.input.format)
+        ctx = JobContext(
+            layout, spec, self.node_id, self.gpus.count, spec.input.format, forks=self.forks
+        )
         run = JobRun(
             ctx,
             gpus=self.gpus,
