@@ -29,7 +29,7 @@ def parser() -> argparse.ArgumentParser:
     p.add_argument("--workloads", default="", help="comma-separated subset, e.g. W1,W3")
     p.add_argument(
         "--runners",
-        default=",".join(r for r in RUNNERS if r != "prsd-run-spawn"),
+        default=",".join(r for r in RUNNERS if r not in ("prsd-run-spawn", "prsd-run-warm")),
         help=f"comma-separated subset of {', '.join(RUNNERS)}",
     )
     p.add_argument("--repeats", type=int, default=3)

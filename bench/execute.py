@@ -94,6 +94,8 @@ def run_once(case: Case, runner: str, work: Path, repeat: int) -> Sample:
             _prsd_run(case, run_dir, sample, fork_server=runner == "prsd-run")
         elif runner == "prsd-daemons":
             _prsd_daemons(case, run_dir, sample, agents=1, workers=case.workers)
+        elif runner == "prsd-run-warm":
+            _prsd_daemons(case, run_dir, sample, agents=1, workers=case.workers, via_run=True)
         else:
             _alternative(case, runner, run_dir, sample)
     finally:
@@ -316,6 +318,20 @@ def final_state(spool: Path, job_id: str) -> str:
     return str(data.get("state", "?"))
 
 
+def _hand_over(job: Path, spool: Path, env: dict[str, str], sample: Sample) -> tuple[str, bool]:
+    """``prsd run`` where daemons serve the spool: (job id, whether it handed over and ended 0)."""
+    cmd = [sys.executable, "-m", "prsd.daemon", "run", str(job), "--spool", str(spool)]
+    r = subprocess.run(
+        cmd, env=env, cwd=REPO, capture_output=True, text=True, timeout=RUN_TIMEOUT_S, check=False
+    )
+    first = r.stdout.split("\n", 1)[0].split()
+    job_id = first[1] if first[:1] == ["job"] else ""
+    handed = "a leader and agents serve the spool" in r.stdout
+    if not handed:
+        sample.note = "prsd run did not hand the job to the daemons"
+    return job_id, r.returncode == 0 and handed and bool(job_id)
+
+
 def submit_job(job: Path, spool: Path) -> str:
     """``prsctl submit`` as a call: the job id."""
     from prsd.storage.spool import open_spool
@@ -325,7 +341,11 @@ def submit_job(job: Path, spool: Path) -> str:
     return job_id
 
 
-def _prsd_daemons(case: Case, run_dir: Path, sample: Sample, *, agents: int, workers: int) -> None:
+def _prsd_daemons(
+    case: Case, run_dir: Path, sample: Sample, *, agents: int, workers: int, via_run: bool = False
+) -> None:
+    """The job on running daemons: submitted (``prsd.submit``), or with ``via_run`` by
+    ``prsd run``, which hands it to them, timed from its start to its exit."""
     why = tabular_unsupported(case.input_kind)
     if why is not None:
         sample.status, sample.note = "unsupported", why
@@ -334,8 +354,11 @@ def _prsd_daemons(case: Case, run_dir: Path, sample: Sample, *, agents: int, wor
     daemons = start_daemons(spool, run_dir, _env(case, run_dir), agents)
     try:
         started_wall, start = time.time(), time.perf_counter()
-        job_id = submit_job(job, spool)
-        done = wait_final(spool, job_id, RUN_TIMEOUT_S)
+        if via_run:
+            job_id, done = _hand_over(job, spool, _env(case, run_dir), sample)
+        else:
+            job_id = submit_job(job, spool)
+            done = wait_final(spool, job_id, RUN_TIMEOUT_S)
         sample.wall_s = round(time.perf_counter() - start, 4)
     finally:
         daemons.stop()
