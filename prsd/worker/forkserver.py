@@ -141,7 +141,6 @@ def _child(
         for fd in {*own, out, err, null}:
             if fd not in keep:
                 os.close(fd)
-        os.set_inheritable(channel, True)
         os.umask(int(request["umask"]))
         os.chdir(str(request["cwd"]))
         os.environ.clear()
