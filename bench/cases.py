@@ -9,7 +9,18 @@ from bench.inputs import file_set, table_set
 from bench.prsd_job import ENTRY_DIR
 from bench.script import load
 
-RUNNERS = ("prsd-run", "prsd-daemons", "sequential", "pool", "dask", "ray")
+RUNNERS = (
+    "prsd-run",
+    "prsd-run-spawn",
+    "prsd-run-warm",
+    "prsd-daemons",
+    "sequential",
+    "pool",
+    "dask",
+    "ray",
+)
+"""prsd-run-spawn: ``prsd run --no-fork-server``, every worker a new interpreter;
+prsd-run-warm: ``prsd run`` where a leader and an agent already serve the spool."""
 PRSD_RUNNERS = ("prsd-run", "prsd-daemons")
 WORKERS = 2
 TABLE_MB_BYTES = 1 << 20  # prsd's "1MB" (sizes are 1024-based)
@@ -70,6 +81,7 @@ class Case:
     mini_batches: int
     runners: tuple[str, ...]
     env: dict[str, str] = field(default_factory=dict)
+    workers: int = WORKERS  # worker processes of every runner (prsd: max_concurrency_per_instance)
 
     @property
     def key(self) -> str:

@@ -7,11 +7,12 @@ import compileall
 import shutil
 import tempfile
 import time
+from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
 from bench import fleet, special, w7roles
-from bench.cases import RUNNERS, SPECIAL, SUITES, Case, build_cases
+from bench.cases import RUNNERS, SPECIAL, SUITES, WORKERS, Case, build_cases
 from bench.execute import REPO, Sample, run_once
 from bench.goals import judge
 from bench.report import machine, rows_table, write
@@ -26,7 +27,11 @@ def parser() -> argparse.ArgumentParser:
     p = argparse.ArgumentParser(prog="python -m bench", description=__doc__)
     p.add_argument("--suite", choices=sorted(SUITES), default="quick")
     p.add_argument("--workloads", default="", help="comma-separated subset, e.g. W1,W3")
-    p.add_argument("--runners", default=",".join(RUNNERS), help="comma-separated subset")
+    p.add_argument(
+        "--runners",
+        default=",".join(r for r in RUNNERS if r not in ("prsd-run-spawn", "prsd-run-warm")),
+        help=f"comma-separated subset of {', '.join(RUNNERS)}",
+    )
     p.add_argument("--repeats", type=int, default=3)
     p.add_argument(
         "--w9-repeats",
@@ -34,6 +39,17 @@ def parser() -> argparse.ArgumentParser:
         default=1,
         help="runs of each W9 (N, system); default 1: N = 32 takes minutes per system on "
         "a small machine, and W9's spread is read across N",
+    )
+    p.add_argument(
+        "--workers",
+        type=int,
+        default=WORKERS,
+        help="worker processes of every runner in W1-W5 (prsd: max_concurrency_per_instance)",
+    )
+    p.add_argument(
+        "--w9-agents",
+        default="",
+        help="comma-separated agent counts N of W9 (default: the suite's)",
     )
     p.add_argument("--results", type=Path, default=RESULTS, help="where tables are written")
     p.add_argument("--work", type=Path, default=None, help="scratch folder (default: temp)")
@@ -101,6 +117,8 @@ def main(argv: list[str] | None = None) -> int:
     byte_compile()
     print(f"suite {args.suite}: {', '.join(workloads)}; runners {', '.join(runners)}", flush=True)
     cases, sizes = build_cases(args.suite, tuple(w for w in workloads if w not in SPECIAL), runners)
+    cases = [replace(c, workers=args.workers) for c in cases]
+    w9_agents = tuple(int(n) for n in args.w9_agents.split(",") if n.strip())
     samples, rows = run_cases(cases, args.repeats, work)
     extra: dict[str, Any] = {}
     if "W6" in workloads:
@@ -118,7 +136,7 @@ def main(argv: list[str] | None = None) -> int:
     if "W9" in workloads:
         print("W9 ...", flush=True)
         extra["W9"] = fleet.w9_fleet(
-            sizes.w9_agents,
+            w9_agents or sizes.w9_agents,
             sizes.w9_seconds,
             fleet.NAP_S,
             W9_SYSTEMS[args.suite],
@@ -135,6 +153,7 @@ def main(argv: list[str] | None = None) -> int:
         "runners": list(runners),
         "repeats": args.repeats,
         "w9_repeats": args.w9_repeats,
+        "workers": args.workers,
         "sizes": sizes.__dict__,
         "machine": machine(),
         "elapsed_s": time.perf_counter() - started,

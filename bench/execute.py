@@ -46,6 +46,7 @@ class Sample:
     status: str  # ok | failed | unsupported | mismatch
     wall_s: float | None = None
     first_run_s: float | None = None
+    after_intake_s: float | None = None  # prsd: first run() after state/started.json
     tree_rss_mb: float | None = None
     prsd_rss_mb: float | None = None
     output_sha256: str | None = None
@@ -89,10 +90,12 @@ def run_once(case: Case, runner: str, work: Path, repeat: int) -> Sample:
     (run_dir / "marks").mkdir(parents=True)
     sample = Sample(case.workload, case.variant, runner, repeat, "failed")
     try:
-        if runner == "prsd-run":
-            _prsd_run(case, run_dir, sample)
+        if runner in ("prsd-run", "prsd-run-spawn"):
+            _prsd_run(case, run_dir, sample, fork_server=runner == "prsd-run")
         elif runner == "prsd-daemons":
-            _prsd_daemons(case, run_dir, sample, agents=1, workers=2)
+            _prsd_daemons(case, run_dir, sample, agents=1, workers=case.workers)
+        elif runner == "prsd-run-warm":
+            _prsd_daemons(case, run_dir, sample, agents=1, workers=case.workers, via_run=True)
         else:
             _alternative(case, runner, run_dir, sample)
     finally:
@@ -125,7 +128,7 @@ def _alternative(case: Case, runner: str, run_dir: Path, sample: Sample) -> None
         input_kind=case.input_kind,
         input_path=case.input_path,
         mini_batch_size=case.mini_batch_size,
-        workers=2,
+        workers=case.workers,
         output=str(output),
     )
     plan.dump(run_dir / "plan.json")
@@ -158,14 +161,15 @@ def _job(case: Case, run_dir: Path, workers: int) -> Path:
     return make_job_folder(run_dir / "job", text)
 
 
-def _prsd_run(case: Case, run_dir: Path, sample: Sample) -> None:
+def _prsd_run(case: Case, run_dir: Path, sample: Sample, *, fork_server: bool = True) -> None:
     why = tabular_unsupported(case.input_kind)
     if why is not None:
         sample.status, sample.note = "unsupported", why
         return
-    job, spool, rss_file = _job(case, run_dir, 2), run_dir / "spool", run_dir / "rss.txt"
+    job, spool, rss_file = _job(case, run_dir, case.workers), run_dir / "spool", run_dir / "rss.txt"
     cmd = [sys.executable, "-m", "bench.prsd_launch", str(rss_file), "run", str(job)]
     cmd += ["--spool", str(spool), "--node-id", "n1"]
+    cmd += [] if fork_server else ["--no-fork-server"]
     r = run_measured(
         cmd,
         env=_env(case, run_dir),
@@ -186,6 +190,20 @@ def _prsd_run(case: Case, run_dir: Path, sample: Sample) -> None:
         sample.note = f"prsd run exit {r.returncode}: {r.tail[-600:]}"
         return
     _finish(sample, job_output(spool), r.started_wall, run_dir)
+    sample.after_intake_s = after_intake(spool, run_dir / "marks")
+
+
+def after_intake(spool: Path, marks: Path) -> float | None:
+    """Seconds from the job's intake (``state/started.json``) to the first ``run()``."""
+    mark = first_mark(marks)
+    for started in spool.glob("jobs/*/state/started.json"):
+        try:
+            return (
+                round(mark - float(json.loads(started.read_bytes())["unix_s"]), 4) if mark else None
+            )
+        except (OSError, ValueError, KeyError, TypeError):
+            return None
+    return None
 
 
 @dataclass
@@ -300,6 +318,20 @@ def final_state(spool: Path, job_id: str) -> str:
     return str(data.get("state", "?"))
 
 
+def _hand_over(job: Path, spool: Path, env: dict[str, str], sample: Sample) -> tuple[str, bool]:
+    """``prsd run`` where daemons serve the spool: (job id, whether it handed over and ended 0)."""
+    cmd = [sys.executable, "-m", "prsd.daemon", "run", str(job), "--spool", str(spool)]
+    r = subprocess.run(
+        cmd, env=env, cwd=REPO, capture_output=True, text=True, timeout=RUN_TIMEOUT_S, check=False
+    )
+    first = r.stdout.split("\n", 1)[0].split()
+    job_id = first[1] if first[:1] == ["job"] else ""
+    handed = "a leader and agents serve the spool" in r.stdout
+    if not handed:
+        sample.note = "prsd run did not hand the job to the daemons"
+    return job_id, r.returncode == 0 and handed and bool(job_id)
+
+
 def submit_job(job: Path, spool: Path) -> str:
     """``prsctl submit`` as a call: the job id."""
     from prsd.storage.spool import open_spool
@@ -309,7 +341,11 @@ def submit_job(job: Path, spool: Path) -> str:
     return job_id
 
 
-def _prsd_daemons(case: Case, run_dir: Path, sample: Sample, *, agents: int, workers: int) -> None:
+def _prsd_daemons(
+    case: Case, run_dir: Path, sample: Sample, *, agents: int, workers: int, via_run: bool = False
+) -> None:
+    """The job on running daemons: submitted (``prsd.submit``), or with ``via_run`` by
+    ``prsd run``, which hands it to them, timed from its start to its exit."""
     why = tabular_unsupported(case.input_kind)
     if why is not None:
         sample.status, sample.note = "unsupported", why
@@ -318,8 +354,11 @@ def _prsd_daemons(case: Case, run_dir: Path, sample: Sample, *, agents: int, wor
     daemons = start_daemons(spool, run_dir, _env(case, run_dir), agents)
     try:
         started_wall, start = time.time(), time.perf_counter()
-        job_id = submit_job(job, spool)
-        done = wait_final(spool, job_id, RUN_TIMEOUT_S)
+        if via_run:
+            job_id, done = _hand_over(job, spool, _env(case, run_dir), sample)
+        else:
+            job_id = submit_job(job, spool)
+            done = wait_final(spool, job_id, RUN_TIMEOUT_S)
         sample.wall_s = round(time.perf_counter() - start, 4)
     finally:
         daemons.stop()
@@ -330,3 +369,4 @@ def _prsd_daemons(case: Case, run_dir: Path, sample: Sample, *, agents: int, wor
         sample.note = f"job {state}: {tail(run_dir / 'logs' / 'leader.txt')[-400:]}"
         return
     _finish(sample, job_output(spool), started_wall, run_dir)
+    sample.after_intake_s = after_intake(spool, run_dir / "marks")

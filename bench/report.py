@@ -66,16 +66,16 @@ def rows_table(rows: list[Row]) -> str:
     head = (
         "| workload | runner | status | wall s | items/s | mini-batches/s | µs / mini-batch "
         "| first run() s | peak RSS tree MB | prsd own RSS MB | prsd-run / runner "
-        "| prsd-daemons / runner |"
+        "| prsd-daemons / runner | first run() after intake s |"
     )
-    lines = [head, "|" + "---|" * 12]
+    lines = [head, "|" + "---|" * 13]
     for r in rows:
         status = r.status if r.status == "ok" else f"**{r.status}**"
         lines.append(
             f"| {r.workload} {r.variant} | {r.runner} | {status} ({r.runs}) | {_f(r.wall_s)} "
             f"| {_f(r.items_per_s)} | {_f(r.mbs_per_s)} | {_f(r.us_per_mb)} "
             f"| {_f(r.first_run_s)} | {_f(r.tree_rss_mb)} | {_f(r.prsd_rss_mb)} "
-            f"| {_f(r.ratio_run)} | {_f(r.ratio_daemons)} |"
+            f"| {_f(r.ratio_run)} | {_f(r.ratio_daemons)} | {_f(r.after_intake_s)} |"
         )
     notes = [f"- {r.workload} {r.variant} {r.runner}: {r.note}" for r in rows if r.note]
     if notes:

@@ -55,6 +55,7 @@ class Row:
     ratio_run: float | None  # prsd-run wall / this runner's
     ratio_daemons: float | None  # prsd-daemons wall / this runner's
     note: str
+    after_intake_s: float | None = None  # prsd: first run() after the job was taken in
 
 
 def summarize(case: Case, samples: Sequence[Sample]) -> list[Row]:
@@ -87,6 +88,7 @@ def summarize(case: Case, samples: Sequence[Sample]) -> list[Row]:
                 paired_ratio(mine, "prsd-run", runner),
                 paired_ratio(mine, "prsd-daemons", runner),
                 bad[0].note if bad else "",
+                median([s.after_intake_s for s in good if s.after_intake_s is not None]),
             )
         )
     return rows

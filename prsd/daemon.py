@@ -1,4 +1,9 @@
-"""Entry points: ``prsd run | leader | agent``. Wiring only: arguments -> the right loop."""
+"""Entry points: ``prsd run | leader | agent``. Wiring only: arguments -> the right loop.
+
+Each command imports only what it runs: the leader's modules are not loaded by
+``prsd agent`` nor the agent's by ``prsd leader`` (``tests/unit/test_import_paths.py``),
+so a daemon's start pays for its own code only.
+"""
 
 from __future__ import annotations
 
@@ -8,35 +13,32 @@ import os
 import signal
 import socket
 import sys
+from datetime import UTC, datetime
 from pathlib import Path
 from typing import TYPE_CHECKING, NoReturn
 
 import anyio
 
-from prsd.agent.agent import EXIT_IDLE, Agent, AgentOptions
-from prsd.agent.nodeid import ensure_node_id_free
 from prsd.cli import console
-from prsd.cli.jobnotes import print_notes
 from prsd.doctor import cli as doctor_cli
 from prsd.doctor import require_safe_spool
 from prsd.doctor.probes import MIN_FREE_BYTES
 from prsd.errors import ExitCode, PrsdError, UnsafeSpoolError
-from prsd.leader.election import Election
-from prsd.leader.leader import NODE_LEASE_S, Leader
 from prsd.logconfig import configure, get_logger
-from prsd.sdnotify import serve_notified
 from prsd.storage.faults import fault_line, wait_until_writable
-from prsd.storage.fstype import is_local_spool
 from prsd.storage.heartbeat import HEARTBEAT_INTERVAL_S
 from prsd.storage.jobid import sanitize_name
 from prsd.storage.layout import SpoolLayout, valid_node_id
-from prsd.storage.lease import LEADER_HEARTBEAT_S, LEADER_LEASE_S
+from prsd.storage.lease import LEADER_HEARTBEAT_S, LEADER_LEASE_S, NODE_LEASE_S
 from prsd.storage.spool import open_spool
-from prsd.storage.watch import ring_on_local_changes
-from prsd.submit import submit
 
 if TYPE_CHECKING:
+    from collections.abc import Callable
+
+    from prsd.agent.forks import ForkServer
+    from prsd.cli.runview import ProgressView
     from prsd.embedded import LeftEarly
+    from prsd.leader.finish import FinalState
 
 log = get_logger("prsd")
 
@@ -78,6 +80,18 @@ def parser() -> argparse.ArgumentParser:
     run.add_argument(
         "--quiet", action="store_true", help="do not print the job's notes (keys not used ...)"
     )
+    run.add_argument(
+        "--embedded",
+        action="store_true",
+        help="run the job in this process even where a leader and agents serve the spool "
+        "(by default a job is handed to them)",
+    )
+    run.add_argument(
+        "--no-fork-server",
+        action="store_true",
+        help="start every worker as a new interpreter (by default workers that run as this "
+        "user under this interpreter are forked from a pre-imported one)",
+    )
     leader = sub.add_parser("leader", help="run the leader daemon (any number; one leads)")
     leader.add_argument("--spool", type=Path, default=None)
     leader.add_argument(
@@ -101,7 +115,7 @@ def parser() -> argparse.ArgumentParser:
     agent.add_argument(
         "--exit-when-idle",
         action="store_true",
-        help=f"exit {EXIT_IDLE} when no job needs this node",
+        help=f"exit {int(ExitCode.AGENT_IDLE)} when no job needs this node",
     )
     agent.add_argument(
         "--drain-grace-s",
@@ -166,8 +180,12 @@ def _node_id(args: argparse.Namespace) -> str:
 
 
 def _run(spool: SpoolLayout, args: argparse.Namespace) -> int:
+    """One job end to end: handed to the spool's daemons when they serve it (unless
+    ``--embedded``), else led and served in this process."""
+    from prsd.cli.jobnotes import print_notes
     from prsd.cli.runview import write_line
     from prsd.pipelinerun import pipeline_file, run_pipeline_here
+    from prsd.submit import submit
 
     if args.retry is not None:
         return _run_retry(spool, args)
@@ -177,10 +195,14 @@ def _run(spool: SpoolLayout, args: argparse.Namespace) -> int:
     if pipeline is not None:
         node = _node_id(args)
         return run_pipeline_here(pipeline, spool, args.overrides, args.name, node, quiet=args.quiet)
-    job_id, spec = submit(args.job_dir, spool, name=args.name, overrides=args.overrides)
-    write_line(f"job {job_id}")
-    print_notes(spec, (args.job_dir, spool.job(job_id).root), "prsd", quiet=args.quiet)
-    return _run_job(spool, job_id, args)
+
+    def submit_job() -> str:
+        job_id, spec = submit(args.job_dir, spool, name=args.name, overrides=args.overrides)
+        write_line(f"job {job_id}")
+        print_notes(spec, (args.job_dir, spool.job(job_id).root), "prsd", quiet=args.quiet)
+        return job_id
+
+    return _run_job(spool, submit_job, args)
 
 
 def _run_retry(spool: SpoolLayout, args: argparse.Namespace) -> int:
@@ -197,25 +219,38 @@ def _run_retry(spool: SpoolLayout, args: argparse.Namespace) -> int:
         return retry_pipeline_here(spool, args.retry, args.overrides, args.name, _node_id(args))
     old = resolve_job(spool, args.retry)
     require_owner(spool, old, "retry it")
-    job_id, count, summary = submit_retry(spool, old, name=args.name, overrides=args.overrides)
-    write_line(f"job {job_id}")
-    console.warn(f"{count} mini-batches of {old} to run again: {summary}")
-    return _run_job(spool, job_id, args)
+
+    def submit_job() -> str:
+        job_id, count, summary = submit_retry(spool, old, name=args.name, overrides=args.overrides)
+        write_line(f"job {job_id}")
+        console.warn(f"{count} mini-batches of {old} to run again: {summary}")
+        return job_id
+
+    return _run_job(spool, submit_job, args)
 
 
-def _run_job(spool: SpoolLayout, job_id: str, args: argparse.Namespace) -> int:
-    """Lead and serve the submitted job here until it ends; its exit code."""
+def _run_job(spool: SpoolLayout, submit_job: Callable[[], str], args: argparse.Namespace) -> int:
+    """Submit (``submit_job`` prints the id), then follow the job the daemons run or lead
+    and serve it here until it ends; its exit code."""
+    from prsd.agent.forks import ForkServer
+    from prsd.cli.liveness import daemons_serve
     from prsd.cli.runview import progress_view, write_line
-    from prsd.embedded import LeftEarly, run_interruptible
+    from prsd.embedded import LeftEarly
 
-    options = AgentOptions(node_id=_node_id(args))
-    view = progress_view()
+    handed = not args.embedded and daemons_serve(spool, datetime.now(UTC))
+    node_id = _node_id(args)
+    # Started first: it imports the worker host while the job is taken in and split.
+    forks = None if handed or args.no_fork_server else ForkServer.start()
     try:
-        final = anyio.run(
-            lambda: run_interruptible(spool, job_id, options, on_progress=view.show, say=view.note)
-        )
+        job_id = submit_job()
+        view = progress_view()
+        try:
+            final = _wait_for_job(spool, job_id, node_id, handed, forks, view)
+        finally:
+            view.close()
     finally:
-        view.close()
+        if forks is not None:
+            forks.close()
     if isinstance(final, LeftEarly):
         write_line(left_early_line(spool, job_id, final))
         return 130
@@ -227,6 +262,36 @@ def _run_job(spool: SpoolLayout, job_id: str, args: argparse.Namespace) -> int:
     if final.output:
         write_line(f"output {final.output}")
     return final.exit_code
+
+
+def _wait_for_job(
+    spool: SpoolLayout,
+    job_id: str,
+    node_id: str,
+    handed: bool,
+    forks: ForkServer | None,
+    view: ProgressView,
+) -> FinalState | LeftEarly:
+    """Follow the job the daemons run (``handed``), or run it here (workers forked from
+    ``forks`` where they can be); how it ended."""
+    from prsd.embedded import follow_interruptible, run_interruptible
+
+    if handed:
+        view.note(
+            f"a leader and agents serve the spool {spool.root}: they run job {job_id} "
+            "(`prsd run --embedded` runs it in this process)"
+        )
+        return anyio.run(
+            lambda: follow_interruptible(spool, job_id, on_progress=view.show, say=view.note)
+        )
+    from prsd.agent.agent import AgentOptions
+
+    options = AgentOptions(node_id=node_id)
+    return anyio.run(
+        lambda: run_interruptible(
+            spool, job_id, options, on_progress=view.show, say=view.note, forks=forks
+        )
+    )
 
 
 def left_early_line(spool: SpoolLayout, job_id: str, left: LeftEarly) -> str:
@@ -243,6 +308,12 @@ def left_early_line(spool: SpoolLayout, job_id: str, left: LeftEarly) -> str:
 
 
 def _leader(spool: SpoolLayout, args: argparse.Namespace) -> int:
+    from prsd.leader.election import Election
+    from prsd.leader.leader import Leader
+    from prsd.sdnotify import serve_notified
+    from prsd.storage.fstype import is_local_spool
+    from prsd.storage.watch import ring_on_local_changes
+
     election = Election(spool, lease_s=args.lease_s, beat_s=args.heartbeat_s)
     leader = Leader(spool, election=election, node_lease_s=args.node_lease_s)
     console.say(
@@ -269,6 +340,10 @@ def _leader(spool: SpoolLayout, args: argparse.Namespace) -> int:
 
 
 def _agent(spool: SpoolLayout, args: argparse.Namespace) -> int:
+    from prsd.agent.agent import Agent, AgentOptions
+    from prsd.agent.nodeid import ensure_node_id_free
+    from prsd.sdnotify import serve_notified
+
     node_id = _node_id(args)
     ensure_node_id_free(spool, node_id, socket.gethostname())  # one agent per node id
     options = AgentOptions(

@@ -9,6 +9,10 @@ waits until the job has ended and its workers have stopped; a second leaves at o
 (:class:`LeftEarly`), withdrawing a cancel no leader has answered, so a job not yet
 ended stays in the spool for any leader and agents serving it. :class:`CtrlC` is that
 rule, shared with ``prsd run`` of a pipeline (:mod:`prsd.pipelinerun`).
+
+:func:`follow_interruptible` is the same wait where daemons serve the spool and run
+the job (``prsd run`` handed it to them): progress, Ctrl-C and the end alike, with no
+leader or agent in this process.
 """
 
 from __future__ import annotations
@@ -33,9 +37,11 @@ if TYPE_CHECKING:
     from collections.abc import Callable
     from pathlib import Path
 
+    from prsd.agent.forks import ForkServer
     from prsd.storage.layout import SpoolLayout, TaskName
 
 PROGRESS_EVERY_S = 1.0  # the job's status document is read this often for the view
+FOLLOW_EVERY_S = 0.05  # a job the daemons run: its final state is looked for this often
 
 
 @dataclass(frozen=True)
@@ -68,11 +74,14 @@ async def run_interruptible(
     on_progress: Callable[[dict[str, Any]], None] | None = None,
     say: Callable[[str], None] | None = None,
     interrupts: bool = True,
+    forks: ForkServer | None = None,
 ) -> FinalState | LeftEarly:
     """Lead and serve ``job_id`` in this process, Ctrl-C being the user's; how it ended.
 
     ``on_progress`` gets the job's status document at once, every PROGRESS_EVERY_S,
-    and once more at the end; ``say`` gets one-line notes for the user.
+    and once more at the end; ``say`` gets one-line notes for the user. ``forks``: a
+    fork server (``prsd.agent.forks``) the workers are forked from where they can be;
+    it is served here and closed at the end.
     """
     links = LeaderLinks()
 
@@ -80,11 +89,15 @@ async def run_interruptible(
         links.hints.append(Hint(committed_job, task, options.node_id))
         links.leader_bell.ring()
 
-    leader = Leader(spool, election=Election(spool), links=links, only_job=job_id)
-    agent = Agent(spool, options, bell=links.agent_bell, on_commit=on_commit, only_job=job_id)
+    leader = Leader(spool, election=Election(spool, one_job=True), links=links, only_job=job_id)
+    agent = Agent(
+        spool, options, bell=links.agent_bell, on_commit=on_commit, only_job=job_id, forks=forks
+    )
     final: FinalState | None = None
     ctrl_c = job_ctrl_c(spool, job_id, say)
     async with anyio.create_task_group() as outer:
+        if forks is not None:
+            outer.start_soon(forks.serve)
         if on_progress is not None:
             outer.start_soon(_report_progress, spool, job_id, on_progress)
         if interrupts:
@@ -100,6 +113,40 @@ async def run_interruptible(
         return await anyio.to_thread.run_sync(_left_job, spool, job_id, ctrl_c)
     assert final is not None
     return final
+
+
+async def follow_interruptible(
+    spool: SpoolLayout,
+    job_id: str,
+    *,
+    on_progress: Callable[[dict[str, Any]], None] | None = None,
+    say: Callable[[str], None] | None = None,
+) -> FinalState | LeftEarly:
+    """Wait for ``job_id``, run by the spool's daemons, to end; Ctrl-C as in
+    :func:`run_interruptible` (the first cancels the job and waits, a second leaves)."""
+    final: FinalState | None = None
+    ctrl_c = job_ctrl_c(spool, job_id, say)
+    final_path = spool.job(job_id).final
+    async with anyio.create_task_group() as outer:
+        if on_progress is not None:
+            outer.start_soon(_report_progress, spool, job_id, on_progress)
+        outer.start_soon(ctrl_c.listen, outer.cancel_scope)
+        final = await _wait_for_final(final_path)
+        if on_progress is not None:
+            on_progress(await anyio.to_thread.run_sync(read_status, spool, job_id))
+        outer.cancel_scope.cancel()
+    if ctrl_c.left:
+        return await anyio.to_thread.run_sync(_left_job, spool, job_id, ctrl_c)
+    assert final is not None
+    return final
+
+
+async def _wait_for_final(final_path: Path) -> FinalState:
+    """The job's final state, once its leader wrote it (looked for every FOLLOW_EVERY_S)."""
+    while True:
+        if await anyio.to_thread.run_sync(final_path.exists):
+            return FinalState.from_json(await anyio.to_thread.run_sync(final_path.read_bytes))
+        await anyio.sleep(FOLLOW_EVERY_S)
 
 
 class CtrlC:

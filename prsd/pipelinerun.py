@@ -72,7 +72,10 @@ async def run_pipeline(
 
     steps = frozenset(s.job_id for s in record.steps.values() if not s.reused)
     leader = Leader(
-        spool, election=Election(spool), links=links, only_jobs=steps | {record.pipeline_id}
+        spool,
+        election=Election(spool, one_job=True),
+        links=links,
+        only_jobs=steps | {record.pipeline_id},
     )
     agent = Agent(spool, options, bell=links.agent_bell, on_commit=on_commit, only_job=steps)
     folder = spool.root / "pipelines" / record.pipeline_id

@@ -39,12 +39,14 @@ from prsd.storage.heartbeat import (
     write_heartbeat,
 )
 from prsd.storage.layout import node_report
+from prsd.storage.lease import ONE_JOB_PREFIX
 from prsd.storage.seats import free_seats, take_seat
 from prsd.storage.spool import active_jobs
 from prsd.storage.watch import Doorbell, ring_on_local_changes
 from prsd.wire.nodereport import NodeReport
 
 if TYPE_CHECKING:
+    from prsd.agent.forks import ForkServer
     from prsd.storage.layout import JobLayout, SpoolLayout
 
 log = get_logger("prsd.agent")
@@ -87,8 +89,10 @@ class Agent:
         bell: Doorbell | None = None,
         on_commit: CommitHook | None = None,
         only_job: str | frozenset[str] | None = None,
+        forks: ForkServer | None = None,
     ) -> None:
         self.spool = spool
+        self.forks = forks
         self.options = options
         self.bell = bell or Doorbell()
         self.on_commit = on_commit or (lambda job_id, task: None)
@@ -98,7 +102,7 @@ class Agent:
         self.draining = False
         self.drained = False  # set once a drain has finished: the last heartbeat says so
         self._seq = 0
-        self._boot = secrets.token_hex(8)
+        self._boot = (ONE_JOB_PREFIX if only_job is not None else "") + secrets.token_hex(8)
         self._started_at = datetime.now(UTC).isoformat(timespec="seconds")
         self.refused: set[str] = set()
         self.only_job = only_job
@@ -362,7 +366,9 @@ class Agent:
     def _begin(
         self, tg: anyio.abc.TaskGroup, job_id: str, layout: JobLayout, spec: JobSpec
     ) -> None:
-        ctx = JobContext(layout, spec, self.node_id, self.gpus.count, spec.input.format)
+        ctx = JobContext(
+            layout, spec, self.node_id, self.gpus.count, spec.input.format, forks=self.forks
+        )
         run = JobRun(
             ctx,
             gpus=self.gpus,

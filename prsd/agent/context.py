@@ -20,6 +20,7 @@ from prsd.worker.launch import worker_env
 if TYPE_CHECKING:
     from pathlib import Path
 
+    from prsd.agent.forks import ForkServer
     from prsd.jobspec import JobSpec
 
 
@@ -52,6 +53,7 @@ class JobContext:
         return self.layout.job_id
 
     slot_cap: int = dataclasses.field(default_factory=max_workers_per_node)
+    forks: ForkServer | None = None  # workers forked from it where they can be (prsd run)
 
     def wanted_workers(self) -> int:
         """The spec's worker count, else the GPU count, else the CPU count."""

@@ -1,7 +1,8 @@
 """Starting one worker process: as the job's owner, from a clean environment, in its cgroup.
 
-Invariant: when :func:`launch_worker` returns, the worker process runs as the job's
-owner (or the agent's user), with the environment of ``prsd.worker.launch.worker_env``
+Invariant: when :func:`launch_worker` returns, the worker process (spawned, or forked
+from the job context's fork server where ``prsd.agent.forks.can_fork`` allows) runs as
+the job's owner (or the agent's user), with the environment of ``prsd.worker.launch.worker_env``
 and ``PRSD_WORKER_TOKEN``, and is already in its own cgroup (``prsd.agent.cgroup``)
 with the node's memory limit; it has been sent nothing yet, so no user code ran.
 
@@ -18,7 +19,9 @@ from typing import TYPE_CHECKING
 import anyio.to_thread
 
 from prsd.agent.cgroup import TOKEN_VARIABLE, node_sandbox
+from prsd.agent.forks import can_fork
 from prsd.agent.proc import WorkerProcess, spawn_worker
+from prsd.logconfig import get_logger
 from prsd.owner import (
     WORKER_UMASK,
     RunAs,
@@ -32,6 +35,8 @@ from prsd.worker.launch import BOOT_PATH, worker_command
 
 if TYPE_CHECKING:
     from prsd.agent.context import JobContext, ProcessPaths
+
+log = get_logger("prsd.agent")
 
 
 @dataclass(frozen=True)
@@ -75,17 +80,27 @@ async def launch_worker(ctx: JobContext, gpu: int | None, paths: ProcessPaths) -
     token = sandbox.new_token()
     env = ctx.env(gpu, run_as.uid if run_as else None, str(paths.working_dir))
     env[TOKEN_VARIABLE] = token
-    proc = await spawn_worker(
-        command,
-        env=env,
-        cwd=paths.working_dir,
-        stdout_path=paths.stdout,
-        stderr_path=paths.stderr,
-        user=run_as.uid if run_as else None,
-        group=run_as.gid if run_as else None,
-        extra_groups=list(run_as.groups) if run_as else None,
-        umask=WORKER_UMASK,
-    )
+    forks, uid = ctx.forks, run_as.uid if run_as else None
+    proc: WorkerProcess | None = None
+    if forks is not None and can_fork(forks.env, env, python, uid):
+        try:
+            proc = await forks.spawn(
+                env, paths.working_dir, paths.stdout, paths.stderr, WORKER_UMASK
+            )
+        except OSError as exc:  # the server is gone: spawn as without one
+            log.warning("fork server: spawning instead", error=str(exc))
+    if proc is None:
+        proc = await spawn_worker(
+            command,
+            env=env,
+            cwd=paths.working_dir,
+            stdout_path=paths.stdout,
+            stderr_path=paths.stderr,
+            user=uid,
+            group=run_as.gid if run_as else None,
+            extra_groups=list(run_as.groups) if run_as else None,
+            umask=WORKER_UMASK,
+        )
     # Into its cgroup before the hello frame: no user code runs outside it.
     limit = worker_memory_limit(ctx.spec.max_memory_per_worker_bytes, worker_memory_max_bytes())
     proc.group = await anyio.to_thread.run_sync(sandbox.enter, proc.pid, token, limit)

@@ -23,11 +23,11 @@ import signal
 import socket
 import subprocess
 from collections import deque
-from typing import TYPE_CHECKING, Any, BinaryIO
+from typing import TYPE_CHECKING, Any, BinaryIO, Protocol
 
 import anyio
 import anyio.to_thread
-from anyio.abc import Process, SocketStream
+from anyio.abc import SocketStream
 
 from prsd.agent.outcap import CapturedFile
 from prsd.agent.verdicts import ExitInfo
@@ -56,6 +56,21 @@ RECEIVE_BYTES = 1 << 16
 """The most bytes one read of the channel takes (frames larger than this need several)."""
 
 
+class WorkerPid(Protocol):
+    """What the agent uses of a worker's process: a spawned child (anyio's ``Process``)
+    or a worker forked by the fork server (``prsd.agent.forks.ForkedProcess``)."""
+
+    @property
+    def pid(self) -> int: ...
+
+    @property
+    def returncode(self) -> int | None: ...
+
+    async def wait(self) -> int: ...
+
+    def send_signal(self, sig: signal.Signals) -> None: ...
+
+
 class BrokenWorker(Exception):
     """The channel to a worker closed or carried garbage."""
 
@@ -63,7 +78,7 @@ class BrokenWorker(Exception):
 class WorkerProcess:
     """A started worker: its process, its channel, and how it was stopped."""
 
-    def __init__(self, process: Process, stream: SocketStream) -> None:
+    def __init__(self, process: WorkerPid, stream: SocketStream) -> None:
         self.process = process
         self._stream = stream
         self._buffer = bytearray()  # received bytes not yet cut into frames
@@ -225,7 +240,7 @@ async def spawn_worker(
     """
     ours, theirs = socket.socketpair()
     try:
-        out, err = await anyio.to_thread.run_sync(_open_logs, stdout_path, stderr_path)
+        out, err = await anyio.to_thread.run_sync(open_logs, stdout_path, stderr_path)
         with out, err:
             process = await anyio.open_process(
                 command_for_fd(theirs.fileno()),
@@ -256,7 +271,7 @@ async def spawn_worker(
     return worker
 
 
-def _open_logs(stdout_path: Path, stderr_path: Path) -> tuple[BinaryIO, BinaryIO]:
+def open_logs(stdout_path: Path, stderr_path: Path) -> tuple[BinaryIO, BinaryIO]:
     """Open (append) the files the worker's stdout and stderr go to (may be on NFS)."""
     stdout_path.parent.mkdir(parents=True, exist_ok=True)
     stderr_path.parent.mkdir(parents=True, exist_ok=True)

@@ -5,6 +5,10 @@ agent runs; ``prsctl`` says so instead of letting the user wait. Ages compare th
 heartbeat's wall-clock time with this machine's clock: good enough for a person (the
 daemons themselves never compare clocks). A leader that ran on this host and has
 exited (a ``prsd run`` that ended) is gone at once, without waiting for its lease. :func:`fleet_warning` is the pure decision.
+
+:func:`daemons_serve` tells ``prsd run`` whether to hand its job to daemons: a live
+leader and a live, not draining agent, neither of them another ``prsd run`` (whose ids
+start with ``ONE_JOB_PREFIX``: it serves its own job only).
 """
 
 from __future__ import annotations
@@ -13,8 +17,10 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
 from prsd.cli.nodes import age_s, node_rows
+from prsd.storage.heartbeat import read_heartbeats
 from prsd.storage.lease import (
     LEADER_LEASE_S,
+    ONE_JOB_PREFIX,
     current_epoch,
     holder_is_dead_here,
     read_beat,
@@ -83,3 +89,25 @@ def fleet_warning(fleet: Fleet, what: str = "jobs") -> str | None:
     if fleet.agent_age_s is None:
         return f"{what}: no agent has ever served this spool; start `prsd agent`"
     return f"{what}: no agent alive {_since(fleet.agent_at, fleet.agent_age_s)}"
+
+
+def daemons_serve(spool: SpoolLayout, now: datetime) -> bool:
+    """Do daemons serve this spool: a leader that leads every job, alive, and an agent
+    that serves every job, alive and not draining?"""
+    beat = read_beat(spool)
+    if beat is None or beat.holder.startswith(ONE_JOB_PREFIX):
+        return False
+    age = age_s(beat.updated_at, now)
+    if age is None or age > LEADER_STALE_AFTER_S:
+        return False
+    holder = read_holder(spool, current_epoch(spool))
+    if holder is not None and holder_is_dead_here(holder):
+        return False
+    rows = {r["node_id"]: r for r in node_rows(spool, now)}
+    for b in read_heartbeats(spool).values():
+        row = rows.get(b.node_id)
+        if b.boot.startswith(ONE_JOB_PREFIX) or row is None:
+            continue
+        if not row["stale"] and not row["drained"] and not row["draining"]:
+            return True
+    return False

@@ -16,8 +16,6 @@ from __future__ import annotations
 import re
 from typing import TYPE_CHECKING, Any
 
-import yaml
-
 from prsd.envs.spec import EnvError, parse_conda
 from prsd.storage.atomic import create_exclusive
 
@@ -88,6 +86,8 @@ def register(spool: Path, file: Path) -> tuple[str, str]:
     name = str(data.get("name") or "")
     if not _NAME.match(name):
         raise EnvError(f"{file}: 'name' must be a plain name, got {name!r}")
+    import yaml  # in functions: an agent that reads no environment never loads it
+
     conda = data.get("conda_file")
     if isinstance(conda, str):
         conda_path = (file.parent / conda).resolve()
@@ -111,11 +111,15 @@ def register(spool: Path, file: Path) -> tuple[str, str]:
 
 def conda_text(data: dict[str, Any]) -> str | None:
     """The registered environment's conda file as YAML text (None: image only)."""
+    import yaml
+
     conda = data.get("conda_file")
     return None if not conda else yaml.safe_dump(conda, sort_keys=False)
 
 
 def _load(text: str, where: str) -> dict[str, Any]:
+    import yaml
+
     try:
         data = yaml.safe_load(text)
     except yaml.YAMLError as exc:

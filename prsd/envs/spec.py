@@ -23,8 +23,6 @@ import re
 from dataclasses import dataclass, field
 from typing import Any
 
-import yaml
-
 _CONDA_SPEC = re.compile(r"^(?:[\w.-]+::)?([A-Za-z0-9_.\-]+)\s*(.*)$")
 _PIN = re.compile(r"^(\d+(?:\.\d+){0,2})(?:\.\*)?$")
 SKIPPED = frozenset({"python", "pip"})
@@ -94,6 +92,8 @@ def parse_conda(text: str, where: str = "conda file") -> EnvSpec:
     Raises:
         EnvError: not YAML, not a mapping, ``dependencies`` not a list, a bad entry.
     """
+    import yaml  # here: an agent serving jobs without a conda file never loads it
+
     try:
         data = yaml.safe_load(text)
     except yaml.YAMLError as exc:

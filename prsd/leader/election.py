@@ -21,6 +21,7 @@ from prsd.storage.faults import storage_fault
 from prsd.storage.lease import (
     LEADER_HEARTBEAT_S,
     LEADER_LEASE_S,
+    ONE_JOB_PREFIX,
     LeaderBeat,
     current_epoch,
     holder_is_dead_here,
@@ -51,11 +52,12 @@ class Election:
         *,
         lease_s: float = LEADER_LEASE_S,
         beat_s: float = LEADER_HEARTBEAT_S,
+        one_job: bool = False,
     ) -> None:
         self.spool = spool
         self.lease_s = lease_s
         self.beat_s = beat_s
-        self.id = secrets.token_hex(8)
+        self.id = (ONE_JOB_PREFIX if one_job else "") + secrets.token_hex(8)
         self.epoch = 0
         self._seq = 0
         self._observer: Observer | None = None

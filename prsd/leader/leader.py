@@ -45,6 +45,7 @@ from prsd.pipeline.desk import PipelineDesk
 from prsd.storage.atomic import write_atomic
 from prsd.storage.faults import FaultState, probe_writable, storage_fault
 from prsd.storage.heartbeat import read_heartbeats
+from prsd.storage.lease import NODE_LEASE_S
 from prsd.storage.readsafe import read_small
 from prsd.storage.spool import active_jobs, stranded_jobs
 from prsd.storage.watch import Doorbell
@@ -58,7 +59,6 @@ if TYPE_CHECKING:
 log = get_logger("prsd.leader")
 
 TICK_S = 0.25
-NODE_LEASE_S = 15.0  # an agent's heartbeat unchanged this long: the node is presumed dead
 NODES_CHECK_S = 1.0
 ORPHANS_CHECK_S = 2.0  # active jobs nobody drives (a deposed leader's last intake) are resumed
 

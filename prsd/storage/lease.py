@@ -30,6 +30,10 @@ if TYPE_CHECKING:
 EPOCH_RE = re.compile(r"^epoch-(\d{8})$")
 LEADER_HEARTBEAT_S = 1.0
 LEADER_LEASE_S = 6.0
+NODE_LEASE_S = 15.0  # an agent's heartbeat unchanged this long: the node is presumed dead
+ONE_JOB_PREFIX = "run-"
+"""Starts the holder id of a leader, and the boot id of an agent, that serve one job only
+(``prsd run``): a second ``prsd run`` hands its job only to daemons that serve them all."""
 
 
 @dataclass(frozen=True)

@@ -14,6 +14,8 @@ standard library until it has made prsd importable:
   when the job's environment has no ``azureml/core`` of its own: a real azureml-core
   is never shadowed, and prsd's client-side v1 layer (``compat/azureml-v1``, marked by
   ``_prsd_client.py``) is no real one;
+- with ``--fork-server --fd N`` it runs :mod:`prsd.worker.forkserver` instead of one
+  worker (the same isolation, then workers forked on request);
 - on Linux, the worker asks for SIGKILL when its parent dies (``PR_SET_PDEATHSIG``), so
   workers never outlive their agent; if the parent is already gone it exits at once.
 """
@@ -113,9 +115,13 @@ def _parent_pid(argv: Sequence[str]) -> int | None:
 
 
 def main() -> None:
-    """Boot the worker host (never returns)."""
+    """Boot the worker host, or with ``--fork-server`` the fork server (never returns)."""
     isolate_imports()
     die_with_parent(_parent_pid(sys.argv[1:]))
+    if sys.argv[1:2] == ["--fork-server"]:
+        from prsd.worker.forkserver import serve
+
+        sys.exit(serve(int(sys.argv[3]), die_with_parent))
     from prsd.worker.host import main as host_main
 
     sys.exit(host_main(sys.argv[1:]))

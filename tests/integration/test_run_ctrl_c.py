@@ -11,6 +11,8 @@ import threading
 import time
 from typing import TYPE_CHECKING
 
+import psutil
+
 from prsd.storage.layout import SpoolLayout
 from prsd.storage.lease import LeaderBeat, new_holder, try_take, write_beat
 from tests.helpers import wait_until
@@ -60,12 +62,23 @@ def _final(spool: Path, job_id: str) -> dict[str, object]:
     return data
 
 
+def _is_worker(run: LiveRun, proc: psutil.Process) -> bool:
+    """A worker: started from boot.py, and not the fork server (prsd run's own child that
+    workers are forked from, their command line being its)."""
+    try:
+        line = " ".join(proc.cmdline())
+        server = proc.ppid() == run.proc.pid and "--fork-server" in line
+    except psutil.NoSuchProcess:
+        return False
+    return "prsd/worker/boot.py" in line and not server
+
+
 def _busy_workers(run: LiveRun, count: int) -> list[int]:
     """Wait until ``count`` workers run a mini-batch; their pids."""
     found: list[int] = []
 
     def busy() -> bool:
-        found[:] = [p.pid for p in run.workers() if "prsd/worker/boot.py" in " ".join(p.cmdline())]
+        found[:] = [p.pid for p in run.workers() if _is_worker(run, p)]
         return len(found) >= count
 
     wait_until(busy, 60, f"{count} workers")
