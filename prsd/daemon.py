@@ -25,13 +25,14 @@ from prsd.leader.election import Election
 from prsd.leader.leader import NODE_LEASE_S, Leader
 from prsd.logconfig import configure, get_logger
 from prsd.sdnotify import serve_notified
-from prsd.storage.faults import fault_line, wait_until_writable
+from prsd.storage.faults import fault_line
 from prsd.storage.fstype import is_local_spool
 from prsd.storage.heartbeat import HEARTBEAT_INTERVAL_S
 from prsd.storage.jobid import sanitize_name
 from prsd.storage.layout import SpoolLayout, valid_node_id
 from prsd.storage.lease import LEADER_HEARTBEAT_S, LEADER_LEASE_S
 from prsd.storage.spool import open_spool
+from prsd.storage.startwait import wait_for_spool
 from prsd.storage.watch import ring_on_local_changes
 from prsd.submit import submit
 
@@ -121,15 +122,14 @@ def main(argv: list[str] | None = None) -> int:
     try:
         if args.command == "doctor":
             return doctor_cli.run(args)
-        spool = open_spool(args.spool or default_spool())
         if args.command == "run":
-            return _run(spool, args)
+            return _run(open_spool(args.spool or default_spool()), args)
         unsafe = args.unsafe_spool or doctor_cli.unsafe_from_env()
-        # A full or read-only spool heals: wait for it here rather than fail the
-        # start-up check (exit 3 means a file system that can never hold a spool).
-        wait_until_writable(
-            spool.root,
-            lambda why: log.error("waiting for the spool", why=why),
+        # A missing, unreachable, read-only or full spool heals: wait for it before
+        # any check that would end the start (systemd restarts would stop at exit 2).
+        spool = wait_for_spool(
+            (args.spool or default_spool()).absolute(),
+            lambda line: log.error(line),
             min_free_bytes=MIN_FREE_BYTES,
         )
         require_safe_spool(spool.root, unsafe=unsafe)  # refuse a spool that fails, with why

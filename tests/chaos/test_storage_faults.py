@@ -183,3 +183,41 @@ def test_read_only_spool_is_waited_out(tmp_path: Path, fleet: Fleet, mount: Path
     assert wait_final(fleet, after)["state"] == "Completed"
     assert output_lines(fleet, after) == expected_lines(40)
     assert fleet.starts == {"leader": 1, "n1": 1}
+
+
+@pytest.mark.timeout(300)
+def test_start_on_a_read_only_or_missing_spool_waits(
+    tmp_path: Path, fleet: Fleet, mount: Path
+) -> None:
+    """Daemons (re)started on a read-only spool, and an agent on a spool not there yet,
+    wait and say why; ``prsctl status`` and ``nodes`` read the read-only spool; once the
+    spool heals the same processes run the next job with exact output."""
+    fleet.leader()
+    fleet.agent("n1", "--slots", "2")
+    before = fleet.submit(make_files_job(tmp_path, "before", 20))
+    assert wait_final(fleet, before)["state"] == "Completed"
+    fleet.kill("leader")
+    fleet.kill("n1")
+    wait_until(lambda: _remount(mount, "ro"), 60, "the spool to remount read-only")
+    later = tmp_path / "later"  # n2's spool path: its parent appears only later
+    fleet.views["n2"] = later / "spool"
+    fleet.leader()
+    fleet.agent("n1", "--slots", "2")
+    fleet.agent("n2", "--slots", "2")
+    for name, why in (("leader", "read-only"), ("n1", "read-only"), ("n2", "missing")):
+        wait_until(
+            lambda n=name, w=why: f"waiting for the spool: {w}" in daemon_log(fleet, n),
+            60,
+            f"{name} to say it waits ({why})",
+        )
+    assert "Completed" in _ctl(fleet, "status")
+    assert "n1" in _ctl(fleet, "nodes")
+    assert fleet.alive("leader") and fleet.alive("n1") and fleet.alive("n2")
+    assert _remount(mount, "rw")
+    later.symlink_to(mount)  # the "mount" of n2 arrives
+    job = fleet.submit(make_files_job(tmp_path, "after", 40))
+    assert wait_final(fleet, job)["state"] == "Completed"
+    assert output_lines(fleet, job) == expected_lines(40)
+    assert fleet.starts == {"leader": 2, "n1": 2, "n2": 1}
+    assert "the spool is back" in daemon_log(fleet, "n2")
+    wait_until(lambda: "n2" in _ctl(fleet, "nodes"), 60, "n2 to serve the spool")
