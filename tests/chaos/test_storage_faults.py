@@ -185,6 +185,10 @@ def test_read_only_spool_is_waited_out(tmp_path: Path, fleet: Fleet, mount: Path
     assert fleet.starts == {"leader": 1, "n1": 1}
 
 
+def _wait_said(fleet: Fleet, name: str, words: str) -> None:
+    wait_until(lambda: words in daemon_log(fleet, name), 60, f"{name} to log {words!r}")
+
+
 @pytest.mark.timeout(300)
 def test_start_on_a_read_only_or_missing_spool_waits(
     tmp_path: Path, fleet: Fleet, mount: Path
@@ -205,11 +209,7 @@ def test_start_on_a_read_only_or_missing_spool_waits(
     fleet.agent("n1", "--slots", "2")
     fleet.agent("n2", "--slots", "2")
     for name, why in (("leader", "read-only"), ("n1", "read-only"), ("n2", "missing")):
-        wait_until(
-            lambda n=name, w=why: f"waiting for the spool: {w}" in daemon_log(fleet, n),
-            60,
-            f"{name} to say it waits ({why})",
-        )
+        _wait_said(fleet, name, f"waiting for the spool: {why}")
     assert "Completed" in _ctl(fleet, "status")
     assert "n1" in _ctl(fleet, "nodes")
     assert fleet.alive("leader") and fleet.alive("n1") and fleet.alive("n2")
