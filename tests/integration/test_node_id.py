@@ -9,6 +9,7 @@ import sys
 import time
 from typing import TYPE_CHECKING
 
+from prsd.errors import ExitCode
 from prsd.storage.heartbeat import Heartbeat, read_heartbeat, write_heartbeat
 from prsd.storage.spool import open_spool
 from tests.fleet import FAST_AGENT, Fleet
@@ -36,17 +37,17 @@ def _foreign(node_id: str, seq: int, interval_s: float) -> Heartbeat:
 
 
 def test_a_second_agent_with_a_live_node_id_refuses_to_start(tmp_path: Path) -> None:
-    """The second `prsd agent --node-id n1` exits 2 with one line naming the first."""
+    """The second `prsd agent --node-id n1` exits 4 with one line naming the first."""
     fleet = Fleet(tmp_path / "spool", tmp_path / "logs")
     spool = open_spool(fleet.spool)
     try:
         first = fleet.agent("n1")
         wait_until(lambda: read_heartbeat(spool, "n1") is not None, 60, "n1's first heartbeat")
         second = fleet._start("n1-again", ["agent", "--node-id", "n1", *FAST_AGENT])
-        assert second.wait(timeout=60) == 2
+        assert second.wait(timeout=60) == ExitCode.NODE_ID_TAKEN
         log = (fleet.logs / "n1-again.1.log").read_text()
         assert f"agent pid {first.pid} on host {os.uname().nodename}" in log, log
-        assert "node id 'n1' is in use" in log and "last heartbeat" in log, log
+        assert "node id 'n1' is held by" in log and "exit 4" in log, log
         assert fleet.alive("n1")
     finally:
         fleet.close()
@@ -64,7 +65,7 @@ def test_another_hosts_live_heartbeat_refuses_and_a_dead_one_is_waited_out(tmp_p
                 break
             write_heartbeat(spool, _foreign("n2", seq, 0.3))
             time.sleep(0.2)
-        assert agent.wait(timeout=60) == 2
+        assert agent.wait(timeout=60) == ExitCode.NODE_ID_TAKEN
         log = (fleet.logs / "n2.1.log").read_text()
         assert "in use by agent pid 4242 on host elsewhere" in log, log
         # The other host died: its file no longer changes; a new agent waits it out and starts.
