@@ -3,7 +3,15 @@
 A standby watches ``leader/heartbeat.json``; when it has not changed for the lease
 time (or the holder's process is known dead on this very host), it creates the next
 epoch file. The leader renews the heartbeat every ``beat_s`` and checks, before every
-round of writes, that no higher epoch exists; when one does it is deposed and stops.
+round of writes, that no other epoch is the highest and that its epoch's file still
+names it; when either fails it is deposed and stops.
+
+Epochs are never reused, even when the epoch files are deleted by hand: every
+process remembers the highest epoch it ever saw (in ``leader/``, in the heartbeat),
+and a new epoch is one above the highest of those, so a paused leader that wakes
+finds a higher epoch; and where nothing was remembered (a standby started after the
+deletion re-creates epoch 1), the woken leader finds its epoch's file naming another
+holder and steps down. Both are logged.
 """
 
 from __future__ import annotations
@@ -57,6 +65,8 @@ class Election:
         self.beat_s = beat_s
         self.id = secrets.token_hex(8)
         self.epoch = 0
+        self.highest_seen = 0  # the highest epoch this process ever saw (never reused)
+        self._warned_of = 0  # the highest_seen whose removal was logged
         self._seq = 0
         self._observer: Observer | None = None
         self.fault = ""  # the storage fault the leader is waiting out, shown in its beat
@@ -70,19 +80,34 @@ class Election:
         if self._observer is None:
             self._observer = Observer(self.lease_s, now)
         cur = current_epoch(self.spool)
-        if cur == 0:
+        beat = read_beat(self.spool)
+        nxt = self._next_epoch(cur, beat)
+        if cur == 0 and nxt == 1:
             return self._take(1)
-        holder = read_holder(self.spool, cur)
+        holder = read_holder(self.spool, cur) if cur else None
         if holder is not None and holder.holder == self.id:
             return self._won(cur)
-        beat = read_beat(self.spool)
         key = None if beat is None else (beat.epoch, beat.holder, beat.seq)
         self._observer.observe("leader", key, now)
         if holder is not None and holder_is_dead_here(holder):
-            return self._take(cur + 1)
+            return self._take(nxt)
         if patient and self._observer.expired("leader", now):
-            return self._take(cur + 1)
+            return self._take(nxt)
         return 0
+
+    def _next_epoch(self, cur: int, beat: LeaderBeat | None) -> int:
+        """One above the highest epoch ever seen: in ``leader/`` now, in the heartbeat,
+        or earlier by this process (epoch files deleted by hand are not reused)."""
+        seen = max(cur, beat.epoch if beat is not None else 0)
+        self.highest_seen = max(self.highest_seen, seen)
+        if cur < self.highest_seen and self._warned_of != self.highest_seen:
+            self._warned_of = self.highest_seen
+            log.warning(
+                "leader epoch files were removed; epochs are not reused",
+                highest_seen=self.highest_seen,
+                found=cur,
+            )
+        return self.highest_seen + 1
 
     def leader_alive(self, now: float) -> bool:
         """After some patience: does another leader keep its heartbeat fresh?"""
@@ -105,6 +130,7 @@ class Election:
 
     def _won(self, epoch: int) -> int:
         self.epoch = epoch
+        self.highest_seen = max(self.highest_seen, epoch)
         self._seq = 0
         log.info("leading", epoch=epoch, holder=self.id)
         self.beat()
@@ -112,10 +138,18 @@ class Election:
         return epoch
 
     def check(self) -> None:
-        """Raise :class:`Deposed` if a higher epoch than ours exists (call before writes)."""
+        """Raise :class:`Deposed` if another epoch than ours is the highest, or our
+        epoch's file names another holder (epoch files deleted and re-created while
+        this leader was paused). Call before writes."""
         cur = current_epoch(self.spool)
         if cur != self.epoch:
             raise Deposed(f"leader epoch {self.epoch} deposed by epoch {cur}")
+        holder = read_holder(self.spool, cur)
+        if holder is not None and holder.holder != self.id:
+            raise Deposed(
+                f"leader epoch {cur} is held by another leader (pid {holder.pid} on host "
+                f"{holder.host}): the epoch files were removed while this one was paused"
+            )
 
     def beat(self) -> None:
         """Renew the lease (after checking we still hold it)."""
