@@ -4,7 +4,9 @@ A standby watches ``leader/heartbeat.json``; when it has not changed for the lea
 time (or the holder's process is known dead on this very host), it creates the next
 epoch file. The leader renews the heartbeat every ``beat_s`` and checks, before every
 round of writes, that no other epoch is the highest and that its epoch's file still
-names it; when either fails it is deposed and stops.
+names it; when either fails it is deposed and stops. A process whose clock runs
+visibly faster than the spool's (:mod:`prsd.storage.clockrate`) takes nothing over by
+elapsed time, and says so.
 
 Epochs are never reused, even when the epoch files are deleted by hand: every
 process remembers the highest epoch it ever saw (in ``leader/``, in the heartbeat),
@@ -17,6 +19,8 @@ holder and steps down. Both are logged.
 from __future__ import annotations
 
 import secrets
+import socket
+import time
 from typing import TYPE_CHECKING
 
 import anyio
@@ -25,6 +29,7 @@ import anyio.to_thread
 from prsd.errors import PrsdError
 from prsd.leader.liveness import Observer
 from prsd.logconfig import get_logger
+from prsd.storage.clockrate import ClockRate
 from prsd.storage.faults import storage_fault
 from prsd.storage.lease import (
     LEADER_HEARTBEAT_S,
@@ -59,7 +64,10 @@ class Election:
         *,
         lease_s: float = LEADER_LEASE_S,
         beat_s: float = LEADER_HEARTBEAT_S,
+        check_clock: bool = True,
     ) -> None:
+        """``check_clock=False``: trust the ``now`` given to :meth:`try_once` (a caller
+        that drives time itself, not the machine's clock)."""
         self.spool = spool
         self.lease_s = lease_s
         self.beat_s = beat_s
@@ -67,6 +75,9 @@ class Election:
         self.epoch = 0
         self.highest_seen = 0  # the highest epoch this process ever saw (never reused)
         self._warned_of = 0  # the highest_seen whose removal was logged
+        self.clock = ClockRate(spool.leader / f".clock-{socket.gethostname()}")
+        self._said_fast = False
+        self.check_clock = check_clock
         self._seq = 0
         self._observer: Observer | None = None
         self.fault = ""  # the storage fault the leader is waiting out, shown in its beat
@@ -91,9 +102,24 @@ class Election:
         self._observer.observe("leader", key, now)
         if holder is not None and holder_is_dead_here(holder):
             return self._take(nxt)
-        if patient and self._observer.expired("leader", now):
+        if patient and self._observer.expired("leader", now) and self._clock_sane(now):
             return self._take(nxt)
         return 0
+
+    def _clock_sane(self, now: float) -> bool:
+        """May this process's elapsed times decide? Not while its clock's pace against
+        the spool's is unknown, nor when it runs fast (logged once)."""
+        if not self.check_clock:
+            return True
+        self.clock.sample(now)
+        if self.clock.fast() and not self._said_fast:
+            log.error(
+                "this machine's clock runs faster than the spool's: not taking the lease "
+                "over, and no node is presumed lost while it does",
+                ratio=round(self.clock.ratio() or 0.0, 1),
+            )
+        self._said_fast = self.clock.fast()
+        return self.clock.trusted()
 
     def _next_epoch(self, cur: int, beat: LeaderBeat | None) -> int:
         """One above the highest epoch ever seen: in ``leader/`` now, in the heartbeat,
@@ -154,6 +180,7 @@ class Election:
     def beat(self) -> None:
         """Renew the lease (after checking we still hold it)."""
         self.check()
+        self.clock.sample(time.monotonic())
         self._seq += 1
         write_beat(self.spool, LeaderBeat(self.epoch, self.id, self._seq, _now_iso(), self.fault))
 
