@@ -255,7 +255,7 @@ def _leader(spool: SpoolLayout, args: argparse.Namespace) -> int:
                     tg.cancel_scope.cancel()
                     break
 
-    anyio.run(serve_notified, lead, f"leader of {spool.root}")
+    anyio.run(serve_notified, lead, f"leader of {spool.root}", election.stalled)
     return ExitCode.OK
 
 
@@ -293,7 +293,7 @@ def _agent(spool: SpoolLayout, args: argparse.Namespace) -> int:
             tg.cancel_scope.cancel()
 
     try:
-        anyio.run(serve_notified, serve, f"serving {spool.root} as {agent.node_id}")
+        anyio.run(serve_notified, serve, f"serving {spool.root} as {node_id}", agent.stalled)
     finally:
         if not lost:
             release(spool, hold)

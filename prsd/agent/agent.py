@@ -39,6 +39,7 @@ from prsd.storage.heartbeat import (
     write_heartbeat,
 )
 from prsd.storage.layout import node_report
+from prsd.storage.opwatch import OpWatch
 from prsd.storage.seats import free_seats, take_seat
 from prsd.storage.spool import active_jobs
 from prsd.storage.watch import Doorbell, ring_on_local_changes
@@ -47,6 +48,7 @@ from prsd.wire.nodereport import NodeReport
 if TYPE_CHECKING:
     from prsd.storage.layout import JobLayout, SpoolLayout
 
+STALL_BEATS = 10  # a commit that has not returned for this many beats: no heartbeat
 log = get_logger("prsd.agent")
 
 # Under jobs/, what wakes an agent early: new tasks (and ``active/``, every change).
@@ -111,6 +113,8 @@ class Agent:
         self.health = SpoolHealth(options.node_id, spool.nodes)  # storage faults met
         self.restart: set[str] = set()  # runs ended by a storage fault: start them again
         self._active: set[str] = set()  # the last listing of active/ that worked
+        self.ops = OpWatch()  # commits in flight (liveness is progress)
+        self._said_stall = False
 
     @property
     def node_id(self) -> str:
@@ -251,6 +255,15 @@ class Agent:
             fault=self.health.condition,
         )
 
+    def stalled(self) -> str:
+        """Why this agent makes no progress: a commit that has not returned for
+        STALL_BEATS heartbeats ("" while none); logged once per stall."""
+        why = self.ops.stuck(STALL_BEATS * self.options.heartbeat_interval_s)
+        if why and not self._said_stall:
+            log.error("no heartbeat while a commit hangs", node_id=self.node_id, why=why)
+        self._said_stall = bool(why)
+        return why
+
     async def _heartbeats(self) -> None:
         while True:
             if self._seq:  # another agent writing this node id shows between our beats
@@ -259,6 +272,9 @@ class Agent:
                 self.conflict, self._conflict_at = held_conflict(
                     self.conflict, self._conflict_at, found, anyio.current_time()
                 )
+            if self.stalled():  # liveness is progress: peers take the claims over
+                await anyio.sleep(self.options.heartbeat_interval_s)
+                continue
             beat = self.heartbeat()
             now = anyio.current_time()
             try:
@@ -362,7 +378,8 @@ class Agent:
     def _begin(
         self, tg: anyio.abc.TaskGroup, job_id: str, layout: JobLayout, spec: JobSpec
     ) -> None:
-        ctx = JobContext(layout, spec, self.node_id, self.gpus.count, spec.input.format)
+        kind = spec.input.format
+        ctx = JobContext(layout, spec, self.node_id, self.gpus.count, kind, ops=self.ops)
         run = JobRun(
             ctx,
             gpus=self.gpus,

@@ -8,6 +8,7 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
 from prsd.storage.layout import JobLayout, process_name
+from prsd.storage.opwatch import OpWatch
 from prsd.tunables import (
     init_grace_s,
     max_result_bytes,
@@ -52,6 +53,7 @@ class JobContext:
         return self.layout.job_id
 
     slot_cap: int = dataclasses.field(default_factory=max_workers_per_node)
+    ops: OpWatch = dataclasses.field(default_factory=OpWatch)  # the agent's: commits in flight
 
     def wanted_workers(self) -> int:
         """The spec's worker count, else the GPU count, else the CPU count."""

@@ -44,11 +44,13 @@ from prsd.storage.lease import (
     try_take,
     write_beat,
 )
+from prsd.storage.opwatch import OpWatch
 
 if TYPE_CHECKING:
     from prsd.storage.layout import SpoolLayout
 
 log = get_logger("prsd.leader")
+STALL_LEASES = 5  # a job step that has not returned for this many leases: no renewal
 
 
 class Deposed(PrsdError):
@@ -78,6 +80,8 @@ class Election:
         self.clock = ClockRate(spool.leader / f".clock-{socket.gethostname()}")
         self._said_fast = False
         self.check_clock = check_clock
+        self.ops = OpWatch()  # the leader's job steps in flight
+        self.stall_bound_s = STALL_LEASES * lease_s
         self._seq = 0
         self._observer: Observer | None = None
         self.fault = ""  # the storage fault the leader is waiting out, shown in its beat
@@ -184,16 +188,29 @@ class Election:
         self._seq += 1
         write_beat(self.spool, LeaderBeat(self.epoch, self.id, self._seq, _now_iso(), self.fault))
 
+    def stalled(self) -> str:
+        """Why this leader makes no progress ("" while its steps return in time)."""
+        return self.ops.stuck(self.stall_bound_s)
+
     async def hold(self) -> None:
         """Renew the lease every ``beat_s`` until cancelled; raises Deposed.
 
         A beat the spool cannot take (disk full, read-only) is logged once and tried
         again at the next beat: if the fault lasts longer than the lease, a standby
-        takes over, and this leader finds itself deposed when the spool heals.
+        takes over, and this leader finds itself deposed when the spool heals. No beat
+        is written while a job step has not returned for ``stall_bound_s`` (a file
+        operation that hangs): the lease then lapses the same way, said once.
         """
         failing = ""
+        said_stall = False
         while True:
             await anyio.sleep(self.beat_s)
+            stalled = self.stalled()
+            if stalled and not said_stall:
+                log.error("not renewing the leader lease: no progress", why=stalled)
+            said_stall = bool(stalled)
+            if stalled:
+                continue
             try:
                 await anyio.to_thread.run_sync(self.beat)
                 failing = ""

@@ -384,7 +384,8 @@ class Leader:
             hints, links.hints[:] = list(links.hints), []
             now = anyio.current_time()
             try:
-                moved = await anyio.to_thread.run_sync(self.step, now, hints)
+                with self.election.ops.op("a job step"):  # liveness is progress
+                    moved = await anyio.to_thread.run_sync(self.step, now, hints)
             except OSError as exc:  # a storage fault outside any one job (listing, intake)
                 if not self._storage_fault(exc, now, None):
                     raise
