@@ -26,11 +26,10 @@ from prsd.agent.jobrun import CommitHook, JobRun
 from prsd.agent.nodeid import conflict_with, held_conflict
 from prsd.agent.nodelog import host_ip
 from prsd.agent.share import share_slots
-from prsd.agent.visibility import unseen
+from prsd.agent.visibility import report_unseen, unseen
 from prsd.errors import PrsdError
 from prsd.jobspec import JobSpec
 from prsd.logconfig import get_logger
-from prsd.storage.atomic import write_atomic
 from prsd.storage.fstype import is_local_spool
 from prsd.storage.heartbeat import (
     HEARTBEAT_INTERVAL_S,
@@ -38,12 +37,10 @@ from prsd.storage.heartbeat import (
     read_heartbeat,
     write_heartbeat,
 )
-from prsd.storage.layout import node_report
 from prsd.storage.opwatch import OpWatch
 from prsd.storage.seats import free_seats, take_seat
 from prsd.storage.spool import active_jobs
 from prsd.storage.watch import Doorbell, ring_on_local_changes
-from prsd.wire.nodereport import NodeReport
 
 if TYPE_CHECKING:
     from prsd.storage.layout import JobLayout, SpoolLayout
@@ -348,7 +345,7 @@ class Agent:
             return
         missing = unseen(spec)
         if missing:
-            self._report_unseen(job_id, missing)
+            report_unseen(self.spool.job(job_id), self.node_id, missing)
             self.waiting[job_id] = now + RECHECK_S
             return
         if spec.instance_count is not None and not take_seat(
@@ -358,22 +355,6 @@ class Agent:
             return
         self.waiting.pop(job_id, None)
         anyio.from_thread.run_sync(self._begin, tg, job_id, layout, spec)
-
-    def _report_unseen(self, job_id: str, missing: list[str]) -> None:
-        log.error(
-            "cannot see the job's files", job_id=job_id, node_id=self.node_id, missing=missing
-        )
-        path = node_report(self.spool.job(job_id), self.node_id)
-        report = NodeReport(
-            self.node_id,
-            updated_at=datetime.now(UTC).isoformat(timespec="seconds"),
-            cannot_see=missing,
-        )
-        try:
-            path.parent.mkdir(parents=True, exist_ok=True)
-            write_atomic(path, report.encode(), durable=False)
-        except OSError as exc:
-            log.warning("cannot write node report", job_id=job_id, error=str(exc))
 
     def _begin(
         self, tg: anyio.abc.TaskGroup, job_id: str, layout: JobLayout, spec: JobSpec
