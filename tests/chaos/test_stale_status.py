@@ -50,7 +50,15 @@ def _late_status_refused(tmp_path: Path, fleet: Fleet) -> str:
         lambda: status_json(fleet, job_id).get("state") == "Completed", 30, "B's last status"
     )
     os.kill(a.pid, signal.SIGCONT)
-    wait_until(lambda: _late_write_done(fleet, job_id), 30, "A's late write (refused or landed)")
+    try:
+        wait_until(lambda: _late_write_done(fleet, job_id), 30, "A's late write")
+    except AssertionError:
+        doc = status_json(fleet, job_id)
+        raise AssertionError(
+            f"A's late write neither refused nor landed: status epoch {doc.get('epoch')} "
+            f"seq {doc.get('seq')}; A {psutil.Process(a.pid).status()}; "
+            f"A's log: {daemon_log(fleet, 'leader-a')[-1500:]}"
+        ) from None
     return job_id
 
 
