@@ -4,11 +4,14 @@ from __future__ import annotations
 
 import json
 import os
+import socket
 import subprocess
 import sys
 import time
+from pathlib import Path
 from typing import TYPE_CHECKING
 
+from prsd.daemon import default_node_id
 from prsd.errors import ExitCode
 from prsd.storage.heartbeat import Heartbeat, read_heartbeat, write_heartbeat
 from prsd.storage.spool import open_spool
@@ -16,7 +19,7 @@ from tests.fleet import FAST_AGENT, Fleet
 from tests.helpers import wait_until
 
 if TYPE_CHECKING:
-    from pathlib import Path
+    import pytest
 
 PRSCTL = [sys.executable, "-m", "prsd.cli.prsctl"]
 
@@ -118,3 +121,14 @@ def test_prsctl_nodes_flags_a_node_id_written_by_two_agents(tmp_path: Path) -> N
         assert fleet.alive("n3")
     finally:
         fleet.close()
+
+
+def test_the_default_node_id_is_unique_per_machine(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Without --node-id or PRSD_NODE_ID: the short host name and 8 hex of the machine id
+    (cloned VMs with one host name get two ids); PRSD_NODE_ID still wins."""
+    monkeypatch.delenv("PRSD_NODE_ID", raising=False)
+    machine = Path("/etc/machine-id").read_text(encoding="ascii").strip()[:8]
+    host = socket.gethostname().split(".")[0]
+    assert default_node_id() == f"{host}-{machine}"
+    monkeypatch.setenv("PRSD_NODE_ID", "gpu-7")
+    assert default_node_id() == "gpu-7"
