@@ -14,6 +14,7 @@ from typing import TYPE_CHECKING
 from prsd.daemon import default_node_id
 from prsd.errors import ExitCode
 from prsd.storage.heartbeat import Heartbeat, read_heartbeat, write_heartbeat
+from prsd.storage.nodehold import NodeHolder, generations, holds_dir
 from prsd.storage.spool import open_spool
 from tests.fleet import FAST_AGENT, Fleet
 from tests.helpers import wait_until
@@ -132,3 +133,23 @@ def test_the_default_node_id_is_unique_per_machine(monkeypatch: pytest.MonkeyPat
     assert default_node_id() == f"{host}-{machine}"
     monkeypatch.setenv("PRSD_NODE_ID", "gpu-7")
     assert default_node_id() == "gpu-7"
+
+
+def test_an_agent_whose_hold_was_superseded_stops(tmp_path: Path) -> None:
+    """A higher generation of its node id's hold (another agent judged it dead): the
+    running agent hands its work back and exits 4, naming the new holder."""
+    fleet = Fleet(tmp_path / "spool", tmp_path / "logs")
+    spool = open_spool(fleet.spool)
+    try:
+        agent = fleet.agent("n5")
+        folder = holds_dir(spool, "n5")
+        wait_until(lambda: generations(folder) != [], 60, "n5's hold")
+        top = generations(folder)[-1]
+        other = NodeHolder("n5", "elsewhere", "other-boot", 4242, "other-token", top + 1)
+        (folder / f"{top + 1:09d}").write_bytes(other.encode())
+        assert agent.wait(timeout=60) == ExitCode.NODE_ID_TAKEN
+        log = (fleet.logs / "n5.1.log").read_text()
+        assert "taken over by pid 4242 on host elsewhere" in log, log
+        assert generations(folder) == [top, top + 1]  # the loser removes nothing
+    finally:
+        fleet.close()
