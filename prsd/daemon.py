@@ -10,6 +10,8 @@ from __future__ import annotations
 import argparse
 import logging
 import os
+import re
+import secrets
 import signal
 import socket
 import sys
@@ -19,18 +21,20 @@ from typing import TYPE_CHECKING, NoReturn
 
 import anyio
 
+from prsd.agent.nodeid import NodeIdInUse
 from prsd.cli import console
 from prsd.doctor import cli as doctor_cli
 from prsd.doctor import require_safe_spool
 from prsd.doctor.probes import MIN_FREE_BYTES
 from prsd.errors import ExitCode, PrsdError, UnsafeSpoolError
 from prsd.logconfig import configure, get_logger
-from prsd.storage.faults import fault_line, wait_until_writable
+from prsd.storage.faults import fault_line
 from prsd.storage.heartbeat import HEARTBEAT_INTERVAL_S
 from prsd.storage.jobid import sanitize_name
 from prsd.storage.layout import SpoolLayout, valid_node_id
 from prsd.storage.lease import LEADER_HEARTBEAT_S, LEADER_LEASE_S, NODE_LEASE_S
 from prsd.storage.spool import open_spool
+from prsd.storage.startwait import wait_for_spool
 
 if TYPE_CHECKING:
     from collections.abc import Callable
@@ -39,6 +43,7 @@ if TYPE_CHECKING:
     from prsd.cli.runview import ProgressView
     from prsd.embedded import LeftEarly
     from prsd.leader.finish import FinalState
+    from prsd.storage.nodehold import NodeHolder
 
 log = get_logger("prsd")
 
@@ -48,9 +53,26 @@ def default_spool() -> Path:
     return Path(os.environ.get("PRSD_SPOOL") or "spool")
 
 
+MACHINE_ID_FILE = Path("/etc/machine-id")
+
+
 def default_node_id() -> str:
-    host = os.environ.get("PRSD_NODE_ID") or socket.gethostname().split(".")[0]
-    return host if valid_node_id(host) else sanitize_name(host)
+    """``PRSD_NODE_ID``, else ``<short host name>-<first 8 hex of /etc/machine-id>``.
+
+    The machine id makes the default unique per machine even where host names repeat
+    (cloned VMs: those need their machine id regenerated, as cloning tools do); with
+    no machine id the short host name alone.
+    """
+    given = os.environ.get("PRSD_NODE_ID")
+    if given:
+        return given if valid_node_id(given) else sanitize_name(given)
+    host = socket.gethostname().split(".")[0]
+    host = host if valid_node_id(host) else sanitize_name(host)
+    try:
+        machine = MACHINE_ID_FILE.read_text(encoding="ascii").strip()[:8].lower()
+    except OSError:
+        machine = ""
+    return f"{host}-{machine}" if re.fullmatch(r"[0-9a-f]{8}", machine) else host
 
 
 def parser() -> argparse.ArgumentParser:
@@ -76,7 +98,11 @@ def parser() -> argparse.ArgumentParser:
     )
     run.add_argument("--spool", type=Path, default=None, help="spool folder (default ./spool)")
     run.add_argument("--name", default=None, help="job name (default: the spec's)")
-    run.add_argument("--node-id", default=None, help="this node's id (default: host name)")
+    run.add_argument(
+        "--node-id",
+        default=None,
+        help="this node's id (default: <short host name>-<machine id, 8 hex>)",
+    )
     run.add_argument(
         "--quiet", action="store_true", help="do not print the job's notes (keys not used ...)"
     )
@@ -141,15 +167,14 @@ def main(argv: list[str] | None = None) -> int:
     try:
         if args.command == "doctor":
             return doctor_cli.run(args)
-        spool = open_spool(args.spool or default_spool())
         if args.command == "run":
-            return _run(spool, args)
+            return _run(open_spool(args.spool or default_spool()), args)
         unsafe = args.unsafe_spool or doctor_cli.unsafe_from_env()
-        # A full or read-only spool heals: wait for it here rather than fail the
-        # start-up check (exit 3 means a file system that can never hold a spool).
-        wait_until_writable(
-            spool.root,
-            lambda why: log.error("waiting for the spool", why=why),
+        # A missing, unreachable, read-only or full spool heals: wait for it before
+        # any check that would end the start (systemd restarts would stop at exit 2).
+        spool = wait_for_spool(
+            (args.spool or default_spool()).absolute(),
+            lambda line: log.error(line),
             min_free_bytes=MIN_FREE_BYTES,
         )
         require_safe_spool(spool.root, unsafe=unsafe)  # refuse a spool that fails, with why
@@ -159,6 +184,9 @@ def main(argv: list[str] | None = None) -> int:
     except UnsafeSpoolError as exc:
         console.error(exc.one_line())
         return ExitCode.SPOOL_REFUSED
+    except NodeIdInUse as exc:
+        console.error(exc.one_line())
+        return ExitCode.NODE_ID_TAKEN
     except PrsdError as exc:
         console.error(exc.one_line())
         return ExitCode.CONFIG
@@ -335,17 +363,23 @@ def _leader(spool: SpoolLayout, args: argparse.Namespace) -> int:
                     tg.cancel_scope.cancel()
                     break
 
-    anyio.run(serve_notified, lead, f"leader of {spool.root}")
+    anyio.run(serve_notified, lead, f"leader of {spool.root}", election.stalled)
     return ExitCode.OK
 
 
 def _agent(spool: SpoolLayout, args: argparse.Namespace) -> int:
     from prsd.agent.agent import Agent, AgentOptions
-    from prsd.agent.nodeid import ensure_node_id_free
+    from prsd.agent.nodeid import ensure_node_id_free, hold_node_id, keep_hold
     from prsd.sdnotify import serve_notified
+    from prsd.storage.nodehold import release
 
     node_id = _node_id(args)
-    ensure_node_id_free(spool, node_id, socket.gethostname())  # one agent per node id
+    hold = hold_node_id(spool, node_id, socket.gethostname(), secrets.token_hex(8))
+    try:
+        ensure_node_id_free(spool, node_id, socket.gethostname())  # an older agent's beat
+    except NodeIdInUse:
+        release(spool, hold)
+        raise
     options = AgentOptions(
         node_id=node_id,
         exit_when_idle=args.exit_when_idle,
@@ -359,11 +393,26 @@ def _agent(spool: SpoolLayout, args: argparse.Namespace) -> int:
         f"(pid {os.getpid()}): {agent.node_slots()} worker slots, {agent.gpus.count} GPUs"
     )
     codes: list[int] = []
+    lost: list[str] = []
+
+    def on_lost(other: NodeHolder) -> None:
+        lost.append(f"pid {other.pid} on host {other.host}")
+        agent.request_drain(fast=True)
 
     async def serve() -> None:
-        codes.append(await agent.run(signals=True))
+        async with anyio.create_task_group() as tg:
+            tg.start_soon(keep_hold, spool, hold, on_lost, args.heartbeat_s)
+            codes.append(await agent.run(signals=True))
+            tg.cancel_scope.cancel()
 
-    anyio.run(serve_notified, serve, f"serving {spool.root} as {agent.node_id}")
+    try:
+        anyio.run(serve_notified, serve, f"serving {spool.root} as {node_id}", agent.stalled)
+    finally:
+        if not lost:
+            release(spool, hold)
+    if lost:
+        console.error(f"node id {node_id!r} was taken over by {lost[0]}: stopped (exit 4)")
+        return ExitCode.NODE_ID_TAKEN
     return codes[0] if codes else ExitCode.OK
 
 

@@ -20,6 +20,7 @@ class ExitCode(IntEnum):
     FAILURE = 1  # an unexpected internal error (a bug): see the daemon log
     CONFIG = 2  # bad command line, job spec or configuration: fix it, restarting will not help
     SPOOL_REFUSED = 3  # the spool's file system cannot keep the protocol's promises
+    NODE_ID_TAKEN = 4  # another live agent holds this agent's node id: the units do not restart
     AGENT_IDLE = 41  # `prsd agent --exit-when-idle`: no job has work for this node (Azure's code)
     JOB_FAILED = 42  # the job ended Failed: see logs/job_result.txt (Azure's code)
     JOB_CANCELED = 43  # the job was canceled with `prsctl cancel`

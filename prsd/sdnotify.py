@@ -4,7 +4,8 @@ A service started with ``Type=notify`` gets ``NOTIFY_SOCKET`` in its environment
 Unix datagram socket (a path, or an abstract name written with a leading ``@``).
 Each message is one datagram of ``KEY=VALUE`` lines. prsd sends ``READY=1`` once the
 spool passed its start-up check and the loop runs, ``WATCHDOG=1`` at half the
-``WatchdogSec=`` interval (``WATCHDOG_USEC``) while the event loop is alive,
+``WatchdogSec=`` interval (``WATCHDOG_USEC``) while the event loop is alive and the
+daemon's work makes progress,
 ``STATUS=...`` for ``systemctl status``, and ``STOPPING=1`` when it drains.
 
 Without ``NOTIFY_SOCKET`` (a daemon started by hand, a test) every call does nothing.
@@ -68,27 +69,39 @@ def watchdog_interval_s(env: Mapping[str, str] | None = None, pid: int | None = 
     return usec / 2e6 if usec > 0 else 0.0
 
 
-async def feed_watchdog(env: Mapping[str, str] | None = None) -> None:
+async def feed_watchdog(
+    env: Mapping[str, str] | None = None, stalled: Callable[[], str] | None = None
+) -> None:
     """Ping the watchdog forever at half its interval; returns at once when not asked.
 
-    Run it in the daemon's task group: a blocked event loop stops the pings, and
-    systemd restarts the service after ``WatchdogSec=``.
+    Run it in the daemon's task group: a blocked event loop stops the pings, and so
+    does work that makes no progress (``stalled`` says why, "" while it does: a file
+    operation that hangs), so systemd restarts the service after ``WatchdogSec=``.
     """
     interval_s = watchdog_interval_s(env)
     if interval_s <= 0:
         return
     while True:
-        notify("WATCHDOG=1", env)
+        why = stalled() if stalled is not None else ""
+        if why:
+            notify(f"STATUS=no progress: {why}", env)
+        else:
+            notify("WATCHDOG=1", env)
         await anyio.sleep(interval_s)
 
 
-async def serve_notified(loop: Callable[[], Awaitable[object]], status: str) -> None:
-    """Run ``loop`` with ``READY=1`` and ``STATUS=`` sent and the watchdog fed meanwhile.
+async def serve_notified(
+    loop: Callable[[], Awaitable[object]],
+    status: str,
+    stalled: Callable[[], str] | None = None,
+) -> None:
+    """Run ``loop`` with ``READY=1`` and ``STATUS=`` sent and the watchdog fed meanwhile
+    (while ``stalled`` says nothing: see :func:`feed_watchdog`).
 
     ``STOPPING=1`` is sent when ``loop`` returns or is cancelled (SIGTERM).
     """
     async with anyio.create_task_group() as tg:
-        tg.start_soon(feed_watchdog)
+        tg.start_soon(feed_watchdog, None, stalled)
         notify(f"READY=1\nSTATUS={status}")
         try:
             await loop()

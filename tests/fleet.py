@@ -69,9 +69,11 @@ class Fleet:
         return self._start(name, ["leader", *FAST_LEADER, *extra], wrap)
 
     def agent(
-        self, node_id: str, *extra: str, wrap: list[str] | None = None
+        self, node_id: str, *extra: str, wrap: list[str] | None = None, name: str = ""
     ) -> subprocess.Popen[bytes]:
-        return self._start(node_id, ["agent", "--node-id", node_id, *FAST_AGENT, *extra], wrap)
+        """``prsd agent --node-id node_id``, known to the fleet as ``name`` (default: the id)."""
+        args = ["agent", "--node-id", node_id, *FAST_AGENT, *extra]
+        return self._start(name or node_id, args, wrap)
 
     def kill(self, name: str, sig: int = signal.SIGKILL) -> None:
         proc = self.procs[name]

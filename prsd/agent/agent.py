@@ -26,11 +26,10 @@ from prsd.agent.jobrun import CommitHook, JobRun
 from prsd.agent.nodeid import conflict_with, held_conflict
 from prsd.agent.nodelog import host_ip
 from prsd.agent.share import share_slots
-from prsd.agent.visibility import unseen
+from prsd.agent.visibility import report_unseen, unseen
 from prsd.errors import PrsdError
 from prsd.jobspec import JobSpec
 from prsd.logconfig import get_logger
-from prsd.storage.atomic import write_atomic
 from prsd.storage.fstype import is_local_spool
 from prsd.storage.heartbeat import (
     HEARTBEAT_INTERVAL_S,
@@ -38,17 +37,17 @@ from prsd.storage.heartbeat import (
     read_heartbeat,
     write_heartbeat,
 )
-from prsd.storage.layout import node_report
 from prsd.storage.lease import ONE_JOB_PREFIX
+from prsd.storage.opwatch import OpWatch
 from prsd.storage.seats import free_seats, take_seat
 from prsd.storage.spool import active_jobs
 from prsd.storage.watch import Doorbell, ring_on_local_changes
-from prsd.wire.nodereport import NodeReport
 
 if TYPE_CHECKING:
     from prsd.agent.forks import ForkServer
     from prsd.storage.layout import JobLayout, SpoolLayout
 
+STALL_BEATS = 10  # a commit that has not returned for this many beats: no heartbeat
 log = get_logger("prsd.agent")
 
 # Under jobs/, what wakes an agent early: new tasks (and ``active/``, every change).
@@ -115,6 +114,8 @@ class Agent:
         self.health = SpoolHealth(options.node_id, spool.nodes)  # storage faults met
         self.restart: set[str] = set()  # runs ended by a storage fault: start them again
         self._active: set[str] = set()  # the last listing of active/ that worked
+        self.ops = OpWatch()  # commits in flight (liveness is progress)
+        self._said_stall = False
 
     @property
     def node_id(self) -> str:
@@ -255,6 +256,15 @@ class Agent:
             fault=self.health.condition,
         )
 
+    def stalled(self) -> str:
+        """Why this agent makes no progress: a commit that has not returned for
+        STALL_BEATS heartbeats ("" while none); logged once per stall."""
+        why = self.ops.stuck(STALL_BEATS * self.options.heartbeat_interval_s)
+        if why and not self._said_stall:
+            log.error("no heartbeat while a commit hangs", node_id=self.node_id, why=why)
+        self._said_stall = bool(why)
+        return why
+
     async def _heartbeats(self) -> None:
         while True:
             if self._seq:  # another agent writing this node id shows between our beats
@@ -263,6 +273,9 @@ class Agent:
                 self.conflict, self._conflict_at = held_conflict(
                     self.conflict, self._conflict_at, found, anyio.current_time()
                 )
+            if self.stalled():  # liveness is progress: peers take the claims over
+                await anyio.sleep(self.options.heartbeat_interval_s)
+                continue
             beat = self.heartbeat()
             now = anyio.current_time()
             try:
@@ -336,7 +349,7 @@ class Agent:
             return
         missing = unseen(spec)
         if missing:
-            self._report_unseen(job_id, missing)
+            report_unseen(self.spool.job(job_id), self.node_id, missing)
             self.waiting[job_id] = now + RECHECK_S
             return
         if spec.instance_count is not None and not take_seat(
@@ -347,27 +360,17 @@ class Agent:
         self.waiting.pop(job_id, None)
         anyio.from_thread.run_sync(self._begin, tg, job_id, layout, spec)
 
-    def _report_unseen(self, job_id: str, missing: list[str]) -> None:
-        log.error(
-            "cannot see the job's files", job_id=job_id, node_id=self.node_id, missing=missing
-        )
-        path = node_report(self.spool.job(job_id), self.node_id)
-        report = NodeReport(
-            self.node_id,
-            updated_at=datetime.now(UTC).isoformat(timespec="seconds"),
-            cannot_see=missing,
-        )
-        try:
-            path.parent.mkdir(parents=True, exist_ok=True)
-            write_atomic(path, report.encode(), durable=False)
-        except OSError as exc:
-            log.warning("cannot write node report", job_id=job_id, error=str(exc))
-
     def _begin(
         self, tg: anyio.abc.TaskGroup, job_id: str, layout: JobLayout, spec: JobSpec
     ) -> None:
         ctx = JobContext(
-            layout, spec, self.node_id, self.gpus.count, spec.input.format, forks=self.forks
+            layout,
+            spec,
+            self.node_id,
+            self.gpus.count,
+            spec.input.format,
+            forks=self.forks,
+            ops=self.ops,
         )
         run = JobRun(
             ctx,

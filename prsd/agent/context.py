@@ -8,6 +8,7 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
 from prsd.storage.layout import JobLayout, process_name
+from prsd.storage.opwatch import OpWatch
 from prsd.tunables import (
     init_grace_s,
     max_result_bytes,
@@ -54,6 +55,7 @@ class JobContext:
 
     slot_cap: int = dataclasses.field(default_factory=max_workers_per_node)
     forks: ForkServer | None = None  # workers forked from it where they can be (prsd run)
+    ops: OpWatch = dataclasses.field(default_factory=OpWatch)  # the agent's: commits in flight
 
     def wanted_workers(self) -> int:
         """The spec's worker count, else the GPU count, else the CPU count."""

@@ -285,7 +285,7 @@ class JobRun:
 
     async def _commit(self, task: RunningTask) -> None:
         layout, node = self.ctx.layout, self.ctx.node_id
-        with anyio.CancelScope(shield=True):
+        with anyio.CancelScope(shield=True), self.ctx.ops.op(f"the commit of {task.task.name}"):
             committed = await anyio.to_thread.run_sync(
                 lambda: finish_task(layout, node, task, durable=self.durable)
             )

@@ -1,7 +1,18 @@
-"""One agent per node id: a second agent refuses an id that another one is heartbeating.
+"""One agent per node id: a second agent refuses an id that another one holds.
 
-Two agents with one ``--node-id`` would adopt and hand back each other's claims.
-At start, :func:`ensure_node_id_free` reads ``nodes/<id>.json``:
+Two agents with one ``--node-id`` would adopt and hand back each other's claims and
+write each other's result files. At start, :func:`hold_node_id` takes the id in the
+spool (:mod:`prsd.storage.nodehold`: an exclusive create, so of two agents started at
+the same instant exactly one gets it); the other refuses with :class:`NodeIdInUse`
+(exit 4, which the unit does not restart). A recorded holder is judged stale
+(:func:`holder_is_stale`) when it ran in this kernel boot and its pid is no running
+``prsd`` agent, or when it ran elsewhere (another boot id: another machine, or this one
+before a reboot) and its heartbeat does not change while watched (below). While it
+runs the agent checks at every beat that nobody superseded its hold
+(:func:`keep_hold`); one that lost it stops.
+
+:func:`ensure_node_id_free` reads ``nodes/<id>.json`` (an agent of an older version
+holds no record):
 
 - written by this host: the writer is alive if its pid is a running ``prsd agent``
   or ``prsd run`` (a pid reused by another program, or a dead one, frees the id at
@@ -25,12 +36,21 @@ import time
 from pathlib import Path
 from typing import TYPE_CHECKING
 
+import anyio
+
 from prsd.errors import PrsdError
+from prsd.logconfig import get_logger
 from prsd.storage.heartbeat import read_heartbeat
+from prsd.storage.nodehold import NodeHolder, superseded_by, try_hold
 
 if TYPE_CHECKING:
+    from collections.abc import Callable
+
     from prsd.storage.heartbeat import Heartbeat
     from prsd.storage.layout import SpoolLayout
+
+log = get_logger("prsd.agent")
+BOOT_ID_FILE = Path("/proc/sys/kernel/random/boot_id")
 
 MAX_WATCH_S = 30.0
 _POLL_S = 0.1
@@ -38,6 +58,74 @@ _POLL_S = 0.1
 
 class NodeIdInUse(PrsdError):
     """Another live agent heartbeats the node id this agent was given."""
+
+
+def kernel_boot_id() -> str:
+    """This machine's boot id: changes at every boot, differs between machines."""
+    try:
+        return BOOT_ID_FILE.read_text(encoding="ascii").strip()
+    except OSError:
+        return ""
+
+
+def held_line(holder: NodeHolder) -> str:
+    """The refusal of a held id, naming its holder."""
+    return (
+        f"node id {holder.node_id!r} is held by agent pid {holder.pid} on host {holder.host} "
+        f"(boot {holder.boot_id[:8]}): stop that agent or give this one another --node-id "
+        "(exit 4: not restarted)"
+    )
+
+
+def holder_is_stale(spool: SpoolLayout, holder: NodeHolder, boot_id: str) -> bool:
+    """Is the recorded holder of a node id gone? (See the module header.)"""
+    if boot_id and holder.boot_id == boot_id:
+        return not _prsd_running(holder.pid)
+    beat = read_heartbeat(spool, holder.node_id)
+    window = watch_window_s(beat) if beat is not None else MAX_WATCH_S
+    deadline = time.monotonic() + window
+    while time.monotonic() < deadline:
+        time.sleep(_POLL_S)
+        now = read_heartbeat(spool, holder.node_id)
+        if (beat is None and now is not None) or (beat is not None and changed(beat, now)):
+            return False
+    return True
+
+
+def hold_node_id(spool: SpoolLayout, node_id: str, host: str, token: str) -> NodeHolder:
+    """Take ``node_id`` for this agent; the generation taken.
+
+    Raises:
+        NodeIdInUse: a live agent holds it.
+        OSError: the spool cannot be read or written.
+    """
+    boot_id = kernel_boot_id()
+    me = NodeHolder(node_id, host, boot_id, os.getpid(), token)
+    mine, other = try_hold(spool, me, lambda h: holder_is_stale(spool, h, boot_id))
+    if mine is None or other is not None:
+        raise NodeIdInUse(held_line(other or me))
+    return mine
+
+
+async def keep_hold(
+    spool: SpoolLayout, mine: NodeHolder, on_lost: Callable[[NodeHolder], None], every_s: float
+) -> None:
+    """Check every ``every_s`` that ``mine`` is still the highest hold; call ``on_lost``
+    (once) with the new holder when it is not. Storage errors only postpone the check."""
+    while True:
+        await anyio.sleep(every_s)
+        try:
+            other = await anyio.to_thread.run_sync(superseded_by, spool, mine)
+        except OSError:
+            continue
+        if other is not None:
+            log.error(
+                "node id taken over: stopping",
+                node_id=mine.node_id,
+                by=f"pid {other.pid} on host {other.host}",
+            )
+            on_lost(other)
+            return
 
 
 def in_use_line(node_id: str, beat: Heartbeat) -> str:

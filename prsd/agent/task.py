@@ -17,6 +17,7 @@ from prsd.fdio import write_all
 from prsd.storage.atomic import TMP_PREFIX, publish
 from prsd.storage.claim import Claim, commit, give_back
 from prsd.storage.records import MiniBatch, Outcome, ResultMeta, TaskBody
+from prsd.wire.fields import RecordError
 
 if TYPE_CHECKING:
     from pathlib import Path
@@ -36,6 +37,12 @@ class RunningTask:
     @classmethod
     def from_claim(cls, layout: JobLayout, node_id: str, claim: Claim) -> RunningTask:
         body = TaskBody.decode(claim.body)
+        first = body.mini_batches[0].index
+        if first != claim.task.first_mb or body.job_id != layout.job_id:
+            raise RecordError(
+                f"task file {claim.task.name}: it holds mini-batch {first:09d} of job "
+                f"{body.job_id!r}, not {claim.task.first_mb:09d} of {layout.job_id!r}"
+            )
         final = layout.result(claim.task, node_id)
         tmp = final.with_name(f"{TMP_PREFIX}{final.name}")
         return cls(claim.task, list(body.mini_batches), tmp)

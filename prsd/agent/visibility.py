@@ -9,10 +9,19 @@ the job and says so in its node report, so the leader can name it.
 from __future__ import annotations
 
 import os
+from datetime import UTC, datetime
 from typing import TYPE_CHECKING
+
+from prsd.logconfig import get_logger
+from prsd.storage.atomic import write_atomic
+from prsd.storage.layout import node_report
+from prsd.wire.nodereport import NodeReport
 
 if TYPE_CHECKING:
     from prsd.jobspec import JobSpec
+    from prsd.storage.layout import JobLayout
+
+log = get_logger("prsd.agent")
 
 
 def paths_to_check(spec: JobSpec) -> list[tuple[str, str]]:
@@ -40,3 +49,17 @@ def unseen(spec: JobSpec) -> list[str]:
         elif not os.path.exists(path):
             missing.append(f"{what}: {path}")
     return missing
+
+
+def report_unseen(layout: JobLayout, node_id: str, missing: list[str]) -> None:
+    """Log what this node cannot see and write it to its node report (best effort)."""
+    log.error("cannot see the job's files", job_id=layout.job_id, node_id=node_id, missing=missing)
+    path = node_report(layout, node_id)
+    report = NodeReport(
+        node_id, updated_at=datetime.now(UTC).isoformat(timespec="seconds"), cannot_see=missing
+    )
+    try:
+        path.parent.mkdir(parents=True, exist_ok=True)
+        write_atomic(path, report.encode(), durable=False)
+    except OSError as exc:
+        log.warning("cannot write node report", job_id=layout.job_id, error=str(exc))

@@ -47,6 +47,9 @@ def read_status(spool: SpoolLayout, job_id: str) -> dict[str, Any]:
         return doc
     except (FileNotFoundError, ValueError):
         pass  # not written yet, or being replaced over SMB: queued or starting
+    final = _final(layout.final)
+    if final is not None and isinstance(final.get("state"), str):
+        return reconcile(queued_doc(job_id, final["state"]), final)
     if _real_folder(spool.inbox / job_id):
         return queued_doc(job_id, "Queued")
     return queued_doc(job_id, "Starting")

@@ -19,6 +19,7 @@ from prsd.leader.faultfile import job_log, written_fault
 from prsd.leader.joblogs import format_duration
 from prsd.leader.partial import keep_partial_output
 from prsd.leader.rerun import combine_outputs, job_code_digest, read_retry_plan, retry_summary
+from prsd.leader.status import final_counts
 from prsd.leader.verdict import COMPLETED_WITH_FAILURES, completed_state, failures_reason
 from prsd.logline import one_line
 from prsd.storage.atomic import write_atomic
@@ -111,6 +112,7 @@ def finish_job(end: JobEnd, snap: JobSnapshot, state: str, reason: str) -> Final
         output,
         root,
         datetime.now(UTC).isoformat(timespec="seconds"),
+        final_counts(snap),
     )
     write_atomic(layout.final, final.to_json())
     end.logs.progress(f"{snap.progress_line} The job is {state.lower()}. {reason}".strip())

@@ -94,9 +94,30 @@ def ready_in_inbox(spool: SpoolLayout) -> list[str]:
         if not e.is_dir(follow_symlinks=False):
             _remove_stray(spool, e.name, "a symlink" if e.is_symlink() else "not a folder")
             continue
-        if any(os.path.lexists(spool.inbox / e.name / n) for n in ("job.yaml", "job.yml")):
+        if _has_job_file(spool, e.name):
             ready.append(e.name)
     return sorted(ready)
+
+
+def _has_job_file(spool: SpoolLayout, name: str) -> bool:
+    """A ``job.yaml`` (or ``job.yml``) with content: an empty one is a folder still being
+    copied by hand, or one whose copy stopped on a full disk. It waits in the inbox
+    (Queued) rather than fail as "job.yaml is empty"; said once per folder."""
+    for file_name in ("job.yaml", "job.yml"):
+        try:
+            info = os.lstat(spool.inbox / name / file_name)
+        except OSError:
+            continue
+        if info.st_size > 0 or not stat.S_ISREG(info.st_mode):
+            return True
+        if (name, info.st_ino) not in _REPORTED:
+            _REPORTED.add((name, info.st_ino))
+            log.warning(
+                "inbox folder not taken in yet: its job file is empty (still being copied, "
+                "or the copy stopped on a full disk: copy it again or use prsctl submit)",
+                name=name,
+            )
+    return False
 
 
 def _remove_stray(spool: SpoolLayout, name: str, what: str) -> None:

@@ -276,8 +276,9 @@ class Leader:
                 del self.lost[node_id]
                 log.info("node is back", node_id=node_id)
         live = live_slots(self.nodes, beats, now)
+        presume = not self.election.clock.fast()  # a fast clock sees every node silent
         for driver in self.drivers.values():
-            serve_nodes(driver, self.nodes, live, self.lost, now)
+            serve_nodes(driver, self.nodes, live, self.lost, now, presume=presume)
         self._write_nodes_view(beats, now)
 
     def _write_nodes_view(self, beats: dict[str, Any], now: float) -> None:
@@ -383,7 +384,8 @@ class Leader:
             hints, links.hints[:] = list(links.hints), []
             now = anyio.current_time()
             try:
-                moved = await anyio.to_thread.run_sync(self.step, now, hints)
+                with self.election.ops.op("a job step"):  # liveness is progress
+                    moved = await anyio.to_thread.run_sync(self.step, now, hints)
             except OSError as exc:  # a storage fault outside any one job (listing, intake)
                 if not self._storage_fault(exc, now, None):
                     raise

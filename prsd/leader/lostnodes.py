@@ -34,11 +34,16 @@ def serve_nodes(
     live: list[int],
     lost: dict[str, float],
     now: float,
+    *,
+    presume: bool = True,
 ) -> None:
     """Update ``driver``'s slot count from ``live`` (:func:`live_slots`); requeue the
-    claims of nodes presumed dead (noted in ``lost`` with when they were first found lost)."""
+    claims of nodes presumed dead (noted in ``lost`` with when they were first found
+    lost), unless ``presume`` is False (this leader's clock cannot judge silence)."""
     spec = driver.spec
     driver.fleet_slots = fleet_slots(live, spec.max_concurrency_per_instance, spec.instance_count)
+    if not presume:
+        return
     for node_id in claimants(driver):
         if not nodes.expired(node_id, now):
             continue

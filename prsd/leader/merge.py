@@ -106,6 +106,8 @@ class OrderedMerge:
         self.bytes_written = 0
         self._src_path: Path | None = None
         self._src_fd = -1
+        self.left_out: list[int] = []  # indices whose bytes could not be appended
+        self.broken = False  # a Parquet piece failed midway: no partial output
 
     def offer(self, index: int, piece: Piece) -> None:
         """Hand over mini-batch ``index`` (final); appends it and any that were waiting.
@@ -120,9 +122,29 @@ class OrderedMerge:
         if index < self.next_index or index in self._waiting:
             raise ValueError(f"mini-batch {index} offered twice to the merge")
         self._waiting[index] = piece
+        self.drain()
+
+    def drain(self) -> None:
+        """Append every waiting piece whose turn it is.
+
+        A piece that cannot be appended (its result file replaced or gone) is left
+        out whole: the output is cut back to where it was, the piece's index is noted
+        in :attr:`left_out` and passed, and the error is raised. A later call goes on
+        with the next index, so a failed job's partial output keeps every other row.
+
+        Raises:
+            See :meth:`offer`.
+        """
         while self.next_index in self._waiting:
-            self._append(self._waiting.pop(self.next_index))
+            piece = self._waiting.pop(self.next_index)
+            index = self.next_index
             self.next_index += 1
+            mark = self._mark()
+            try:
+                self._append(piece)
+            except Exception:
+                self._cut_back(index, mark)
+                raise
 
     @property
     def place(self) -> OutputPlace | None:
@@ -131,6 +153,22 @@ class OrderedMerge:
     @property
     def waiting(self) -> int:
         return len(self._waiting)
+
+    def _mark(self) -> tuple[int, int, bool]:
+        at = os.lseek(self._fd, 0, os.SEEK_CUR) if self._fd >= 0 else 0
+        return at, self.bytes_written, self._header_written
+
+    def _cut_back(self, index: int, mark: tuple[int, int, bool]) -> None:
+        """Undo a piece's partial append (text output; Parquet cannot be cut back)."""
+        self.left_out.append(index)
+        self._close_source()
+        if self._parquet is not None:
+            self.broken = True
+            return
+        at, self.bytes_written, self._header_written = mark
+        if self._fd >= 0:
+            os.ftruncate(self._fd, at)
+            os.lseek(self._fd, at, os.SEEK_SET)
 
     def _open(self) -> None:
         if self._fd >= 0:

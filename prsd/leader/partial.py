@@ -13,27 +13,55 @@ out a storage fault and resumes the job, which then ends again).
 
 from __future__ import annotations
 
+from functools import partial
 from typing import TYPE_CHECKING
 
+from prsd.errors import PrsdError
 from prsd.leader.merge import Piece
+from prsd.storage.faults import storage_fault
 
 if TYPE_CHECKING:
+    from collections.abc import Callable
+
     from prsd.leader.joblogs import JobLogs
     from prsd.leader.ledger import Ledger
     from prsd.leader.merge import OrderedMerge
 
 
 def keep_partial_output(merge: OrderedMerge, ledger: Ledger, logs: JobLogs, state: str) -> str:
-    """Publish the succeeded mini-batches' rows of a job that ends ``state``; the path."""
+    """Publish the succeeded mini-batches' rows of a job that ends ``state``; the path.
+
+    A succeeded mini-batch whose result can no longer be read (replaced or gone: the
+    job may have failed for that very reason) is left out and named in the job log;
+    every other succeeded row is published.
+    """
     if state != "Failed" or ledger.counts().succeeded_mbs == 0:
         merge.abandon()
         return ""
     for i in range(merge.next_index, len(ledger)):
         if not ledger.is_final(i):
-            merge.offer(i, Piece(None))  # unfinished: adds nothing, lets later ones through
-    if merge.waiting:
+            _keep_going(merge, partial(merge.offer, i, Piece(None)), logs)
+    _keep_going(merge, merge.drain, logs)
+    if merge.waiting or merge.broken:
         merge.abandon()  # a final mini-batch beyond the planned ones: nothing trustworthy
         return ""
     path = merge.finish()
+    if merge.left_out:
+        ids = ", ".join(f"{i:09d}" for i in merge.left_out)
+        logs.master(f"the rows of mini-batches {ids} could not be read and are not in {path}")
     logs.master(f"the rows of the mini-batches that succeeded are in {path}")
     return str(path)
+
+
+def _keep_going(merge: OrderedMerge, step: Callable[[], None], logs: JobLogs) -> None:
+    """Run ``step``; a piece that cannot be appended is left out (logged), and the
+    merge goes on with the next, until nothing it can append is left."""
+    while True:
+        try:
+            step()
+            return
+        except (OSError, PrsdError) as exc:
+            if storage_fault(exc) is not None:
+                raise  # waited out at the job's boundary; the merge is rebuilt then
+            logs.master(f"partial output: {exc}")
+            step = merge.drain

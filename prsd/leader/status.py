@@ -9,11 +9,15 @@ for the command line).
 from __future__ import annotations
 
 import json
+import os
 from datetime import UTC, datetime
 from typing import TYPE_CHECKING, Any
 
 from prsd.jobspec.said import spec_notes
+from prsd.logconfig import get_logger
 from prsd.storage.atomic import write_atomic
+from prsd.storage.layout import SpoolLayout
+from prsd.storage.lease import current_epoch
 from prsd.wire.status import SCHEMA_VERSION, STATUS_SCHEMA, reconcile, validate_status
 
 if TYPE_CHECKING:
@@ -21,11 +25,15 @@ if TYPE_CHECKING:
     from prsd.leader.snapshot import JobSnapshot
     from prsd.storage.layout import JobLayout
 
+log = get_logger("prsd.leader")
+
 __all__ = [
     "SCHEMA_VERSION",
     "STATUS_INTERVAL_S",
     "STATUS_SCHEMA",
     "StatusWriter",
+    "fenced_off",
+    "final_counts",
     "reconcile",
     "summary",
     "validate_status",
@@ -45,16 +53,69 @@ class StatusWriter:
         self.started_wall = datetime.now(UTC)
         self.notes = [n.to_json() for n in spec_notes(spec)]
         self._last = -1e9
+        self.fenced = False  # a write was refused (logged once)
 
     def due(self, now: float) -> bool:
         """Is it time for the next write?"""
         return now - self._last >= STATUS_INTERVAL_S
 
-    def write(self, snap: JobSnapshot, now: float) -> None:
+    def write(self, snap: JobSnapshot, now: float) -> bool:
+        """Replace status.json unless it is fenced off (see :func:`fenced_off`); True
+        when written."""
         self._last = now
         self.seq += 1
         data = json.dumps(summary(snap, self), indent=1).encode()
+        why = fenced_off(self.layout, self.epoch, self.seq, ended=snap.final is not None)
+        if why:
+            if not self.fenced:
+                log.warning("status not written", job_id=self.layout.job_id, why=why)
+            self.fenced = True
+            return False
         write_atomic(self.layout.status, data, durable=False)
+        return True
+
+
+def fenced_off(layout: JobLayout, epoch: int, seq: int, *, ended: bool) -> str:
+    """Why a status of ``(epoch, seq)`` must not replace the one on disk ("" if it may).
+
+    A deposed leader (a higher epoch exists), a status older than the one on disk
+    (higher epoch, or the same epoch and a higher seq), and a "Running" status once
+    ``final.json`` exists are refused. Checked just before the replace: a writer frozen
+    between the check and the rename can still land one late document, which readers
+    then correct from ``final.json`` (:func:`prsd.wire.status.reconcile`).
+    """
+    spool = SpoolLayout(layout.root.parent.parent)
+    if epoch and current_epoch(spool) > epoch:
+        return f"deposed: epoch {current_epoch(spool)} leads, this leader's is {epoch}"
+    if not ended and os.path.lexists(layout.final):
+        return "the job has ended (final.json)"
+    try:
+        on_disk = json.loads(layout.status.read_bytes())
+        mark = (int(on_disk.get("epoch", 0)), int(on_disk.get("seq", 0)))
+    except (OSError, ValueError, TypeError, AttributeError):
+        return ""
+    if mark > (epoch, seq):
+        return f"status.json holds epoch {mark[0]} seq {mark[1]}, newer than {epoch}/{seq}"
+    return ""
+
+
+def final_counts(snap: JobSnapshot) -> dict[str, Any]:
+    """The count fields of the status document, as ``final.json`` keeps them."""
+    c = snap.counts
+    return {
+        "elapsed_s": round(snap.elapsed_s, 3),
+        "split_done": snap.split_done,
+        "planned_mbs": snap.planned_mbs,
+        "total_mbs": c.total_mbs,
+        "succeeded_mbs": c.succeeded_mbs,
+        "failed_mbs": c.failed_mbs,
+        "partial_mbs": c.partial_mbs,
+        "items": c.items,
+        "succeeded_items": c.succeeded_items,
+        "failed_items": c.failed_items,
+        "attempts": snap.attempts,
+        "requeues": snap.requeues,
+    }
 
 
 def summary(snap: JobSnapshot, writer: StatusWriter) -> dict[str, Any]:

@@ -161,7 +161,11 @@ def create_exclusive(path: Path, data: bytes) -> bool:
     """Create ``path`` with ``data`` only if it does not exist (O_EXCL); True if we made it.
 
     On an error other than a clean EEXIST the file is read back: if it holds exactly
-    ``data`` (which must name the creator), the create happened.
+    ``data`` (which must name the creator), the create happened. A file created whose
+    content cannot be written (ENOSPC) is removed again and the error raised.
+
+    Raises:
+        OSError: the content could not be written.
     """
     try:
         fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o644)
@@ -173,10 +177,16 @@ def create_exclusive(path: Path, data: bytes) -> bool:
         except OSError:
             return False
     try:
-        os.write(fd, data)
+        if os.write(fd, data) < len(data):
+            raise OSError(errno.ENOSPC, os.strerror(errno.ENOSPC), str(path))
         os.fsync(fd)
-    finally:
+    except OSError:
+        # A create whose content could not be written (a full disk: the inode took no
+        # block) is undone, so an empty file never stands for a reservation or a lease.
         os.close(fd)
+        _unlink_quietly(path)
+        raise
+    os.close(fd)
     return True
 
 

@@ -8,7 +8,8 @@ with a capped exponential backoff, and carries on when the spool is healthy agai
 Any other error is a fault of one job (or a bug) and is handled at that job's
 boundary by the caller.
 
-Errors: :func:`wait_until_writable` raises only what is not a storage fault.
+Errors: :func:`probe_writable` raises the ``OSError`` of a folder that cannot take a
+new file now.
 """
 
 from __future__ import annotations
@@ -16,12 +17,10 @@ from __future__ import annotations
 import errno
 import os
 import secrets
-import time
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
 if TYPE_CHECKING:
-    from collections.abc import Callable
     from pathlib import Path
 
 # errno -> the condition as people say it
@@ -157,29 +156,3 @@ def probe_writable(folder: Path) -> None:
     finally:
         os.close(fd)
         path.unlink(missing_ok=True)
-
-
-def wait_until_writable(
-    folder: Path, on_fault: Callable[[str], None], *, min_free_bytes: int = 0
-) -> None:
-    """Block until ``folder`` takes a new file and has ``min_free_bytes`` free;
-    ``on_fault`` hears each new condition.
-
-    Raises:
-        OSError: an error that is not a storage fault (missing folder, permissions).
-    """
-    state = FaultState()
-    while True:
-        try:
-            probe_writable(folder)
-            st = os.statvfs(folder)
-            if st.f_bavail * st.f_frsize < min_free_bytes:
-                raise OSError(errno.ENOSPC, f"less than {min_free_bytes >> 20} MiB free", folder)
-            return
-        except OSError as exc:
-            condition = storage_fault(exc)
-            if condition is None:
-                raise
-            if state.hit(condition, time.monotonic()):
-                on_fault(condition)
-            time.sleep(state.backoff_s)

@@ -15,12 +15,18 @@ if TYPE_CHECKING:
 def open_spool(root: Path, *, create: bool = True) -> SpoolLayout:
     """The layout of the spool at ``root``, creating its folders when asked.
 
+    ``create=False`` is for readers (``prsctl status``, ``nodes``): they need only a
+    spool, not a writable one, so a read-only share can still be looked at.
+
     Raises:
-        SpoolError: the spool does not exist (``create=False``) or is not writable.
+        SpoolError: the spool does not exist (``create=False``) or, when creating,
+            is not writable by this user.
     """
     layout = SpoolLayout(root.absolute())
-    if not create and not layout.jobs.is_dir():
-        raise SpoolError(f"{root} is not a prsd spool (no jobs/ folder)")
+    if not create:
+        if not layout.jobs.is_dir():
+            raise SpoolError(f"{root} is not a prsd spool (no jobs/ folder)")
+        return layout
     try:
         for d in layout.top_dirs():
             d.mkdir(parents=True, exist_ok=True)

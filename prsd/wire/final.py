@@ -1,14 +1,18 @@
 """How a job ended (``jobs/<id>/state/final.json``): leader -> prsctl, agents, a successor.
 
 Written once, by the leader that ends the job, before it removes the job's
-``active/`` marker; a leader that finds it at take-over knows the job is over.
+``active/`` marker; a leader that finds it at take-over knows the job is over. It
+carries the job's last counts (``counts``: the status document's count fields), so
+a reader never needs a ``status.json`` that a deposed leader may have overwritten
+late; a ``final.json`` of an older version has none (``{}``).
 Standard library only, Python 3.9.
 """
 
 from __future__ import annotations
 
 import json
-from dataclasses import asdict, dataclass
+from dataclasses import asdict, dataclass, field
+from typing import Any
 
 from prsd.wire.fields import Fields, RecordError
 
@@ -25,6 +29,7 @@ class FinalState:
     output: str
     root_cause: str
     finished_at: str
+    counts: dict[str, Any] = field(default_factory=dict)  # status.json's count fields
 
     def to_json(self) -> bytes:
         return json.dumps(asdict(self), indent=1).encode()
@@ -43,4 +48,5 @@ class FinalState:
             f.get("output", str),
             f.get("root_cause", str),
             f.get("finished_at", str),
+            dict(f.get("counts", dict, default={})),
         )

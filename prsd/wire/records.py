@@ -2,7 +2,13 @@
 
 A task file (leader -> agent) is one JSON object naming the job and its mini-batches;
 each mini-batch carries an opaque ``payload`` that the splitter made and the
-worker's loader reads. An :class:`Outcome` is what one attempt of one mini-batch did:
+worker's loader reads. A task file cannot lie: it carries ``sum``, a checksum of its
+content (:func:`content_sum`), it must hold at least one mini-batch, and a
+mini-batch of a ``files`` task (its payload: the list of paths) must hold as many
+paths as its ``n``;
+any mismatch is a :class:`~prsd.wire.fields.RecordError`, so the agent voids the file
+and the leader plans its mini-batches again. A task file of the previous version (no
+``sum``) is still read, with the other two checks. An :class:`Outcome` is what one attempt of one mini-batch did:
 the worker sends it in its ``done`` frame, the agent records it (or makes one when
 the worker could not: a timeout, a death), and the leader reads it from the result
 file's metadata (:class:`ResultMeta`), which ends with a 16-byte footer::
@@ -17,6 +23,7 @@ only, Python 3.9: the worker builds its outcomes with this module too.
 
 from __future__ import annotations
 
+import hashlib
 import struct
 from dataclasses import dataclass, field, fields
 from typing import Any
@@ -83,24 +90,48 @@ class TaskBody:
     mini_batches: tuple[MiniBatch, ...]
 
     def encode(self) -> bytes:
-        return dumps(
-            {
-                "v": TASK_FORMAT,
-                "job": self.job_id,
-                "kind": self.kind,
-                "mbs": [mb.to_json() for mb in self.mini_batches],
-            }
-        )
+        obj: dict[str, Any] = {
+            "v": TASK_FORMAT,
+            "job": self.job_id,
+            "kind": self.kind,
+            "mbs": [mb.to_json() for mb in self.mini_batches],
+        }
+        obj["sum"] = content_sum(obj)
+        return dumps(obj)
 
     @classmethod
     def decode(cls, data: bytes) -> TaskBody:
-        """Parse a task file (RecordError: not a task file of a known format)."""
+        """Parse a task file.
+
+        Raises:
+            RecordError: not a task file of a known format, or one whose checksum,
+                mini-batch list or item counts do not hold (see the module header).
+        """
         f = Fields.of_json(data, "task file")
         version = f.get("v", int, default=None)
         if version != TASK_FORMAT:
             raise RecordError(f"task file format {version!r} is not {TASK_FORMAT}")
+        written = f.get("sum", str, default=None)
+        if written is not None and written != content_sum(f.obj):
+            raise RecordError("task file: its content does not match its checksum")
         mbs = tuple(MiniBatch.from_json(m) for m in f.get("mbs", list))
-        return cls(f.get("job", str), f.get("kind", str), mbs)
+        if not mbs:
+            raise RecordError("task file: it names no mini-batch")
+        kind = f.get("kind", str)
+        for mb in mbs:
+            if kind == "files" and isinstance(mb.payload, list) and len(mb.payload) != mb.items:
+                raise RecordError(
+                    f"task file: mini-batch {mb.mb_id} lists {len(mb.payload)} items, "
+                    f"not its n = {mb.items}"
+                )
+        return cls(f.get("job", str), kind, mbs)
+
+
+def content_sum(obj: dict[str, Any]) -> str:
+    """The checksum of a record: SHA-256 (first 16 hex digits) of its compact JSON
+    without its ``sum`` key (JSON read back and written again gives the same bytes)."""
+    rest = {k: v for k, v in obj.items() if k != "sum"}
+    return hashlib.sha256(dumps(rest)).hexdigest()[:16]
 
 
 _INT_FIELDS = ("items", "succeeded_items", "failed_items", "offset", "length", "pid")
@@ -194,14 +225,23 @@ class ResultMeta:
     outcomes: tuple[Outcome, ...]
 
     def encode(self) -> bytes:
-        """The metadata JSON and its footer."""
-        meta = dumps(
-            {"task": self.task, "node": self.node_id, "mbs": [o.to_json() for o in self.outcomes]}
-        )
+        """The metadata JSON (with its checksum, ``sum``) and its footer."""
+        obj: dict[str, Any] = {
+            "task": self.task,
+            "node": self.node_id,
+            "mbs": [o.to_json() for o in self.outcomes],
+        }
+        obj["sum"] = content_sum(obj)
+        meta = dumps(obj)
         return meta + FOOTER.pack(RESULT_MAGIC, len(meta))
 
     @classmethod
     def decode(cls, meta: bytes) -> ResultMeta:
+        """Parse the metadata (RecordError: malformed, or not matching its checksum; a
+        result of the previous version has none)."""
         f = Fields.of_json(meta, "result metadata")
+        written = f.get("sum", str, default=None)
+        if written is not None and written != content_sum(f.obj):
+            raise RecordError("result metadata: its content does not match its checksum")
         outcomes = tuple(Outcome.from_json(o) for o in f.get("mbs", list))
         return cls(f.get("task", str), f.get("node", str), outcomes)

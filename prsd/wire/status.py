@@ -90,20 +90,26 @@ def _names(types: tuple[type, ...]) -> str:
 
 
 def reconcile(doc: dict[str, Any], final: dict[str, Any] | None) -> dict[str, Any]:
-    """The status a reader shows: once ``final.json`` exists, its state wins.
+    """The status a reader shows: once ``final.json`` exists, it wins.
 
     A leader frozen while it wrote a status (deposed meanwhile) can land a "Running"
     document after its successor ended the job; such a document is stale whatever
-    its epoch, so the end state, reason and output are taken from ``final.json``.
+    its epoch, so the end state, reason and output, and the counts ``final.json``
+    keeps (``counts``; none in one of an older version), are taken from it.
+    ``stale_status_ignored`` says that the document on disk disagreed.
     """
-    if final is None or doc.get("state") == final.get("state"):
+    if final is None:
         return doc
+    counts = final.get("counts")
+    counts = counts if isinstance(counts, dict) else {}
     fixed = dict(doc)
     for key in ("state", "reason"):
         if isinstance(final.get(key), str):
             fixed[key] = final[key]
     if isinstance(final.get("output"), str) and final["output"]:
         fixed["output"] = final["output"]
+    fixed.update({k: v for k, v in counts.items() if k in STATUS_SCHEMA})
     fixed["eta_s"] = None
-    fixed["stale_status_ignored"] = True
+    if any(doc.get(k) != fixed.get(k) for k in ("state", "total_mbs", "succeeded_mbs")):
+        fixed["stale_status_ignored"] = True
     return fixed

@@ -26,7 +26,7 @@ def pause_before_status(pause: str) -> None:
     """Make every status write of a running job first freeze once ``pause`` exists."""
     publish = status.StatusWriter.write
 
-    def write(self: status.StatusWriter, snap: JobSnapshot, now: float) -> None:
+    def write(self: status.StatusWriter, snap: JobSnapshot, now: float) -> bool:
         if snap.final is None:
             try:
                 os.unlink(pause)
@@ -34,7 +34,7 @@ def pause_before_status(pause: str) -> None:
                 pass
             else:
                 os.kill(os.getpid(), signal.SIGSTOP)
-        publish(self, snap, now)
+        return publish(self, snap, now)
 
     status.StatusWriter.write = write  # type: ignore[method-assign]
 

@@ -113,3 +113,27 @@ def test_skewed_and_fast_clocks_depose_nobody(tmp_path: Path, fleet: Fleet) -> N
     assert status["requeues"] == 0, status
     assert fleet.leader_epoch() == 1, daemon_log(fleet, "leader-b")
     assert "requeued a lost node" not in daemon_log(fleet, "leader-a")
+
+
+def test_a_standby_ten_times_fast_deposes_nobody(tmp_path: Path, fleet: Fleet) -> None:
+    """A standby whose clock runs x10 sees the leader silent at once: it says its clock
+    is off instead of taking over; no node is presumed lost; exact output, no requeue."""
+    fleet.leader("leader-a")
+    wait_until(lambda: fleet.leader_epoch() == 1, 30, "leader-a to lead")
+    fleet._start(
+        "leader-b", ["leader", "--lease-s", "2", "--heartbeat-s", "0.3"], _faketime("+0 x10")
+    )
+    fleet.agent("n1", "--slots", "2")
+    job_id = fleet.submit(make_files_job(tmp_path, "fast", 240, per_mb=0.05))
+    wait_until(
+        lambda: "faster than the spool's" in daemon_log(fleet, "leader-b"),
+        60,
+        "the fast standby to say its clock is off",
+    )
+    final = wait_final(fleet, job_id, 120)
+    assert final["state"] == "Completed", final
+    assert output_lines(fleet, job_id) == expected_lines(240)
+    status = json.loads((job_dir(fleet, job_id) / "state" / "status.json").read_bytes())
+    assert status["requeues"] == 0, status
+    assert fleet.leader_epoch() == 1, daemon_log(fleet, "leader-b")
+    assert fleet.alive("leader-b")

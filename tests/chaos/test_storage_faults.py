@@ -183,3 +183,93 @@ def test_read_only_spool_is_waited_out(tmp_path: Path, fleet: Fleet, mount: Path
     assert wait_final(fleet, after)["state"] == "Completed"
     assert output_lines(fleet, after) == expected_lines(40)
     assert fleet.starts == {"leader": 1, "n1": 1}
+
+
+def _wait_said(fleet: Fleet, name: str, words: str) -> None:
+    wait_until(lambda: words in daemon_log(fleet, name), 60, f"{name} to log {words!r}")
+
+
+@pytest.mark.timeout(300)
+def test_start_on_a_read_only_or_missing_spool_waits(
+    tmp_path: Path, fleet: Fleet, mount: Path
+) -> None:
+    """Daemons (re)started on a read-only spool, and an agent on a spool not there yet,
+    wait and say why; ``prsctl status`` and ``nodes`` read the read-only spool; once the
+    spool heals the same processes run the next job with exact output."""
+    fleet.leader()
+    fleet.agent("n1", "--slots", "2")
+    before = fleet.submit(make_files_job(tmp_path, "before", 20))
+    assert wait_final(fleet, before)["state"] == "Completed"
+    fleet.kill("leader")
+    fleet.kill("n1")
+    wait_until(lambda: _remount(mount, "ro"), 60, "the spool to remount read-only")
+    later = tmp_path / "later"  # n2's spool path: its parent appears only later
+    fleet.views["n2"] = later / "spool"
+    fleet.leader()
+    fleet.agent("n1", "--slots", "2")
+    fleet.agent("n2", "--slots", "2")
+    for name, why in (("leader", "read-only"), ("n1", "read-only"), ("n2", "missing")):
+        _wait_said(fleet, name, f"waiting for the spool: {why}")
+    assert "Completed" in _ctl(fleet, "status")
+    assert "n1" in _ctl(fleet, "nodes")
+    assert fleet.alive("leader") and fleet.alive("n1") and fleet.alive("n2")
+    assert _remount(mount, "rw")
+    later.symlink_to(mount)  # the "mount" of n2 arrives
+    job = fleet.submit(make_files_job(tmp_path, "after", 40))
+    assert wait_final(fleet, job)["state"] == "Completed"
+    assert output_lines(fleet, job) == expected_lines(40)
+    assert fleet.starts == {"leader": 2, "n1": 2, "n2": 1}
+    assert "the spool is back" in daemon_log(fleet, "n2")
+    wait_until(lambda: "n2" in _ctl(fleet, "nodes"), 60, "n2 to serve the spool")
+
+
+def _zero_byte_ids(fleet: Fleet) -> list[str]:
+    ids = fleet.spool / "jobs" / ".ids"
+    return [p.name for p in ids.iterdir() if p.stat().st_size == 0] if ids.is_dir() else []
+
+
+@pytest.mark.timeout(300)
+def test_a_folder_copied_in_on_a_full_disk_waits(tmp_path: Path, fleet: Fleet, mount: Path) -> None:
+    """On a full disk: a folder copied into inbox/ by hand (its job.yaml left empty) waits
+    instead of failing, and a ready folder leaves no empty id reservation per retry;
+    with space again, both jobs run with exact output."""
+    fleet.leader()
+    fleet.agent("n1", "--slots", "2")
+    assert wait_final(fleet, fleet.submit(make_files_job(tmp_path, "warm", 4)))["state"]
+    ready = make_files_job(tmp_path, "ready", 20)
+    hidden = fleet.spool / "inbox" / ".ready"
+    subprocess.run(["cp", "-r", str(ready), str(hidden)], check=True)
+    filler = fill(mount)
+    hidden.rename(fleet.spool / "inbox" / "ready")  # appears whole while the disk is full
+    copied = make_files_job(tmp_path, "copied", 20)
+    done = subprocess.run(
+        ["cp", "-r", str(copied), str(fleet.spool / "inbox" / "copied")], check=False
+    )
+    assert done.returncode != 0  # cp met the full disk
+    assert (fleet.spool / "inbox" / "copied" / "job.yaml").stat().st_size == 0
+    _wait_said(fleet, "leader", "its job file is empty")
+    _wait_said(fleet, "leader", "disk is full")
+    assert _zero_byte_ids(fleet) == []
+    assert (fleet.spool / "inbox" / "copied").is_dir()  # waiting, not failed
+    filler.unlink()
+    inbox_copy = fleet.spool / "inbox" / "copied"
+    for part in ("code", "data"):  # the user copies it again, job.yaml last
+        subprocess.run(["cp", "-r", f"{copied / part}/.", str(inbox_copy / part)], check=True)
+    subprocess.run(["cp", str(copied / "job.yaml"), str(inbox_copy / "job.yaml")], check=True)
+    for name in ("ready", "copied"):
+        job_id = _wait_job_of(fleet, name)
+        final = wait_final(fleet, job_id, 120)
+        assert final["state"] == "Completed", final
+        assert output_lines(fleet, job_id) == expected_lines(20)
+    assert _zero_byte_ids(fleet) == []
+
+
+def _wait_job_of(fleet: Fleet, name: str) -> str:
+    wait_until(lambda: _job_of(fleet, name) != "", 60, f"{name} to be taken in")
+    return _job_of(fleet, name)
+
+
+def _job_of(fleet: Fleet, name: str) -> str:
+    """The id the leader gave the inbox folder ``name`` ("" before it is taken in)."""
+    found = [n for n in os.listdir(fleet.spool / "jobs") if n.startswith(f"{name}-")]
+    return found[0] if found else ""

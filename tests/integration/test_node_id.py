@@ -4,18 +4,23 @@ from __future__ import annotations
 
 import json
 import os
+import socket
 import subprocess
 import sys
 import time
+from pathlib import Path
 from typing import TYPE_CHECKING
 
+from prsd.daemon import default_node_id
+from prsd.errors import ExitCode
 from prsd.storage.heartbeat import Heartbeat, read_heartbeat, write_heartbeat
+from prsd.storage.nodehold import NodeHolder, generations, holds_dir
 from prsd.storage.spool import open_spool
 from tests.fleet import FAST_AGENT, Fleet
 from tests.helpers import wait_until
 
 if TYPE_CHECKING:
-    from pathlib import Path
+    import pytest
 
 PRSCTL = [sys.executable, "-m", "prsd.cli.prsctl"]
 
@@ -36,17 +41,17 @@ def _foreign(node_id: str, seq: int, interval_s: float) -> Heartbeat:
 
 
 def test_a_second_agent_with_a_live_node_id_refuses_to_start(tmp_path: Path) -> None:
-    """The second `prsd agent --node-id n1` exits 2 with one line naming the first."""
+    """The second `prsd agent --node-id n1` exits 4 with one line naming the first."""
     fleet = Fleet(tmp_path / "spool", tmp_path / "logs")
     spool = open_spool(fleet.spool)
     try:
         first = fleet.agent("n1")
         wait_until(lambda: read_heartbeat(spool, "n1") is not None, 60, "n1's first heartbeat")
         second = fleet._start("n1-again", ["agent", "--node-id", "n1", *FAST_AGENT])
-        assert second.wait(timeout=60) == 2
+        assert second.wait(timeout=60) == ExitCode.NODE_ID_TAKEN
         log = (fleet.logs / "n1-again.1.log").read_text()
         assert f"agent pid {first.pid} on host {os.uname().nodename}" in log, log
-        assert "node id 'n1' is in use" in log and "last heartbeat" in log, log
+        assert "node id 'n1' is held by" in log and "exit 4" in log, log
         assert fleet.alive("n1")
     finally:
         fleet.close()
@@ -64,7 +69,7 @@ def test_another_hosts_live_heartbeat_refuses_and_a_dead_one_is_waited_out(tmp_p
                 break
             write_heartbeat(spool, _foreign("n2", seq, 0.3))
             time.sleep(0.2)
-        assert agent.wait(timeout=60) == 2
+        assert agent.wait(timeout=60) == ExitCode.NODE_ID_TAKEN
         log = (fleet.logs / "n2.1.log").read_text()
         assert "in use by agent pid 4242 on host elsewhere" in log, log
         # The other host died: its file no longer changes; a new agent waits it out and starts.
@@ -115,5 +120,36 @@ def test_prsctl_nodes_flags_a_node_id_written_by_two_agents(tmp_path: Path) -> N
         ).stdout
         assert "node id also used by pid 4242 on host elsewhere" in table, table
         assert fleet.alive("n3")
+    finally:
+        fleet.close()
+
+
+def test_the_default_node_id_is_unique_per_machine(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Without --node-id or PRSD_NODE_ID: the short host name and 8 hex of the machine id
+    (cloned VMs with one host name get two ids); PRSD_NODE_ID still wins."""
+    monkeypatch.delenv("PRSD_NODE_ID", raising=False)
+    machine = Path("/etc/machine-id").read_text(encoding="ascii").strip()[:8]
+    host = socket.gethostname().split(".")[0]
+    assert default_node_id() == f"{host}-{machine}"
+    monkeypatch.setenv("PRSD_NODE_ID", "gpu-7")
+    assert default_node_id() == "gpu-7"
+
+
+def test_an_agent_whose_hold_was_superseded_stops(tmp_path: Path) -> None:
+    """A higher generation of its node id's hold (another agent judged it dead): the
+    running agent hands its work back and exits 4, naming the new holder."""
+    fleet = Fleet(tmp_path / "spool", tmp_path / "logs")
+    spool = open_spool(fleet.spool)
+    try:
+        agent = fleet.agent("n5")
+        folder = holds_dir(spool, "n5")
+        wait_until(lambda: generations(folder) != [], 60, "n5's hold")
+        top = generations(folder)[-1]
+        other = NodeHolder("n5", "elsewhere", "other-boot", 4242, "other-token", top + 1)
+        (folder / f"{top + 1:09d}").write_bytes(other.encode())
+        assert agent.wait(timeout=60) == ExitCode.NODE_ID_TAKEN
+        log = (fleet.logs / "n5.1.log").read_text()
+        assert "taken over by pid 4242 on host elsewhere" in log, log
+        assert generations(folder) == [top, top + 1]  # the loser removes nothing
     finally:
         fleet.close()

@@ -98,7 +98,19 @@ def test_final_state_wins_over_a_late_status() -> None:
     assert shown["stale_status_ignored"] is True and shown["eta_s"] is None
     assert reconcile(doc, None) is doc
     same = {"state": "Completed", "reason": ""}
-    assert reconcile(same, final) is same
+    assert "stale_status_ignored" not in reconcile(same, final)
+
+
+def test_final_counts_win_over_a_late_status() -> None:
+    """final.json's counts replace a deposed leader's late ones (Completed 45 of 400 was
+    shown before); a final.json of an older version (no counts) leaves them as they are."""
+    doc = {"state": "Running", "epoch": 1, "total_mbs": 400, "succeeded_mbs": 45, "eta_s": 9.0}
+    counts = {"total_mbs": 400, "succeeded_mbs": 400, "failed_mbs": 0, "not_a_field": 1}
+    shown = reconcile(doc, {"state": "Completed", "reason": "", "counts": counts})
+    assert shown["succeeded_mbs"] == 400 and shown["total_mbs"] == 400
+    assert shown["stale_status_ignored"] is True and "not_a_field" not in shown
+    old = reconcile(doc, {"state": "Completed", "reason": ""})
+    assert old["succeeded_mbs"] == 45 and old["state"] == "Completed"
 
 
 @pytest.mark.parametrize(("start", "now", "age"), [(100.0, 160.0, 60.0), (200.0, 150.0, 0.0)])

@@ -7,6 +7,7 @@ from typing import TYPE_CHECKING
 import pytest
 
 from prsd.leader.merge import OrderedMerge, Piece
+from prsd.storage.records import UntrustedResult
 
 if TYPE_CHECKING:
     from pathlib import Path
@@ -88,3 +89,24 @@ def test_finish_with_gap_refused(tmp_path: Path) -> None:
     with pytest.raises(ValueError, match="wait"):
         merge.finish()
     merge.abandon()
+
+
+def test_a_replaced_result_is_left_out_and_the_rest_goes_on(tmp_path: Path) -> None:
+    """A result file replaced after the leader read it (two writers of one path) fails
+    its own piece only: the merge passes it, and the rows after it are still appended."""
+    a = _source(tmp_path, "a.res", [b"0\n"])[0]
+    b_path = tmp_path / "b.res"
+    b_path.write_bytes(b"1\n")
+    st = b_path.stat()
+    b = Piece(b_path, 0, 2, ident=(st.st_dev, st.st_ino))
+    c = _source(tmp_path, "c.res", [b"2\n"])[0]
+    (tmp_path / "b.new").write_bytes(b"X\n")
+    (tmp_path / "b.new").replace(b_path)  # another inode under the name read before
+    merge = OrderedMerge(tmp_path / "o.txt")
+    merge.offer(0, a)
+    merge.offer(2, c)
+    with pytest.raises(UntrustedResult, match="replaced after the leader read it"):
+        merge.offer(1, b)
+    assert merge.left_out == [1]
+    merge.drain()
+    assert merge.finish().read_bytes() == b"0\n2\n"

@@ -3,6 +3,9 @@ malformed one is refused with an error naming the record and the field."""
 
 from __future__ import annotations
 
+import json
+from typing import Any
+
 import pytest
 
 from prsd.wire import frames
@@ -159,3 +162,31 @@ def test_node_report_final_state_and_status_records() -> None:
         "state: int where str is expected",
         "reason: missing",
     ]
+
+
+@pytest.mark.parametrize(
+    ("edit", "why"),
+    [
+        (lambda o: o.update(mbs=[]), "checksum"),
+        (lambda o: (o.update(mbs=[]), o.pop("sum")), "names no mini-batch"),
+        (lambda o: o["mbs"][0]["p"].pop(), "checksum"),
+        (lambda o: (o["mbs"][0]["p"].pop(), o.pop("sum")), "lists 1 items, not its n = 2"),
+    ],
+)
+def test_a_task_file_that_lies_is_unreadable(edit: Any, why: str) -> None:
+    """A task body whose checksum, mini-batch list or item count does not hold is refused."""
+    body = TaskBody("job-1", "files", (MiniBatch(0, ["/a", "/b"], 2),))
+    obj = json.loads(body.encode())
+    edit(obj)
+    with pytest.raises(RecordError, match=why):
+        TaskBody.decode(json.dumps(obj).encode())
+    old = {k: v for k, v in json.loads(body.encode()).items() if k != "sum"}
+    assert TaskBody.decode(json.dumps(old).encode()) == body  # the previous format reads
+
+
+def test_result_metadata_that_lies_is_refused() -> None:
+    """Result metadata edited after it was written does not match its checksum."""
+    data = ResultMeta("000000007.a1.e1", "n1", (Outcome(7, "succeeded", items=3),)).encode()
+    meta = data[: FOOTER.unpack(data[-FOOTER.size :])[1]]
+    with pytest.raises(RecordError, match="checksum"):
+        ResultMeta.decode(meta.replace(b'"items":3', b'"items":4'))
