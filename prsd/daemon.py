@@ -21,7 +21,6 @@ from typing import TYPE_CHECKING, NoReturn
 
 import anyio
 
-from prsd.agent.nodeid import NodeIdInUse
 from prsd.cli import console
 from prsd.doctor import cli as doctor_cli
 from prsd.doctor import require_safe_spool
@@ -33,6 +32,7 @@ from prsd.storage.heartbeat import HEARTBEAT_INTERVAL_S
 from prsd.storage.jobid import sanitize_name
 from prsd.storage.layout import SpoolLayout, valid_node_id
 from prsd.storage.lease import LEADER_HEARTBEAT_S, LEADER_LEASE_S, NODE_LEASE_S
+from prsd.storage.nodehold import NodeIdInUse
 from prsd.storage.spool import open_spool
 from prsd.storage.startwait import wait_for_spool
 

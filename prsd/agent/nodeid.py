@@ -38,10 +38,9 @@ from typing import TYPE_CHECKING
 
 import anyio
 
-from prsd.errors import PrsdError
 from prsd.logconfig import get_logger
 from prsd.storage.heartbeat import read_heartbeat
-from prsd.storage.nodehold import NodeHolder, superseded_by, try_hold
+from prsd.storage.nodehold import NodeHolder, NodeIdInUse, superseded_by, try_hold
 
 if TYPE_CHECKING:
     from collections.abc import Callable
@@ -54,10 +53,6 @@ BOOT_ID_FILE = Path("/proc/sys/kernel/random/boot_id")
 
 MAX_WATCH_S = 30.0
 _POLL_S = 0.1
-
-
-class NodeIdInUse(PrsdError):
-    """Another live agent heartbeats the node id this agent was given."""
 
 
 def kernel_boot_id() -> str:

@@ -17,7 +17,9 @@ mounts, which the start-up check refuses); an ambiguous create is resolved by
 reading the file back (:func:`~prsd.storage.atomic.create_exclusive`). A record just
 created may read empty for an instant: it is read again before it is judged.
 
-Errors: the functions raise ``OSError`` for storage errors of the spool.
+Errors: the functions raise ``OSError`` for storage errors of the spool;
+:class:`NodeIdInUse` is what an agent refused its node id raises (kept here, beside
+the record, so the command line can name it without loading the agent).
 """
 
 from __future__ import annotations
@@ -29,6 +31,7 @@ import time
 from dataclasses import asdict, dataclass
 from typing import TYPE_CHECKING
 
+from prsd.errors import PrsdError
 from prsd.storage.atomic import create_exclusive
 
 if TYPE_CHECKING:
@@ -41,6 +44,10 @@ GEN_RE = re.compile(r"^(\d{9})$")
 _EMPTY_RETRY_S = 0.1
 _EMPTY_RETRIES = 20
 _MAX_ROUNDS = 8
+
+
+class NodeIdInUse(PrsdError):
+    """Another live agent holds or heartbeats the node id this agent was given."""
 
 
 @dataclass(frozen=True)
