@@ -2,7 +2,7 @@
 
 Written once, by the leader that ends the job, before it removes the job's
 ``active/`` marker; a leader that finds it at take-over knows the job is over.
-Standard library only, Python 3.9.
+Standard library only, Python 3.7.
 """
 
 from __future__ import annotations
