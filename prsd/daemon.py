@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import argparse
+import functools
 import logging
 import os
 import signal
@@ -16,6 +17,7 @@ import anyio
 from prsd.agent.agent import EXIT_IDLE, Agent, AgentOptions
 from prsd.agent.nodeid import ensure_node_id_free
 from prsd.cli import console
+from prsd.cli.buildable import refuse_unbuildable
 from prsd.cli.jobnotes import print_notes
 from prsd.doctor import cli as doctor_cli
 from prsd.doctor import require_safe_spool
@@ -168,7 +170,10 @@ def _run(spool: SpoolLayout, args: argparse.Namespace) -> int:
     if pipeline is not None:
         node = _node_id(args)
         return run_pipeline_here(pipeline, spool, args.overrides, args.name, node, quiet=args.quiet)
-    job_id, spec = submit(args.job_dir, spool, name=args.name, overrides=args.overrides)
+    check = functools.partial(refuse_unbuildable, spool.root, args.job_dir)
+    job_id, spec = submit(
+        args.job_dir, spool, name=args.name, overrides=args.overrides, check=check
+    )
     write_line(f"job {job_id}")
     print_notes(spec, (args.job_dir, spool.job(job_id).root), "prsd", quiet=args.quiet)
     options = AgentOptions(node_id=_node_id(args))

@@ -220,7 +220,7 @@ def test_bad_environments_fail_while_a_healthy_job_completes(tmp_path: Path, fle
 
 
 def _shows_building(spool: Path, job_id: str) -> bool:
-    return "building environment (" in ctl(spool, "status", job_id)
+    return "building environment: waiting for another build (" in ctl(spool, "status", job_id)
 
 
 def _key(conda_text: str) -> str:

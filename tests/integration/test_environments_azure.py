@@ -1,0 +1,197 @@
+"""Azure's conda files as published: old Python pins, packages without wheels, Azure's SDK
+packages, and builds shown while they run. Real interpreters (CPython 3.7 and 3.8 under
+pyenv), real uv builds of real source distributions, no network: the packages come
+from a local ``--find-links`` folder and an empty local index.
+"""
+
+from __future__ import annotations
+
+import os
+import shutil
+import subprocess
+from typing import TYPE_CHECKING
+
+import pytest
+
+from tests.jobkit import make_job, run_prsd
+from tests.srcpkg import make_sdist
+
+if TYPE_CHECKING:
+    from pathlib import Path
+
+PYENV = "/root/.pyenv/versions"
+PY37 = f"{PYENV}/3.7.16/bin/python"
+PY38 = f"{PYENV}/3.8.18/bin/python"
+
+SCRIPT = """
+    import sys
+
+    def init():
+        global VERSION
+        VERSION = "%d.%d" % sys.version_info[:2]
+
+    def run(mini_batch):
+        import importlib
+        try:
+            extra = importlib.import_module("prsd_srconly_demo")
+            built = "uid%d-on%s" % (extra.BUILT_BY_UID, extra.BUILT_ON)
+        except ImportError:
+            built = "-"
+        return ["%s %s %s" % (VERSION, built, p.split("/")[-1]) for p in mini_batch]
+"""
+
+YAML = """
+    name: {name}
+    input_data: ./data
+    mini_batch_size: "2"
+    resources: {{max_concurrency_per_instance: 1}}
+    retry_settings: {{max_retries: 0, timeout: 60}}
+    task:
+      code: ./code
+      entry_script: score.py
+      append_row_to: ./outputs/out.txt
+      environment: {environment}
+"""
+
+# The shape of Azure's published conda files (azureml-examples, MachineLearningNotebooks):
+# an old python pin, pip pinned, Azure's SDK packages, and a package with no wheel.
+AZURE_CONDA = """\
+name: project_environment
+channels:
+  - conda-forge
+dependencies:
+  - python={python}
+  - pip=20.2.4
+  - pip:
+      - azureml-defaults==1.38.0
+      - azureml-dataset-runtime[fuse,pandas]
+      - {package}
+"""
+
+
+@pytest.fixture(scope="module")
+def sdists(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """The local package folder: source distributions only (no wheel of any of them)."""
+    folder = tmp_path_factory.mktemp("sdists")
+    make_sdist(folder, "prsd-srconly-demo", sleep_s=3.0)
+    make_sdist(
+        folder,
+        "prsd-broken-demo",
+        fail="prsd-broken-demo needs the libfoo headers (apt install libfoo-dev)",
+    )
+    return folder
+
+
+@pytest.fixture(scope="module")
+def offline(sdists: Path, tmp_path_factory: pytest.TempPathFactory) -> dict[str, str]:
+    """The agent's settings: the node's pyenv interpreters listed by a pattern, packages from
+    the local folder, an empty local index in place of PyPI, a cache of this module's own."""
+    index = tmp_path_factory.mktemp("empty-index")
+    return {
+        "PRSD_ENV_CACHE": str(tmp_path_factory.mktemp("envcache")),
+        "PRSD_ENV_PYTHONS": f"{PYENV}/*/bin/python",
+        "PRSD_CONTAINER_RUNTIME": "none",
+        "PRSD_CONDA": "none",
+        "PIP_INDEX_URL": f"file://{index}",
+        "PIP_FIND_LINKS": str(sdists),
+    }
+
+
+def azure_job(root: Path, name: str, conda: str, files: int = 4) -> Path:
+    job = make_job(root, SCRIPT, YAML.format(name=name, environment="{conda_file: ./conda.yml}"))
+    (job / "conda.yml").write_text(conda, encoding="utf-8")
+    data = job / "data"
+    data.mkdir()
+    for i in range(files):
+        (data / f"img{i}.txt").write_text(f"{i}\n", encoding="utf-8")
+    return job
+
+
+def rows(out: Path) -> list[list[str]]:
+    return sorted(line.split() for line in out.read_text(encoding="utf-8").splitlines())
+
+
+@pytest.mark.parametrize("python", [PY37, PY38], ids=["3.7", "3.8"])
+def test_workers_run_on_a_python_37_or_38_venv(tmp_path: Path, python: str) -> None:
+    """A job whose task.environment.python is a venv of CPython 3.7 / 3.8 runs there."""
+    assert os.access(python, os.X_OK), f"{python} is needed (pyenv install)"
+    venv = tmp_path / "venv"
+    subprocess.run([python, "-m", "venv", "--without-pip", str(venv)], check=True, timeout=120)
+    environment = f"{{python: {venv / 'bin' / 'python'}}}"
+    job = make_job(tmp_path, SCRIPT, YAML.format(name="oldpy", environment=environment), files=5)
+    done = run_prsd(job, tmp_path / "spool")
+    assert done.returncode == 0, done.stdout + done.stderr
+    version = python.split("/")[-3].rsplit(".", 1)[0]
+    got = rows(done.output("out.txt"))
+    assert [r[0] for r in got] == [version] * 5, got
+    assert [r[2] for r in got] == [f"item{i:05d}.txt" for i in range(5)]
+
+
+def test_azure_conda_file_pinning_38_builds_a_source_package_on_38(
+    tmp_path: Path, offline: dict[str, str]
+) -> None:
+    """python=3.8 gets the node's 3.8 (listed by a glob); azureml-* are left out with a
+    note; a package with no wheel is built from source; prsd run shows the build's phases."""
+    conda = AZURE_CONDA.format(python="3.8", package="prsd-srconly-demo==0.1")
+    job = azure_job(tmp_path, "mnist38", conda)
+    done = run_prsd(job, tmp_path / "spool", "--node-id", "n1", env=offline, timeout_s=280)
+    build = "".join(
+        p.read_text(encoding="utf-8") for p in (done.logs / "sys" / "environment").glob("*.txt")
+    )
+    assert done.returncode == 0, done.stdout + done.stderr + build
+    assert {tuple(r[:2]) for r in rows(done.output("out.txt"))} == {("3.8", "uid0-on3.8.18")}
+    assert "interpreter: /root/.pyenv/versions/3.8.18/bin/python3.8 (3.8.18)" in build
+    left = "azureml-defaults==1.38.0, azureml-dataset-runtime[fuse,pandas] left out"
+    said = f"prsd: note: environment: task.environment.conda_file ./conda.yml: {left}: Azure's SDK"
+    assert said in done.stderr, done.stderr
+    assert left in build and "azureml-defaults" not in build.split(left)[1]
+    phases = [ln for ln in done.stdout.splitlines() if "building environment: " in ln]
+    shown = " | ".join(phases)
+    assert "building environment: building prsd-srconly-demo==0.1 from source (0:00:" in shown, (
+        done.stdout
+    )
+    assert phases[0].startswith("Running: 0 of 2 mini-batches"), done.stdout
+
+
+def test_failed_source_build_names_the_package_and_the_reason(
+    tmp_path: Path, offline: dict[str, str]
+) -> None:
+    """The reason is the build's own error, not uv's first line, with the build log."""
+    conda = AZURE_CONDA.format(python="3.11", package="prsd-broken-demo==0.1")
+    job = azure_job(tmp_path, "broken", conda)
+    done = run_prsd(job, tmp_path / "spool", "--node-id", "n1", env=offline)
+    assert done.returncode != 0
+    reason = next(ln for ln in done.stdout.splitlines() if ln.startswith("Reason: "))
+    assert reason.startswith(
+        "Reason: error: Failed to build `prsd-broken-demo==0.1`: RuntimeError: "
+        "prsd-broken-demo needs the libfoo headers (apt install libfoo-dev) "
+        "(building the job's environment on node n1; see "
+    ), reason
+    assert reason.rstrip(")").endswith("logs/sys/environment/n1.txt"), reason
+
+
+def test_source_builds_forbidden_by_the_node(tmp_path: Path, offline: dict[str, str]) -> None:
+    """PRSD_ENV_SOURCE_BUILDS=no: wheels only, and the reason says the node forbids builds."""
+    conda = AZURE_CONDA.format(python="3.11", package="prsd-srconly-demo==0.1")
+    job = azure_job(tmp_path, "nosrc", conda)
+    env = {**offline, "PRSD_ENV_SOURCE_BUILDS": "no"}
+    done = run_prsd(job, tmp_path / "spool", "--node-id", "n1", env=env)
+    assert done.returncode != 0
+    reason = next(ln for ln in done.stdout.splitlines() if ln.startswith("Reason: "))
+    assert "Because prsd-srconly-demo==0.1 has no usable wheels" in reason, reason
+    assert "(PRSD_ENV_SOURCE_BUILDS=no on this node)" in reason, reason
+
+
+def test_a_pin_no_interpreter_meets_is_refused_at_submit(
+    tmp_path: Path, offline: dict[str, str]
+) -> None:
+    """prsd run is the node: python=3.5 is refused before any job or build exists."""
+    assert not shutil.which("python3.5")
+    conda = AZURE_CONDA.format(python="3.5", package="prsd-srconly-demo==0.1")
+    job = azure_job(tmp_path, "nopin", conda)
+    done = run_prsd(job, tmp_path / "spool", env=offline)
+    assert done.returncode == 2, done.stdout + done.stderr
+    assert not done.stdout
+    assert "task.environment.conda_file: no interpreter for python=3.5 on this node" in done.stderr
+    assert "/root/.pyenv/versions/3.8.18/bin/python3.8 (3.8.18)" in done.stderr
+    assert not list((tmp_path / "spool" / "jobs").glob("*"))
