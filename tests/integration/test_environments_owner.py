@@ -177,11 +177,11 @@ def test_a_source_build_runs_as_the_owner_and_is_published_as_root(user: User) -
             assert f"packages installed as the job's owner {user.name} (uid {user.uid})" in build
             assert "azureml-defaults left out" in build
             files = [Path(prefix), *Path(prefix).rglob("*")]
-            links = {p for p in files if p.is_symlink()}  # a link's own mode means nothing
+            symlinks = {p for p in files if p.is_symlink()}  # a link's own mode means nothing
             owned = [
                 (str(p), p.lstat().st_uid, oct(p.lstat().st_mode))
                 for p in files
-                if p.lstat().st_uid != 0 or (p not in links and p.lstat().st_mode & 0o022)
+                if p.lstat().st_uid != 0 or (p not in symlinks and p.lstat().st_mode & 0o022)
             ]
             assert not owned, owned[:5]
             assert (cache / ".uv-cache-owners" / str(user.uid)).stat().st_uid == user.uid
