@@ -127,20 +127,24 @@ def test_workers_run_on_a_python_37_or_38_venv(tmp_path: Path, python: str) -> N
     assert [r[2] for r in got] == [f"item{i:05d}.txt" for i in range(5)]
 
 
-def test_azure_conda_file_pinning_38_builds_a_source_package_on_38(
-    tmp_path: Path, offline: dict[str, str]
+@pytest.mark.parametrize(("pin", "full"), [("3.7", "3.7.16"), ("3.8", "3.8.18")])
+def test_azure_conda_file_pinning_an_old_python_builds_a_source_package_on_it(
+    tmp_path: Path, offline: dict[str, str], pin: str, full: str
 ) -> None:
-    """python=3.8 gets the node's 3.8 (listed by a glob); azureml-* are left out with a
-    note; a package with no wheel is built from source; prsd run shows the build's phases."""
-    conda = AZURE_CONDA.format(python="3.8", package="prsd-srconly-demo==0.1")
-    job = azure_job(tmp_path, "mnist38", conda)
-    done = run_prsd(job, tmp_path / "spool", "--node-id", "n1", env=offline, timeout_s=280)
+    """python=3.8 (3.7) gets the node's 3.8 (3.7), listed by a glob; azureml-* are left out
+    with a note; a package with no wheel is built from source; prsd run shows the build's
+    phase."""
+    conda = AZURE_CONDA.format(python=pin, package="prsd-srconly-demo==0.1")
+    job = azure_job(tmp_path, "mnist", conda)
+    # A cache of its own: uv would reuse the wheel another pin's build made (py3-none-any).
+    env = {**offline, "PRSD_ENV_CACHE": str(tmp_path / "envcache")}
+    done = run_prsd(job, tmp_path / "spool", "--node-id", "n1", env=env, timeout_s=280)
     build = "".join(
         p.read_text(encoding="utf-8") for p in (done.logs / "sys" / "environment").glob("*.txt")
     )
     assert done.returncode == 0, done.stdout + done.stderr + build
-    assert {tuple(r[:2]) for r in rows(done.output("out.txt"))} == {("3.8", "uid0-on3.8.18")}
-    assert "interpreter: /root/.pyenv/versions/3.8.18/bin/python3.8 (3.8.18)" in build
+    assert {tuple(r[:2]) for r in rows(done.output("out.txt"))} == {(pin, f"uid0-on{full}")}
+    assert f"interpreter: /root/.pyenv/versions/{full}/bin/python{pin} ({full})" in build
     left = "azureml-defaults==1.38.0, azureml-dataset-runtime[fuse,pandas] left out"
     said = f"prsd: note: environment: task.environment.conda_file ./conda.yml: {left}: Azure's SDK"
     assert said in done.stderr, done.stderr
