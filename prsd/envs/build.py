@@ -96,6 +96,7 @@ def build_with_uv(
     configs = [p.read_text() for p in commands.pip_config_files(env) if p.is_file()]
     env.update(commands.pip_index_env(env, configs))
     env["UV_CACHE_DIR"] = str(cache)
+    env["COLUMNS"] = "100000"  # uv wraps its messages at COLUMNS: a reason must stay one line
     env.pop("VIRTUAL_ENV", None)
     deadline = time.monotonic() + timeout_s
     on_phase(phase.CREATING)
@@ -177,21 +178,11 @@ def run_logged(
     log.flush()
     if not os.access(cmd[0], os.X_OK):
         raise BuildFailed(f"cannot run {cmd[0]}: not an executable file")
-    user, group, groups = (None, None, None) if build_as is None else build_as.ids()
-    proc = subprocess.Popen(
-        cmd,
-        env=env,
-        stdin=subprocess.DEVNULL,
-        stdout=subprocess.PIPE,
-        stderr=subprocess.STDOUT,
-        text=True,
-        errors="replace",
-        start_new_session=True,
-        umask=0o022,  # readable by the job owners the workers run as
-        user=user,
-        group=group,
-        extra_groups=groups,
-    )
+    try:
+        proc = _start(cmd, env, build_as)
+    except OSError as exc:  # e.g. the job's owner cannot run uv where prsd is installed
+        who = f" as the job's owner {build_as.name}" if build_as is not None else ""
+        raise BuildFailed(f"cannot run {cmd[0]}{who}: {exc.strerror or exc}") from None
     lines: list[str] = []
     reader = threading.Thread(target=_read, args=(proc, log, lines, on_phase), daemon=True)
     with proc:  # its pipe closed when done
@@ -210,6 +201,25 @@ def run_logged(
     log.flush()
     if proc.returncode != 0:
         raise BuildFailed(first_error_line("".join(lines)))
+
+
+def _start(cmd: list[str], env: dict[str, str], build_as: RunAs | None) -> subprocess.Popen[str]:
+    """``cmd`` in a session of its own, its output (both streams) in one pipe."""
+    user, group, groups = (None, None, None) if build_as is None else build_as.ids()
+    return subprocess.Popen(
+        cmd,
+        env=env,
+        stdin=subprocess.DEVNULL,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.STDOUT,
+        text=True,
+        errors="replace",
+        start_new_session=True,
+        umask=0o022,  # readable by the job owners the workers run as
+        user=user,
+        group=group,
+        extra_groups=groups,
+    )
 
 
 def _read(

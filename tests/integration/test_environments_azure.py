@@ -9,6 +9,8 @@ from __future__ import annotations
 import os
 import shutil
 import subprocess
+import sys
+import textwrap
 from typing import TYPE_CHECKING
 
 import pytest
@@ -74,6 +76,7 @@ def sdists(tmp_path_factory: pytest.TempPathFactory) -> Path:
     """The local package folder: source distributions only (no wheel of any of them)."""
     folder = tmp_path_factory.mktemp("sdists")
     make_sdist(folder, "prsd-srconly-demo", sleep_s=3.0)
+    make_sdist(folder, "prsd-slow-demo", sleep_s=7.0)  # past prsd run's 5 s pipeline lines
     make_sdist(
         folder,
         "prsd-broken-demo",
@@ -163,7 +166,8 @@ def test_failed_source_build_names_the_package_and_the_reason(
     """The reason is the build's own error, not uv's first line, with the build log."""
     conda = AZURE_CONDA.format(python="3.11", package="prsd-broken-demo==0.1")
     job = azure_job(tmp_path, "broken", conda)
-    done = run_prsd(job, tmp_path / "spool", "--node-id", "n1", env=offline)
+    env = {**offline, "COLUMNS": "60"}  # a narrow terminal: uv would wrap the reason
+    done = run_prsd(job, tmp_path / "spool", "--node-id", "n1", env=env)
     assert done.returncode != 0
     reason = next(ln for ln in done.stdout.splitlines() if ln.startswith("Reason: "))
     assert reason.startswith(
@@ -199,3 +203,47 @@ def test_a_pin_no_interpreter_meets_is_refused_at_submit(
     assert "task.environment.conda_file: no interpreter for python=3.5 on this node" in done.stderr
     assert "/root/.pyenv/versions/3.8.18/bin/python3.8 (3.8.18)" in done.stderr
     assert not list((tmp_path / "spool" / "jobs").glob("*"))
+
+
+PIPELINE = """
+    type: pipeline
+    jobs:
+      score:
+        type: parallel
+        inputs:
+          imgs: {type: uri_folder, path: ./imgs}
+        input_data: ${{inputs.imgs}}
+        mini_batch_size: "2"
+        task:
+          type: run_function
+          code: ./src
+          entry_script: score.py
+          environment:
+            conda_file:
+              dependencies: [python=3.8, {pip: [azureml-defaults, prsd-slow-demo==0.1]}]
+"""
+
+
+def test_prsd_run_of_a_pipeline_shows_its_steps_build(
+    tmp_path: Path, offline: dict[str, str]
+) -> None:
+    """A pipeline's progress line names the step's build and its phase."""
+    (tmp_path / "src").mkdir()
+    (tmp_path / "src" / "score.py").write_text(textwrap.dedent(SCRIPT), encoding="utf-8")
+    (tmp_path / "imgs").mkdir()
+    for i in range(2):
+        (tmp_path / "imgs" / f"{i}.png").write_bytes(b"x")
+    (tmp_path / "pipeline.yml").write_text(textwrap.dedent(PIPELINE), encoding="utf-8")
+    done = subprocess.run(
+        [sys.executable, "-m", "prsd.daemon", "run", str(tmp_path / "pipeline.yml"),
+         "--spool", str(tmp_path / "spool")],
+        capture_output=True, text=True, timeout=280, env={**os.environ, **offline}, check=False,
+    )  # fmt: skip
+    assert done.returncode == 0, done.stdout + done.stderr
+    shown = [ln for ln in done.stdout.splitlines() if "; building environment: " in ln]
+    assert any(
+        ln.startswith("pipeline ")
+        and "score Running (" in ln
+        and "; building environment: building prsd-slow-demo==0.1 from source (0:00:0" in ln
+        for ln in shown
+    ), done.stdout
