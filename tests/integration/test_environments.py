@@ -208,6 +208,9 @@ def test_bad_environments_fail_while_a_healthy_job_completes(tmp_path: Path, fle
         assert result[0] == "Failed" and result[1].startswith(f"Reason: {first}"), result
         assert (logs / "job_error.txt").read_text(encoding="utf-8").startswith(first)
         assert first in ctl(fleet.spool, "status", job_id)
+    unmet = build_log(fleet.spool, ids["nopin"])  # said at the build's start: nothing built
+    assert "failed: no interpreter for python=3.99" in unmet
+    assert "building environment" not in unmet and " venv " not in unmet, unmet
     for name in ("healthy", "registered"):
         final = fleet.final(ids[name])
         assert final is not None and final["state"] == "Completed", (name, final)
