@@ -115,13 +115,17 @@ def build_with_uv(
         _install(cmd, log, env, deadline, on_phase, None)
         return
     env.update(UV_CACHE_DIR=str(ownerbuild.owner_cache(cache.parent, build_as)), HOME="/")
+    env["UV_LINK_MODE"] = "copy"  # no hard link into the cache: take_back refuses any
     env.update(USER=build_as.name, LOGNAME=build_as.name)
     log.write(f"packages installed as the job's owner {build_as.name} (uid {build_as.uid})\n")
     ownerbuild.hand_over(prefix, build_as)
     try:
         _install(cmd, log, env, deadline, on_phase, build_as)
     finally:
-        ownerbuild.take_back(prefix)
+        try:
+            ownerbuild.take_back(prefix)
+        except ownerbuild.HardLinked as exc:
+            raise BuildFailed(str(exc)) from None
 
 
 def _install(

@@ -6,11 +6,15 @@ that owner's own, ``<cache>/.uv-cache-owners/<uid>``, mode 700) to the owner, so
 install command can run with the owner's uid, gid and groups; :func:`take_back`
 then makes every file root's again (``lchown``: a link is never followed), with the
 set-id bits and the group and others' write bits cleared, before the folder is
-published. An environment built as an owner is keyed by that owner
+published. uv copies files for such a build (``UV_LINK_MODE=copy``), so a regular
+file with a second hard link can only be one the build code linked in (another
+file of the machine, which a chown or chmod would change): :func:`take_back` then
+refuses the folder and changes nothing of that file. An environment built as an owner is keyed by that owner
 (:mod:`prsd.envs.node`), so no other user's job runs code one user's build could
 have changed.
 
-Errors: OSError from chown/chmod (the caller fails the build, never the agent).
+Errors: :class:`HardLinked` (a hard link in the folder); OSError from chown/chmod
+(the caller fails the build, never the agent).
 """
 
 from __future__ import annotations
@@ -23,6 +27,10 @@ if TYPE_CHECKING:
     from pathlib import Path
 
     from prsd.owner import RunAs
+
+
+class HardLinked(Exception):
+    """The build left a hard link to a file elsewhere; the folder is not published."""
 
 
 def owner_cache(cache: Path, run_as: RunAs) -> Path:
@@ -43,8 +51,17 @@ def hand_over(prefix: Path, run_as: RunAs) -> None:
 
 
 def take_back(prefix: Path) -> None:
-    """Every file under ``prefix`` root's, not writable by others, no set-id bits."""
-    for path in _walk(prefix):
+    """Every file under ``prefix`` root's, not writable by others, no set-id bits.
+
+    Raises:
+        HardLinked: a regular file has more than one link (checked before any change).
+    """
+    paths = _walk(prefix)
+    for path in paths:
+        info = os.lstat(path)
+        if stat.S_ISREG(info.st_mode) and info.st_nlink > 1:
+            raise HardLinked(f"the build left a hard link, {path}: the environment is not used")
+    for path in paths:
         os.lchown(path, 0, 0)
         info = os.lstat(path)
         if stat.S_ISLNK(info.st_mode):
