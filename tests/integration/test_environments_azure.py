@@ -247,3 +247,61 @@ def test_prsd_run_of_a_pipeline_shows_its_steps_build(
         and "; building environment: building prsd-slow-demo==0.1 from source (0:00:0" in ln
         for ln in shown
     ), done.stdout
+
+
+TABLE = """
+    import sys
+    import pandas as pd
+
+    def run(mini_batch, mini_batch_context):
+        assert isinstance(mini_batch, pd.DataFrame), type(mini_batch)
+        version = "%d.%d" % sys.version_info[:2]
+        return ["%s %s %d" % (version, pd.__version__, v) for v in mini_batch["value"]]
+"""
+
+
+@pytest.fixture(scope="module")
+def venv38_pandas(tmp_path_factory: pytest.TempPathFactory) -> str:
+    """A CPython 3.8 venv with the last pandas and pyarrow for 3.8, from the node's indexes."""
+    from prsd.envs.build import uv_binary
+    from prsd.envs.commands import pip_config_files, pip_index_env
+
+    venv = tmp_path_factory.mktemp("venv38") / "v"
+    uv = uv_binary()
+    env = dict(os.environ)
+    configs = [p.read_text() for p in pip_config_files(env) if p.is_file()]
+    env.update(pip_index_env(env, configs))
+    subprocess.run([uv, "venv", "-q", "--python", PY38, str(venv)], check=True, timeout=120)
+    python = str(venv / "bin" / "python")
+    packages = ["pandas==2.0.3", "pyarrow==17.0.0"]
+    done = subprocess.run(
+        [uv, "pip", "install", "-q", "--python", python, *packages],
+        env=env, capture_output=True, text=True, timeout=600, check=False,
+    )  # fmt: skip
+    assert done.returncode == 0, f"pandas and pyarrow for 3.8 are needed: {done.stderr}"
+    return python
+
+
+@pytest.mark.parametrize("fmt", ["csv", "parquet"])
+def test_a_table_job_runs_on_a_python_38_venv_with_pandas(
+    tmp_path: Path, venv38_pandas: str, fmt: str
+) -> None:
+    """A folder of .csv / .parquet files split by size: DataFrames in workers on 3.8."""
+    import pandas as pd
+
+    yaml = YAML.format(name="table38", environment=f"{{python: {venv38_pandas}}}")
+    yaml = yaml.replace('mini_batch_size: "2"', "mini_batch_size: 16KB")
+    job = make_job(tmp_path, TABLE, yaml)
+    data = job / "data"
+    data.mkdir()
+    frame = pd.DataFrame({"store": [f"s{i % 3}" for i in range(6000)], "value": range(6000)})
+    for i, part in enumerate((frame.iloc[:3000], frame.iloc[3000:])):
+        if fmt == "csv":
+            part.to_csv(data / f"part-{i}.csv", index=False)
+        else:
+            part.to_parquet(data / f"part-{i}.parquet", index=False)
+    done = run_prsd(job, tmp_path / "spool")
+    assert done.returncode == 0, done.stdout + done.stderr
+    got = [line.split() for line in done.output("out.txt").read_text().splitlines()]
+    assert {(r[0], r[1]) for r in got} == {("3.8", "2.0.3")}
+    assert sorted(int(r[2]) for r in got) == list(range(6000))
