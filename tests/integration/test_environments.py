@@ -273,22 +273,21 @@ def test_two_jobs_build_once_after_a_killed_builder(
             f"{job_id} to show its environment building",
         )
     assert not any(fleet.final(i) for i in ids)
-    watch = subprocess.Popen(
-        [sys.executable, "-m", "prsd.cli.prsctl", "status", ids[0], "--watch", "--spool",
-         str(fleet.spool)],
-        stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True,
-    )  # fmt: skip
-    time.sleep(2)  # the watch's first lines, while the build waits
+    watched = tmp_path / "watch.txt"
+    with watched.open("w") as out:
+        watch = subprocess.Popen(
+            [sys.executable, "-m", "prsd.cli.prsctl", "status", ids[0], "--watch", "--spool",
+             str(fleet.spool)],
+            stdout=out, stderr=subprocess.STDOUT,
+        )  # fmt: skip
+    waiting = "; building environment: waiting for another build (0:00:"
+    wait_until(lambda: waiting in watched.read_text(), 60, "--watch to stream the wait")
     os.kill(holder.pid, signal.SIGKILL)
     holder.wait(timeout=30)
     wait_until(lambda: all(fleet.final(i) for i in ids), 240, "both jobs to end")
-    watched, _ = watch.communicate(timeout=60)
-    assert watch.returncode == 0, watched
-    streamed = [ln for ln in watched.splitlines() if "; building environment: " in ln]
-    assert streamed, watched
-    assert streamed[0].startswith("Running: ") and (
-        "; building environment: waiting for another build (0:00:" in streamed[0]
-    ), watched
+    assert watch.wait(timeout=60) == 0, watched.read_text()
+    streamed = [ln for ln in watched.read_text().splitlines() if "; building environment: " in ln]
+    assert streamed[0].startswith("Running: ") and waiting in streamed[0], streamed
     for job_id in ids:
         final = fleet.final(job_id)
         assert final is not None and final["state"] == "Completed", final
