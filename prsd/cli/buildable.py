@@ -15,6 +15,7 @@ from __future__ import annotations
 from typing import TYPE_CHECKING
 
 from prsd.errors import JobSpecError, PrsdError
+from prsd.jobspec.load import find_job_file
 
 if TYPE_CHECKING:
     from pathlib import Path
@@ -36,4 +37,5 @@ def refuse_unbuildable(spool: Path, job_dir: Path, spec: JobSpec) -> None:
         raise PrsdError(str(exc)) from None
     why = unmet_pin(spec.build_environment, spool, settings)
     if why is not None:
-        raise JobSpecError(pin_key(spec.build_environment), str(job_dir), why)
+        job_file = job_dir if job_dir.is_file() else find_job_file(job_dir)
+        raise JobSpecError(pin_key(spec.build_environment), str(job_file), why)

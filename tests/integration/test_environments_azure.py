@@ -200,7 +200,8 @@ def test_a_pin_no_interpreter_meets_is_refused_at_submit(
     done = run_prsd(job, tmp_path / "spool", env=offline)
     assert done.returncode == 2, done.stdout + done.stderr
     assert not done.stdout
-    assert "task.environment.conda_file: no interpreter for python=3.5 on this node" in done.stderr
+    said = f"{job / 'job.yaml'}: task.environment.conda_file: no interpreter for python=3.5 on"
+    assert said in done.stderr, done.stderr
     assert "/root/.pyenv/versions/3.8.18/bin/python3.8 (3.8.18)" in done.stderr
     assert not list((tmp_path / "spool" / "jobs").glob("*"))
 
