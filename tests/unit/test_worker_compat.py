@@ -113,17 +113,21 @@ def test_every_worker_module_imports_on_old_pythons(version: str) -> None:
     a runtime use of ``X | Y`` or ``list[int]``)."""
     python = Path("/root/.pyenv/versions") / version / "bin" / "python"
     assert python.is_file(), f"{python} is needed (pyenv install {version})"
+    compat = REPO / "azureml_user" / "compat"  # prsd's offline azureml.core, as workers see it
     modules = sorted(
-        ".".join(p.relative_to(REPO).with_suffix("").parts).removesuffix(".__init__")
+        ".".join(
+            p.relative_to(compat if p.is_relative_to(compat) else REPO).with_suffix("").parts
+        ).removesuffix(".__init__")
         for p in WORKER_FILES
-        if "compat" not in p.relative_to(REPO).parts
+        if p != compat / "__init__.py"
     )
+    assert "azureml.core.run" in modules and "prsd.worker.host" in modules
     code = (
-        "import importlib, sys\nsys.path.insert(0, sys.argv[1])\n"
-        "for m in sys.argv[2:]: importlib.import_module(m)\nprint('ok')"
+        "import importlib, sys\nsys.path[:0] = sys.argv[1:3]\n"
+        "for m in sys.argv[3:]: importlib.import_module(m)\nprint('ok')"
     )
     done = subprocess.run(
-        [str(python), "-I", "-c", code, str(REPO), *modules],
+        [str(python), "-I", "-c", code, str(REPO), str(compat), *modules],
         cwd=REPO,
         check=False,
         capture_output=True,
