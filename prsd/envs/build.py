@@ -114,11 +114,15 @@ def build_with_uv(
     if build_as is None:
         _install(cmd, log, env, deadline, on_phase, None)
         return
-    env.update(UV_CACHE_DIR=str(ownerbuild.owner_cache(cache.parent, build_as)), HOME="/")
+    try:
+        owner_cache = ownerbuild.owner_cache(cache.parent, build_as)
+        ownerbuild.hand_over(prefix, build_as)
+    except OSError as exc:
+        who = f"the job's owner {build_as.name}"
+        raise BuildFailed(f"cannot hand the build folder to {who}: {exc}") from None
+    env.update(UV_CACHE_DIR=str(owner_cache), HOME="/", USER=build_as.name, LOGNAME=build_as.name)
     env["UV_LINK_MODE"] = "copy"  # no hard link into the cache: take_back refuses any
-    env.update(USER=build_as.name, LOGNAME=build_as.name)
     log.write(f"packages installed as the job's owner {build_as.name} (uid {build_as.uid})\n")
-    ownerbuild.hand_over(prefix, build_as)
     try:
         _install(cmd, log, env, deadline, on_phase, build_as)
     finally:
