@@ -8,6 +8,7 @@ so a daemon's start pays for its own code only.
 from __future__ import annotations
 
 import argparse
+import functools
 import logging
 import os
 import re
@@ -210,6 +211,7 @@ def _node_id(args: argparse.Namespace) -> str:
 def _run(spool: SpoolLayout, args: argparse.Namespace) -> int:
     """One job end to end: handed to the spool's daemons when they serve it (unless
     ``--embedded``), else led and served in this process."""
+    from prsd.cli.buildable import refuse_unbuildable
     from prsd.cli.jobnotes import print_notes
     from prsd.cli.runview import write_line
     from prsd.pipelinerun import pipeline_file, run_pipeline_here
@@ -225,7 +227,10 @@ def _run(spool: SpoolLayout, args: argparse.Namespace) -> int:
         return run_pipeline_here(pipeline, spool, args.overrides, args.name, node, quiet=args.quiet)
 
     def submit_job() -> str:
-        job_id, spec = submit(args.job_dir, spool, name=args.name, overrides=args.overrides)
+        check = functools.partial(refuse_unbuildable, spool.root, args.job_dir)
+        job_id, spec = submit(
+            args.job_dir, spool, name=args.name, overrides=args.overrides, check=check
+        )
         write_line(f"job {job_id}")
         print_notes(spec, (args.job_dir, spool.job(job_id).root), "prsd", quiet=args.quiet)
         return job_id

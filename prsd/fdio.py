@@ -2,7 +2,7 @@
 
 ``os.write`` may write fewer bytes than asked (a signal, a pipe, a full disk on the
 way to ENOSPC); every caller that appends a record, a log line or a result must loop
-until all of it is written. Standard library only, Python 3.9: workers use it too.
+until all of it is written. Standard library only, Python 3.7: workers use it too.
 """
 
 from __future__ import annotations

@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import contextlib
 import json
+from datetime import UTC, datetime
 from functools import partial
 from typing import TYPE_CHECKING, Any
 
@@ -31,6 +32,7 @@ from prsd.pipeline.desk import FINAL
 from prsd.pipeline.record import CANCEL
 from prsd.pipeline.view import step_views
 from prsd.wire.logtree import LogTree
+from prsd.wire.nodereport import environment_line
 
 if TYPE_CHECKING:
     from collections.abc import Callable, Sequence
@@ -159,12 +161,18 @@ async def _lead(leader: Leader) -> None:
 
 
 def progress_line(spool: SpoolLayout, record: PipelineRecord, leader: Leader) -> str:
-    """``pipeline NAME: step a Completed; step b Running (progress)``."""
+    """``pipeline NAME: step a Completed; step b Running (progress)``; a step whose
+    environment is being built says so (``; building environment: resolving (0:00:12)``)."""
     folder = spool.root / "pipelines" / record.pipeline_id
     parts = []
     for view in step_views(spool, folder, record).values():
         driver = leader.drivers.get(view.job_id)
-        more = f" ({driver.progress_line(anyio.current_time())})" if driver else ""
+        now = datetime.now(UTC)
+        builds = (
+            [environment_line(n.environment, now) for n in driver.book.node_inits] if driver else []
+        )
+        build = "".join(f"; {line}" for line in builds if line.startswith("building"))
+        more = f" ({driver.progress_line(anyio.current_time())}{build})" if driver else ""
         parts.append(f"{view.name} {view.state}{more}")
     return f"pipeline {record.name}: " + "; ".join(parts)
 

@@ -37,7 +37,7 @@ from prsd.storage.atomic import fsync_dir, fsync_tree, move_verified, write_atom
 from prsd.storage.jobid import ever_given, make_job_id
 
 if TYPE_CHECKING:
-    from collections.abc import Sequence
+    from collections.abc import Callable, Sequence
 
     from prsd.storage.layout import SpoolLayout
 
@@ -51,12 +51,15 @@ def submit(
     *,
     name: str | None = None,
     overrides: Sequence[str] = (),
+    check: Callable[[JobSpec], None] | None = None,
 ) -> tuple[str, JobSpec]:
     """Validate ``job_dir`` and drop it into the spool's inbox; returns (job id, spec).
 
     ``job_dir`` is a folder with ``job.yaml``, or the job file itself (any name; its
     paths are relative to its folder). ``overrides`` are ``--set KEY=VALUE`` changes,
     applied before the spec is checked; the job file copied is the changed one.
+    ``check(spec)``, when given, may refuse the spec before anything is written (``prsd
+    run``: an environment this node cannot build).
 
     Raises:
         JobSpecError: the spec cannot be run as written (nothing was written).
@@ -83,6 +86,8 @@ def submit(
         job_file=job_file,
         overrides=parsed,
     )
+    if check is not None:
+        check(spec)
     job_id = _fresh_id(spool, name or spec.name)
     staging = _staging(spool)
     try:

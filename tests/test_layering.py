@@ -25,8 +25,8 @@ ROOT = Path(__file__).resolve().parent.parent
 _BASE = {"prsd.errors", "prsd.fdio", "prsd.logline", "prsd.wire"}  # used by every layer
 # package -> the packages it may import (besides itself). Bottom first.
 ALLOWED: dict[str, set[str]] = {
-    "prsd.fdio": set(),  # stdlib only, Python 3.9: workers use it too
-    "prsd.wire": set(),  # stdlib only, Python 3.9: what crosses processes and files
+    "prsd.fdio": set(),  # stdlib only, Python 3.7: workers use it too
+    "prsd.wire": set(),  # stdlib only, Python 3.7: what crosses processes and files
     "prsd.worker": {"prsd.fdio", "prsd.wire"},  # the job's interpreter: stdlib only
     "azureml_user": {"prsd.worker", "prsd.wire"},
     "prsd": {"prsd.worker"},  # prsd/__init__.py, imported by workers

@@ -4,14 +4,18 @@ Guarantees: :func:`azure_status` maps prsd's step and pipeline states to v1 run
 statuses (``NotStarted``, ``Queued``, ``Running``, ``Finished``, ``Failed``,
 ``Canceled``) and :func:`v2_status` to v2 job statuses (``Completed`` for
 ``Finished``); :class:`Tail` returns only the lines appended to a step's progress
-files since it last looked, whole lines only; :func:`step_states` reads every step's
-prsd state. Nothing here writes to the spool. Both SDK layers (compat/azureml-v1 and
+files since it last looked, whole lines only, and :class:`BuildTail` a line each time
+a node's environment build reaches a new phase (and every ``BUILD_EVERY_S`` while it
+stays in one), in :func:`prsd.wire.nodereport.environment_line`'s words;
+:func:`step_states` reads every step's prsd state. Nothing here writes to the spool. Both SDK layers (compat/azureml-v1 and
 :mod:`prsd.azure`) read runs through this module.
 """
 
 from __future__ import annotations
 
 import json
+import time
+from datetime import UTC, datetime
 from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
@@ -29,6 +33,7 @@ _STATUS = {
     "Skipped": "NotStarted",
 }
 ENDED = frozenset({"Finished", "Failed", "Canceled"})
+BUILD_EVERY_S = 30.0
 
 
 def azure_status(prsd_state: str) -> str:
@@ -66,11 +71,13 @@ def pipeline_status(spool: Path, folder: Path) -> str:
 
 
 def step_tails(job_root: Path) -> list[Tail]:
-    """Tails of a step job's progress overview and command output (``std_log.txt``)."""
+    """Tails of a step job's environment builds, progress overview and command output
+    (``std_log.txt``)."""
     from prsd.wire.logtree import LogTree
 
     tree = LogTree.of_job(job_root)
-    return [Tail(tree.root, tree.pattern(tree.progress_overview("*"))),
+    return [BuildTail(job_root / "nodes", "*.json"),
+            Tail(tree.root, tree.pattern(tree.progress_overview("*"))),
             Tail(tree.root, tree.pattern(tree.std_log))]  # fmt: skip
 
 
@@ -118,4 +125,37 @@ class Tail:
             end = chunk.rfind(b"\n") + 1
             self.offsets[path] = start + end
             out.extend(chunk[:end].decode("utf-8", "replace").splitlines())
+        return out
+
+
+class BuildTail(Tail):
+    """A line per node whose environment build moved to a new phase or failed, read from
+    the nodes' reports (``jobs/<id>/nodes/<node>.json``); a build that stays in one phase
+    is said again every ``every_s``."""
+
+    def __init__(self, folder: Path, pattern: str, every_s: float = BUILD_EVERY_S) -> None:
+        super().__init__(folder, pattern)
+        self.every_s = every_s
+        self.said: dict[str, tuple[str, float]] = {}
+
+    def new_lines(self) -> list[str]:
+        from prsd.wire.nodereport import NodeReport, environment_line
+
+        out: list[str] = []
+        now, clock = datetime.now(UTC), time.monotonic()
+        for path in sorted(self.folder.glob(self.pattern)) if self.folder.is_dir() else []:
+            try:
+                report = NodeReport.decode(path.read_bytes())
+            except (OSError, ValueError):  # torn or foreign: read again next time
+                continue
+            env = report.environment or {}
+            moved = f"{env.get('state', '')} {env.get('phase', '')}"
+            line = environment_line(report.environment, now)
+            last = self.said.get(report.node_id)
+            if not line or (last and last[0] == moved and clock - last[1] < self.every_s):
+                continue
+            if last and last[0] == moved and env.get("state") != "building":
+                continue  # a failure is said once
+            self.said[report.node_id] = (moved, clock)
+            out.append(f"node {report.node_id}: {line}")
         return out

@@ -4,8 +4,8 @@ Registered environments are Azure environment YAML files kept in the spool
 (``<spool>/environments/<name>/<version>.yaml``, :mod:`prsd.envs.registry`); jobs name
 them as ``azureml:<name>:<version>`` or ``azureml:<name>@latest``. The status lines
 come from the nodes' reports (``jobs/<id>/nodes/<node>.json``, written by the
-agents): ``building environment`` with the time since it began, or the one-line
-error of a build that failed.
+agents): ``building environment: PHASE`` with the time since it began, or the
+one-line error of a build that failed (:func:`prsd.wire.nodereport.environment_line`).
 
 Errors: :class:`~prsd.errors.PrsdError` (one line) for a file that is not an
 environment or a version already registered; OSError for files that cannot be read
@@ -20,9 +20,8 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from prsd.cli.nodes import age_s
 from prsd.errors import ExitCode, PrsdError
-from prsd.wire.nodereport import NodeReport
+from prsd.wire.nodereport import NodeReport, environment_line
 
 if TYPE_CHECKING:
     import argparse
@@ -84,16 +83,5 @@ def environment_lines(spool: SpoolLayout, job_id: str, now: datetime | None = No
 
 def node_environment_line(report: NodeReport, now: datetime) -> list[str]:
     """The status line for one node report (none when nothing is built or it is ready)."""
-    from prsd.leader.joblogs import format_duration
-
-    env = report.environment
-    if env is None:
-        return []
-    node = report.node_id
-    if env.get("state") == "building":
-        elapsed = age_s(str(env.get("since", "")), now)
-        shown = format_duration(elapsed) if elapsed is not None else "?"
-        return [f"node {node}: building environment ({shown})"]
-    if env.get("state") == "failed":
-        return [f"node {node}: environment failed: {env.get('error', '')}"]
-    return []
+    line = environment_line(report.environment, now)
+    return [f"node {report.node_id}: {line}"] if line else []

@@ -4,6 +4,9 @@ On a terminal, ``prsd run`` draws a rich progress bar from its first second; any
 else it writes plain lines: one at once, then one every PLAIN_EVERY_S. The lines come
 from :func:`progress_line`, a pure function of the job's status document (the same
 document ``prsctl status --json`` prints), so the views never look into the spool.
+While a node builds the job's environment, the line says so with the build's phase
+and time (``building environment: resolving (0:00:12)``), and each new phase is
+shown at once.
 """
 
 from __future__ import annotations
@@ -11,9 +14,11 @@ from __future__ import annotations
 import os
 import sys
 import time
+from datetime import UTC, datetime
 from typing import TYPE_CHECKING, Any, Protocol
 
 from prsd.leader.joblogs import format_duration
+from prsd.wire.nodereport import environment_line
 
 if TYPE_CHECKING:
     from collections.abc import Callable
@@ -28,8 +33,31 @@ def _int(doc: dict[str, Any], key: str) -> int:
     return value if isinstance(value, int) and not isinstance(value, bool) else 0
 
 
-def progress_line(doc: dict[str, Any]) -> str:
-    """One line for a status document: state, mini-batches done of total, failures, time."""
+def building(doc: dict[str, Any], now: datetime | None = None) -> str:
+    """The environment builds of the status document's nodes ("" when none builds)."""
+    now = now or datetime.now(UTC)
+    nodes = [n for n in doc.get("nodes") or [] if isinstance(n, dict)]
+    lines = [(n.get("node_id"), environment_line(n.get("environment"), now)) for n in nodes]
+    shown = [(node, line) for node, line in lines if line.startswith("building")]
+    if len(nodes) == 1 and shown:
+        return shown[0][1]
+    return "; ".join(f"node {node}: {line}" for node, line in shown)
+
+
+def build_phases(doc: dict[str, Any]) -> tuple[tuple[str, str], ...]:
+    """Each node's build state and phase: what, once changed, is shown at once."""
+    nodes = [n for n in doc.get("nodes") or [] if isinstance(n, dict)]
+    envs = [(n, n.get("environment") or {}) for n in nodes]
+    return tuple(
+        (str(n.get("node_id")), f"{e.get('state', '')} {e.get('phase', '')}")
+        for n, e in envs
+        if isinstance(e, dict) and e
+    )
+
+
+def progress_line(doc: dict[str, Any], now: datetime | None = None) -> str:
+    """One line for a status document: state, mini-batches done of total, failures, time,
+    and the environment builds under way."""
     state = str(doc.get("state") or "?")
     failed = _int(doc, "failed_mbs")
     done = _int(doc, "succeeded_mbs") + failed
@@ -47,7 +75,8 @@ def progress_line(doc: dict[str, Any]) -> str:
     eta = doc.get("eta_s")
     if state == "Running" and isinstance(eta, int | float):
         parts.append(f"ETA {format_duration(eta)}")
-    return ", ".join(parts)
+    build = building(doc, now) if state in ("Running", "Queued", "Starting") else ""
+    return ", ".join(parts) + (f"; {build}" if build else "")
 
 
 class ProgressView(Protocol):
@@ -81,11 +110,13 @@ class PlainProgress:
         self.every_s = every_s
         self.clock = clock
         self._last: float | None = None
+        self._phases: tuple[tuple[str, str], ...] = ()
 
     def show(self, doc: dict[str, Any]) -> None:
         now = self.clock()
-        if self._last is None or now - self._last >= self.every_s:
-            self._last = now
+        phases = build_phases(doc)
+        if self._last is None or now - self._last >= self.every_s or phases != self._phases:
+            self._last, self._phases = now, phases
             self.write(progress_line(doc))
 
     def note(self, line: str) -> None:
@@ -122,8 +153,15 @@ class BarProgress:
         )
         self.task = self.progress.add_task("job", total=None, state="Starting", failed=0, eta="?")
         self.progress.start()
+        self._phases: tuple[tuple[str, str], ...] = ()
 
     def show(self, doc: dict[str, Any]) -> None:
+        phases = build_phases(doc)
+        if phases != self._phases:
+            self._phases = phases
+            build = building(doc)
+            if build:
+                self.note(build)
         failed = _int(doc, "failed_mbs")
         total = doc.get("total_mbs")
         eta = doc.get("eta_s")

@@ -65,15 +65,15 @@ def _redraw(spool: SpoolLayout, job_id: str, interval_s: float) -> dict[str, Any
 
 def _stream(spool: SpoolLayout, job_id: str, interval_s: float) -> dict[str, Any]:
     from prsd.cli import console
-    from prsd.cli.runview import progress_line
+    from prsd.cli.runview import build_phases, progress_line
 
-    last = ""
+    last: tuple[str, tuple[tuple[str, str], ...]] = ("", ())
     doc = read_status(spool, job_id)
     while not is_ended(doc):
-        line = progress_line(_without_clock(doc))
-        if line != last:
+        moved = (progress_line(_without_clock(doc)), build_phases(doc))
+        if moved != last:
             console.say(progress_line(doc))
-            last = line
+            last = moved
         time.sleep(interval_s)
         doc = read_status(spool, job_id)
     view, doc = job_renderable(spool, job_id)
@@ -82,5 +82,6 @@ def _stream(spool: SpoolLayout, job_id: str, interval_s: float) -> dict[str, Any
 
 
 def _without_clock(doc: dict[str, Any]) -> dict[str, Any]:
-    """The document less its times: a line is streamed when the work moved, not the clock."""
-    return {k: v for k, v in doc.items() if k not in ("elapsed_s", "eta_s")}
+    """The document less its times: a line is streamed when the work moved, not the clock
+    (a build's phase moving is seen by :func:`prsd.cli.runview.build_phases`)."""
+    return {k: v for k, v in doc.items() if k not in ("elapsed_s", "eta_s", "nodes")}

@@ -3,7 +3,8 @@
 Invariant: :meth:`JobEnvironment.prepare` runs before any worker of the job starts
 on this node and returns the interpreter the workers run (None: the job's own
 ``python`` or the agent's); while it runs, the node report says
-``environment: building`` with the time it began (``prsctl status`` shows it);
+``environment: building`` with the time it began and the phase it is in
+(:mod:`prsd.envs.phase`; ``prsctl status``, ``prsd run`` and the SDKs' streams show it);
 afterwards ``ready`` or ``failed`` with the one-line error. The cache entry stays
 held in use until :meth:`JobEnvironment.release` (the job's run on this node ended).
 
@@ -57,6 +58,7 @@ class JobEnvironment:
         self.on_change = on_change
         self.state = ""  # "" (nothing to build) | building | ready | failed
         self.since = ""
+        self.phase = ""
         self.error = ""
         self.note = ""  # an image named and not used (prsd/envs/image.py)
         self._prepared: Prepared | None = None
@@ -97,19 +99,25 @@ class JobEnvironment:
             settings=settings,
             on_building=self._building,
             check_runnable=check,
+            build_as=run_as,
         )
 
-    def _building(self) -> None:
+    def _building(self, phase: str) -> None:
         if self.state != "building":
             self.state = "building"
             self.since = datetime.now(UTC).isoformat(timespec="seconds")
-            self.on_change()
+        elif phase == self.phase:
+            return
+        self.phase = phase
+        self.on_change()
 
     def report(self) -> dict[str, Any]:
         """The node report's ``environment`` field (nothing when there is none)."""
         if not self.state:
             return {}
         entry = {"state": self.state, "since": self.since}
+        if self.phase and self.state == "building":
+            entry["phase"] = self.phase
         if self.error:
             entry["error"] = self.error
         return {"environment": entry}

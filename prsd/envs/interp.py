@@ -4,14 +4,19 @@ Invariant: :func:`choose` is pure: given the pin and the interpreters found, it 
 one that satisfies the pin, or (with ``python_mismatch: warn``) the nearest newer one
 with a note saying so, or raises :class:`EnvError` naming the pin and what was found.
 :func:`find_interpreters` looks on the node: the agent's list
-(``PRSD_ENV_PYTHONS``), ``python3.N`` and ``python3`` on ``PATH``, and the agent's own
-Python; each is asked for its version (a file that does not answer is left out), at
-most once every ``REASK_S`` seconds per agent.
+(``PRSD_ENV_PYTHONS``: paths, glob patterns such as
+``/root/.pyenv/versions/*/bin/python``, or folders whose ``python*`` files are
+offered), ``python3.N`` and ``python3`` on ``PATH``, and the agent's own Python; each
+is asked for its version (a file that does not answer is left out), at most once
+every ``REASK_S`` seconds per agent. uv's managed Pythons are not fetched: a node
+that must serve old pins lists the interpreters it has.
 """
 
 from __future__ import annotations
 
+import glob
 import os
+import re
 import shutil
 import subprocess
 import sys
@@ -68,7 +73,9 @@ def choose(
 
 def candidates(path_env: str | None = None, configured: str | None = None) -> list[str]:
     """Interpreter paths worth asking, in order, without duplicates (by real path)."""
-    listed = [p for p in (configured or "").split(os.pathsep) if p]
+    listed = [
+        p for entry in (configured or "").split(os.pathsep) if entry for p in listed_paths(entry)
+    ]
     names = [f"python3.{minor}" for minor in range(30, 7, -1)] + ["python3"]
     on_path = [w for n in names if (w := shutil.which(n, path=path_env))]
     out: list[str] = []
@@ -79,6 +86,21 @@ def candidates(path_env: str | None = None, configured: str | None = None) -> li
             seen.add(real)
             out.append(path)
     return out
+
+
+_PYTHON_NAME = re.compile(r"^python(\d+(\.\d+)?)?$")
+
+
+def listed_paths(entry: str) -> list[str]:
+    """One ``PRSD_ENV_PYTHONS`` entry as paths: a glob's matches (sorted), a folder's
+    ``python``, ``python3``, ``python3.N`` files, or the path itself."""
+    if glob.has_magic(entry):
+        return sorted(glob.glob(entry))
+    if os.path.isdir(entry):
+        return sorted(
+            os.path.join(entry, name) for name in os.listdir(entry) if _PYTHON_NAME.match(name)
+        )
+    return [entry]
 
 
 def find_interpreters(configured: str | None = None) -> list[Interpreter]:

@@ -26,18 +26,19 @@ from dataclasses import dataclass
 from datetime import UTC, datetime
 from typing import TYPE_CHECKING, Any, TextIO
 
-from prsd.envs import registry
+from prsd.envs import phase, registry
 from prsd.envs.build import BuildFailed, build_with_conda, build_with_uv, with_disk_note
 from prsd.envs.cache import READY, Entry, EnvCache
 from prsd.envs.image import image_note
 from prsd.envs.interp import Interpreter, choose, find_interpreters
-from prsd.envs.spec import EnvError, EnvSpec, parse_conda, parse_requirements
+from prsd.envs.spec import EnvError, EnvSpec, left_out_note, parse_conda, parse_requirements
 
 if TYPE_CHECKING:
     from collections.abc import Callable
     from pathlib import Path
 
     from prsd.envs.settings import EnvSettings
+    from prsd.owner import RunAs
 
 
 @dataclass
@@ -95,17 +96,23 @@ def prepare(
     spool: Path,
     log_path: Path,
     settings: EnvSettings,
-    on_building: Callable[[], None],
+    on_building: Callable[[str], None],
     check_runnable: Callable[[str], str | None] = lambda _p: None,
+    build_as: RunAs | None = None,
 ) -> Prepared:
     """Resolve, find or build, and hold the job's environment (see the module doc).
 
-    ``check_runnable(python)`` says why the job's owner could not run it (None: fine).
+    ``on_building(phase)`` is called as a build (or the wait for one) starts and at
+    each phase it reaches. ``check_runnable(python)`` says why the job's owner could
+    not run it (None: fine). ``build_as``: the job's owner when a root agent serves
+    another user: source builds run with its ids and the result is that owner's.
     """
     log_path.parent.mkdir(parents=True, exist_ok=True)
     with log_path.open("a", encoding="utf-8") as log:
         try:
-            return _prepare(build_environment, spool, log, settings, on_building, check_runnable)
+            return _prepare(
+                build_environment, spool, log, settings, on_building, check_runnable, build_as
+            )
         except EnvError as exc:
             _say(log, f"failed: {exc}")
             raise
@@ -116,8 +123,9 @@ def _prepare(
     spool: Path,
     log: TextIO,
     settings: EnvSettings,
-    on_building: Callable[[], None],
+    on_building: Callable[[str], None],
     check_runnable: Callable[[str], str | None],
+    build_as: RunAs | None,
 ) -> Prepared:
     spec, image = resolve_with_image(build_environment, spool)
     note = image_note({**build_environment, "image": image}, settings.runtime) if image else None
@@ -132,16 +140,21 @@ def _prepare(
         f"environment from {build_environment.get('source') or build_environment.get('registered') or spec.kind}: "
         f"{spec.python or 'no python pin'}; packages: {', '.join(spec.pip) or 'none'}",
     )
+    if spec.left_out:
+        _say(log, left_out_note(spec, "the conda file"))
     conda = settings.conda
     key, interp = _target(spec, build_environment, settings, log, check_runnable)
+    key, as_owner = _builder(spec, key, interp, settings, build_as, log)
     cache = EnvCache(settings.cache, settings.budget_bytes, settings.build_timeout_s)
     started = time.monotonic()
 
     def build(prefix: Path) -> None:
-        on_building()
+        on_building(phase.STARTING)
         _say(log, f"building environment {key} in {prefix}")
         if conda:
-            build_with_conda(conda, spec, prefix, log, timeout_s=settings.build_timeout_s)
+            build_with_conda(
+                conda, spec, prefix, log, timeout_s=settings.build_timeout_s, on_phase=on_building
+            )
         else:
             build_with_uv(
                 spec,
@@ -150,6 +163,9 @@ def _prepare(
                 log,
                 cache=settings.cache / ".uv-cache",
                 timeout_s=settings.build_timeout_s,
+                source_builds=settings.source_builds,
+                build_as=as_owner,
+                on_phase=on_building,
             )
         meta = {
             "key": key,
@@ -160,7 +176,7 @@ def _prepare(
         (prefix / READY).write_text(json.dumps(meta, indent=1))
 
     def waiting() -> None:
-        on_building()
+        on_building(phase.WAITING)
         _say(log, f"waiting for another build of environment {key} on this node")
 
     try:
@@ -200,6 +216,25 @@ def _target(
     chosen, why = choose(spec.python, _runnable(settings, log, check_runnable), mismatch)
     _say(log, f"interpreter: {chosen.shown}" + (f" ({why})" if why else ""))
     return spec.key(f"{chosen.path} {chosen.version}"), chosen.path
+
+
+def _builder(
+    spec: EnvSpec,
+    key: str,
+    interp: str,
+    settings: EnvSettings,
+    build_as: RunAs | None,
+    log: TextIO,
+) -> tuple[str, RunAs | None]:
+    """The key and who runs the install: the job's owner when source builds may run its
+    packages' code for another user (the key then names the owner)."""
+    if not settings.source_builds:
+        _say(log, "source builds are off on this node (PRSD_ENV_SOURCE_BUILDS=no): wheels only")
+        return key, None
+    if settings.conda or build_as is None:
+        return key, None
+    # What one user's build code could change is never run by another user's job.
+    return spec.key(f"{interp} built as uid {build_as.uid} ({key})"), build_as
 
 
 def _trim(cache: EnvCache, key: str, log: TextIO) -> None:

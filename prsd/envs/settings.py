@@ -3,16 +3,19 @@
 Invariant: every setting has a default that works on a node with nothing configured:
 the cache in ``/var/cache/prsd/envs`` (root) or ``~/.cache/prsd/envs``, a 50 GB
 budget, builds limited to 30 minutes, interpreters found on PATH, a conda-family
-tool or container runtime used only when one is found (or named), and a python pin
-that cannot be met is an error.
+tool or container runtime used only when one is found (or named), a python pin
+that cannot be met is an error, and packages without a wheel are built from source.
 
 - ``PRSD_ENV_CACHE``: the node-local cache folder (never the shared spool).
 - ``PRSD_ENV_CACHE_MAX_GB``: the size budget beyond which unused entries are removed.
 - ``PRSD_ENV_BUILD_TIMEOUT``: seconds one build (or the wait for another's) may take.
-- ``PRSD_ENV_PYTHONS``: interpreters to offer first, ``:``-separated paths.
+- ``PRSD_ENV_PYTHONS``: interpreters to offer first, ``:``-separated: paths, glob
+  patterns (``/root/.pyenv/versions/*/bin/python``) or folders of interpreters.
 - ``PRSD_CONDA``: ``conda``, ``mamba``, ``micromamba`` or a path; ``none``: always uv.
 - ``PRSD_CONTAINER_RUNTIME``: ``podman``, ``docker`` or a path; ``none``: no images.
 - ``PRSD_PYTHON_MISMATCH``: ``error`` (default) or ``warn``.
+- ``PRSD_ENV_SOURCE_BUILDS``: ``yes`` (default): packages without a wheel are built
+  from source (as the job's owner); ``no``: wheels only.
 
 Errors: :class:`~prsd.envs.spec.EnvError` for a value that does not read.
 """
@@ -42,6 +45,7 @@ class EnvSettings:
     conda: str | None
     runtime: str | None
     mismatch: str
+    source_builds: bool = True
 
     @classmethod
     def from_env(cls, env: Mapping[str, str] | None = None) -> EnvSettings:
@@ -54,6 +58,9 @@ class EnvSettings:
         mismatch = env.get("PRSD_PYTHON_MISMATCH", "error") or "error"
         if mismatch not in MISMATCH_MODES:
             raise EnvError(f"PRSD_PYTHON_MISMATCH={mismatch!r}: expected error or warn")
+        source = (env.get("PRSD_ENV_SOURCE_BUILDS") or "yes").strip().lower()
+        if source not in ("yes", "no"):
+            raise EnvError(f"PRSD_ENV_SOURCE_BUILDS={source!r}: expected yes or no")
         return cls(
             cache=Path(env.get("PRSD_ENV_CACHE") or default),
             budget_bytes=int(_number(env, "PRSD_ENV_CACHE_MAX_GB", 50.0) * 1e9),
@@ -62,6 +69,7 @@ class EnvSettings:
             conda=_tool(env.get("PRSD_CONDA"), CONDA_TOOLS, env.get("PATH")),
             runtime=_tool(env.get("PRSD_CONTAINER_RUNTIME"), CONTAINER_RUNTIMES, env.get("PATH")),
             mismatch=mismatch,
+            source_builds=source == "yes",
         )
 
 

@@ -8,7 +8,9 @@ change it), so two jobs with the same needs share one built environment per node
 
 Conda-only packages become PyPI requirements of the same name (``numpy=1.26`` ->
 ``numpy==1.26.*``); ``python`` and ``pip`` are never installed as packages: the
-``python`` entry is the interpreter pin.
+``python`` entry is the interpreter pin. Azure's own SDK packages (``azureml-*``,
+:mod:`prsd.envs.azureonly`) are left out of a conda file and listed in
+:attr:`EnvSpec.left_out`, which :func:`left_out_note` words for the user.
 
 Errors: :class:`EnvError` (one line) for a file that does not parse, a section of
 the wrong type, a package spec that cannot be read, or a requirement that is a URL
@@ -22,6 +24,8 @@ import json
 import re
 from dataclasses import dataclass, field
 from typing import Any
+
+from prsd.envs.azureonly import is_azure_only
 
 _CONDA_SPEC = re.compile(r"^(?:[\w.-]+::)?([A-Za-z0-9_.\-]+)\s*(.*)$")
 _PIN = re.compile(r"^(\d+(?:\.\d+){0,2})(?:\.\*)?$")
@@ -66,6 +70,7 @@ class EnvSpec:
         pip: PyPI requirements in install order.
         from_conda: those of ``pip`` that were conda packages (said in the build log).
         channels: the conda channels named.
+        left_out: Azure SDK packages of the file that are not installed.
     """
 
     kind: str
@@ -74,6 +79,7 @@ class EnvSpec:
     pip: tuple[str, ...] = ()
     from_conda: tuple[str, ...] = ()
     channels: tuple[str, ...] = field(default=())
+    left_out: tuple[str, ...] = ()
 
     def key(self, interpreter: str) -> str:
         """The cache key: what is installed, on which interpreter (path and version)."""
@@ -124,7 +130,22 @@ def parse_conda(text: str, where: str = "conda file") -> EnvSpec:
         elif name not in SKIPPED:
             conda.append(_pip_line(_conda_to_pip(name, rest), where))
     conda.sort()
-    return EnvSpec("conda", text, python, (*conda, *pip), tuple(conda), tuple(map(str, channels)))
+    left_out = tuple(p for p in (*conda, *pip) if is_azure_only(p))
+    conda = [p for p in conda if not is_azure_only(p)]
+    pip = [p for p in pip if not is_azure_only(p)]
+    return EnvSpec(
+        "conda", text, python, (*conda, *pip), tuple(conda), tuple(map(str, channels)), left_out
+    )
+
+
+def left_out_note(spec: EnvSpec, where: str) -> str:
+    """The line that says which Azure SDK packages are not installed ("" when none)."""
+    if not spec.left_out:
+        return ""
+    return (
+        f"{where}: {', '.join(spec.left_out)} left out: Azure's SDK packages are not installed "
+        "(workers import prsd's own azureml.core)"
+    )
 
 
 def parse_requirements(text: str, where: str = "requirements file") -> EnvSpec:

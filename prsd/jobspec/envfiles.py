@@ -6,7 +6,8 @@ inline) or ``requirements`` file is read once at intake, checked to parse
 path as written, so nodes build from what was submitted; a registered environment
 (``azureml:<name>:<version>`` / ``@latest``) is recorded by name and resolved on the
 nodes. ``python`` wins over all of them (those then listed as ignored); an ``image``
-is recorded (:mod:`prsd.envs.image` names it as not used). Azure's curated names
+is recorded (:mod:`prsd.envs.image` names it as not used). Azure's SDK packages
+(``azureml-*``) in a conda file are not installed, and a note says which. Azure's curated names
 (``azureml:AzureML-...``) build nothing unless registered in the spool.
 
 :func:`conda_mapping` reads a pipeline step's conda file at submit, wherever it lies,
@@ -27,7 +28,8 @@ import yaml
 
 from prsd.envs.interp import MISMATCH_MODES
 from prsd.envs.registry import parse_reference
-from prsd.envs.spec import EnvError, parse_conda, parse_requirements
+from prsd.envs.spec import EnvError, left_out_note, parse_conda, parse_requirements
+from prsd.jobspec import said
 from prsd.jobspec.paths import local_text, stays_inside
 from prsd.jobspec.values import as_str
 from prsd.jobspec.yamlsafe import Setting, Site, read_limited
@@ -47,7 +49,8 @@ def is_registered(text: str) -> bool:
 
 
 def environment_to_build(setting: Setting | None, base: Path) -> tuple[dict[str, Any], list[str]]:
-    """``JobSpec.build_environment`` and the notes for the user (an image not used).
+    """``JobSpec.build_environment`` and the notes for the user (Azure SDK packages
+    left out of a conda file).
 
     Raises:
         JobSpecError: see the module doc.
@@ -74,9 +77,11 @@ def environment_to_build(setting: Setting | None, base: Path) -> tuple[dict[str,
         text, source = _read(entry[key], site.child(key), base)
         parse = parse_conda if key == "conda_file" else parse_requirements
         try:
-            parse(text, source)
+            spec = parse(text, source)
         except EnvError as exc:
             raise site.child(key).error(str(exc)) from None
+        note = left_out_note(spec, f"{site.child(key).key} {source}")
+        notes += [said.note(said.ENVIRONMENT, note)] if note else []
         out.update({key: text, "source": source})
     if entry.get("image") is not None:
         image = as_str(entry["image"], site.child("image"), "an image name")

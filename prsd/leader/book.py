@@ -208,7 +208,8 @@ class JobBook:
             errors=tuple((g.message, g.count, g.first.where()) for g in e.ranked()[:10]),
             last_errors=tuple(p.brief() for p in e.recent),
             nodes=tuple(
-                NodeRow(n.node_id, n.workers, n.failures, n.gave_up) for n in self.node_inits
+                NodeRow(n.node_id, n.workers, n.failures, n.gave_up, n.environment)
+                for n in self.node_inits
             ),
             init_detail=self.init_detail,
             progress_line=self.progress_line(now),

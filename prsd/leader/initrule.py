@@ -44,6 +44,7 @@ class NodeInit:
     gave_up: bool
     first_error: dict[str, Any] | None
     timeouts: int = 0  # workers stopped for staying in init() past the deadline
+    environment: dict[str, Any] | None = None  # the node's environment build, as reported
 
     @classmethod
     def from_report(cls, report: NodeReport) -> NodeInit:
@@ -55,6 +56,7 @@ class NodeInit:
             report.gave_up,
             report.first_init_error,
             report.init_timeouts,
+            report.environment,
         )
 
 

@@ -24,6 +24,7 @@ class NodeRow:
     workers: int
     init_failures: int
     gave_up: bool
+    environment: dict[str, Any] | None = None  # the node's build: {state, since, phase?, error?}
 
 
 @dataclass(frozen=True)

@@ -4,7 +4,7 @@ Every decoder of :mod:`prsd.wire` reads its record through :class:`Fields`: a fi
 that is missing (and required) or of the wrong type raises :class:`RecordError`
 naming the record, the field, what was found and what was expected, so a malformed
 record fails where it is read, with a message that says why. Standard library only,
-Python 3.9.
+Python 3.7.
 """
 
 from __future__ import annotations

@@ -5,7 +5,7 @@ Written once, by the leader that ends the job, before it removes the job's
 carries the job's last counts (``counts``: the status document's count fields), so
 a reader never needs a ``status.json`` that a deposed leader may have overwritten
 late; a ``final.json`` of an older version has none (``{}``).
-Standard library only, Python 3.9.
+Standard library only, Python 3.7.
 """
 
 from __future__ import annotations

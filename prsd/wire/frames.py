@@ -13,7 +13,7 @@ worker -> agent: :class:`Ready` (``init()`` returned), :class:`InitFailed`,
 ``to_json`` gives a frame's object; :func:`decode_command` and :func:`decode_event`
 read one back and raise :class:`~prsd.wire.fields.RecordError` on anything else (an
 unknown ``op``/``ev``, a missing field, a wrong type). Standard library only,
-Python 3.9.
+Python 3.7.
 """
 
 from __future__ import annotations

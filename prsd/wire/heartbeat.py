@@ -3,7 +3,7 @@
 Liveness is judged by whether the content changed (``seq`` grows, ``boot`` changes
 when the agent restarts), timed by the observer's own clock; the wall-clock times
 inside are for people. Writing and reading the files is :mod:`prsd.storage.heartbeat`.
-Standard library only, Python 3.9.
+Standard library only, Python 3.7.
 """
 
 from __future__ import annotations

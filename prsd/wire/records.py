@@ -18,7 +18,7 @@ file's metadata (:class:`ResultMeta`), which ends with a 16-byte footer::
 Each record has its encoder and a typed decoder that raises
 :class:`~prsd.wire.fields.RecordError` on a malformed record. Reading result files
 safely (descriptors, no links) is :mod:`prsd.storage.records`. Standard library
-only, Python 3.9: the worker builds its outcomes with this module too.
+only, Python 3.7: the worker builds its outcomes with this module too.
 """
 
 from __future__ import annotations
@@ -167,7 +167,8 @@ class Outcome:
 
     def to_json(self) -> dict[str, Any]:
         """The outcome's JSON: empty fields left out, index and status always in."""
-        obj = {k: v for k in _OUTCOME_FIELDS if (v := getattr(self, k)) not in _EMPTY}
+        pairs = ((k, getattr(self, k)) for k in _OUTCOME_FIELDS)
+        obj = {k: v for k, v in pairs if v not in _EMPTY}
         obj["index"], obj["status"] = self.index, self.status
         return obj
 

@@ -5,7 +5,7 @@ docs/prsctl.md): adding a field is compatible; removing or retyping one raises
 :data:`SCHEMA_VERSION`. :func:`validate_status` checks a document against it, and
 :func:`reconcile` is the document a reader shows once ``final.json`` exists. A job
 refused at intake has only the four fields marked required. Standard library only,
-Python 3.9.
+Python 3.7.
 """
 
 from __future__ import annotations
@@ -60,7 +60,14 @@ STATUS_SCHEMA: dict[str, tuple[tuple[type, ...], bool, str]] = {
         False,
         "prsctl only: the document was older than the job's end; state taken from final.json",
     ),
-    "nodes": ((list,), False, "nodes serving the job: {node_id, workers, init_failures, gave_up}"),
+    "nodes": (
+        (list,),
+        False,
+        (
+            "nodes serving the job: {node_id, workers, init_failures, gave_up, environment?}; "
+            "environment: the node's build, {state, since, phase?, error?}"
+        ),
+    ),
     "notes": ((list,), False, "what the job does differently from Azure: {group, text}"),
 }
 

@@ -1,1 +1,1 @@
-"""The code that runs inside a worker process (standard library only, Python 3.9+)."""
+"""The code that runs inside a worker process (standard library only, Python 3.7+)."""

@@ -6,7 +6,7 @@ mini-batch stays in a buffer after its ``done`` (the agent reads the file while 
 worker keeps it open); a write that fails halfway is cut off again (``ftruncate``),
 so a later mini-batch's offset never points past garbage.
 
-Standard library only, Python 3.9 syntax.
+Standard library only, Python 3.7 syntax.
 """
 
 from __future__ import annotations

@@ -1,6 +1,6 @@
 """A worker's first code: ``PYTHON /abs/path/prsd/worker/boot.py --fd N [--parent-pid P]``.
 
-Run by path under any interpreter of Python 3.9 or later (the job's venv, which may
+Run by path under any interpreter of Python 3.7 or later (the job's venv, which may
 have other library versions and no prsd installed), so it imports nothing but the
 standard library until it has made prsd importable:
 

@@ -6,7 +6,7 @@ import time. Outside a worker (a user unit-testing a script) it works with defau
 as Azure's ``DummyEntryScript`` does: the logger writes to stderr, every folder is the
 current directory, ``agent_name`` is ``process000``.
 
-Standard library only, Python 3.9 syntax: this runs under the job's interpreter.
+Standard library only, Python 3.7 syntax: this runs under the job's interpreter.
 """
 
 from __future__ import annotations
@@ -54,7 +54,7 @@ class EntryScript:
     config: dict[str, Any]
     logging_level: str
 
-    # typing.Self is Python 3.11+; this file runs under 3.9.
+    # typing.Self is Python 3.11+; this file runs under 3.7.
     def __new__(cls, logging_level: str | int | None = None) -> EntryScript:  # noqa: PYI034
         """Return the one instance of this process, creating it on first use."""
         if cls._instance is None:

@@ -3,7 +3,7 @@
 Started by the agent as ``PYTHON boot.py --fork-server --fd N --parent-pid P`` (so its
 imports are isolated as every worker's are) with the environment a worker of that agent
 gets; it imports the worker host, then serves requests on ``N``, a SOCK_SEQPACKET
-socket to the agent. Standard library only, Python 3.9.
+socket to the agent. Standard library only, Python 3.7.
 
 A request is one message: JSON ``{"id", "env", "cwd", "umask"}`` with three
 descriptors attached (the worker's end of its channel, its stdout file, its stderr
@@ -115,7 +115,14 @@ def _report_exits(sock: socket.socket) -> None:
             return
         if pid == 0:
             return
-        sock.send(json.dumps({"exit": pid, "code": os.waitstatus_to_exitcode(status)}).encode())
+        sock.send(json.dumps({"exit": pid, "code": _exit_code(status)}).encode())
+
+
+def _exit_code(status: int) -> int:
+    """A wait status as ``subprocess`` gives a return code: ``-N`` for signal N."""
+    if os.WIFSIGNALED(status):
+        return -os.WTERMSIG(status)
+    return os.WEXITSTATUS(status)
 
 
 def _child(

@@ -5,7 +5,7 @@ the agent builds the frame (``ValueError``), not by a worker that exits with
 ``EXIT_PROTOCOL_ERROR``. Keys a worker does not know are ignored (an older worker under
 a newer agent); keys with a default may be left out.
 
-Standard library only, Python 3.9 syntax: workers import this under the job's
+Standard library only, Python 3.7 syntax: workers import this under the job's
 interpreter.
 """
 

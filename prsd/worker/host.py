@@ -12,7 +12,7 @@ Signals: SIGINT is ignored (the agent owns it); SIGUSR1 dumps every thread's sta
 into the error file (the agent sends it before killing a ``run()`` that timed out);
 SIGTERM keeps its default action.
 
-Standard library only, Python 3.9 syntax: this runs under the job's interpreter.
+Standard library only, Python 3.7 syntax: this runs under the job's interpreter.
 """
 
 from __future__ import annotations
@@ -61,7 +61,7 @@ if TYPE_CHECKING:
 PROFILING_MODULES = ("cProfile", "profile")
 QUICK_LOADS = ("files",)
 """Input kinds whose loader does no I/O: a ``done`` may wait for the next ``start``."""
-MIN_PYTHON = (3, 9)
+MIN_PYTHON = (3, 7)
 
 
 class AgentGone(Exception):
@@ -217,7 +217,7 @@ def set_up_process(hello: Hello, errors: ErrorFile) -> None:
     """Folders, ``sys.path``, ``sys.argv``, logging, ``EntryScript`` and signals.
 
     Raises:
-        RuntimeError: the interpreter is older than Python 3.9.
+        RuntimeError: the interpreter is older than Python 3.7.
         OSError: a folder cannot be created or entered.
     """
     if sys.version_info < MIN_PYTHON:

@@ -4,7 +4,7 @@ The environment is built from an allow-list (:func:`worker_env`): nothing of the
 agent's own environment reaches a worker unless named there.
 
 The worker is ``PYTHON /abs/path/prsd/worker/boot.py --fd N --parent-pid P``, run by
-path so any interpreter of Python 3.9 or later can run it without prsd installed
+path so any interpreter of Python 3.7 or later can run it without prsd installed
 (``boot.py`` makes exactly ``prsd`` and ``azureml_user`` importable from this
 installation). ``N`` is the worker's end of a ``socket.socketpair()`` passed with
 ``pass_fds``; ``P`` is the agent's pid, so a worker whose agent died before the worker

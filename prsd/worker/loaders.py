@@ -9,7 +9,7 @@ job's resolved settings (the hello's ``config``), returns the mini-batch object
 (``len()`` of it is the item count) and, for a DataFrame, sets
 ``attrs["partition_key_value"]`` from ``ref.key``.
 
-Standard library only, Python 3.9 syntax.
+Standard library only, Python 3.7 syntax.
 """
 
 from __future__ import annotations

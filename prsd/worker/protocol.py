@@ -6,7 +6,7 @@ nothing the entry script writes can corrupt the protocol. Any framing error is a
 broken worker: the agent kills it and starts a replacement.
 
 This module runs inside workers under the job's interpreter, so it uses only the
-standard library and Python 3.9 syntax.
+standard library and Python 3.7 syntax.
 
 Messages, agent -> worker (``op``):
 
@@ -147,7 +147,10 @@ class FrameReader:
             OSError: the socket failed.
         """
         buf = self._buffer
-        while (end := self._frame_end()) is None:
+        while True:
+            end = self._frame_end()
+            if end is not None:
+                break
             chunk = self.sock.recv(1 << 16)
             if not chunk:
                 if buf:

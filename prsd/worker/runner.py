@@ -6,7 +6,7 @@ one line of error and the traceback's tail in the outcome and the full traceback
 the worker's error file; the worker then takes the next frame. Only a malformed frame
 (``ProtocolError``) or a closed channel ends the worker.
 
-Standard library only, Python 3.9 syntax.
+Standard library only, Python 3.7 syntax.
 """
 
 from __future__ import annotations

@@ -8,7 +8,7 @@ DataLoader workers) and dataclasses work; ``__file__`` is its path in the code f
 The code folder is first on ``sys.path``, then the script's own folder when it is
 another one, so ``import helper`` next to ``src/score.py`` works.
 
-Standard library only, Python 3.9 syntax.
+Standard library only, Python 3.7 syntax.
 """
 
 from __future__ import annotations

@@ -9,7 +9,7 @@ A CSV line pandas cannot parse fails the mini-batch with an error naming the fil
 and the line in it.
 
 Standard library only at import time (pandas and pyarrow are imported when a
-mini-batch is loaded, from the job's environment), Python 3.9 syntax.
+mini-batch is loaded, from the job's environment), Python 3.7 syntax.
 """
 
 from __future__ import annotations

@@ -51,9 +51,13 @@ def workspace(root: Path, spool: Path, **prsd: Any) -> Path:
     return root
 
 
-def run_cells(notebook: str, cwd: Path, timeout_s: float = 240) -> Cells:
-    """Run the notebook's cells in order as one script from ``cwd``."""
+def run_cells(
+    notebook: str, cwd: Path, timeout_s: float = 240, extra_env: dict[str, str] | None = None
+) -> Cells:
+    """Run the notebook's cells in order as one script from ``cwd`` (``extra_env`` added to
+    its environment: what a local run's node reads)."""
     env = {k: v for k, v in os.environ.items() if k != "PRSD_SPOOL"}
+    env.update(extra_env or {})
     env["TMPDIR"] = str(cwd / "tmp")  # the notebooks' tempfile.mkdtemp() stays in the test's folder
     (cwd / "tmp").mkdir(exist_ok=True)
     proc = subprocess.run(

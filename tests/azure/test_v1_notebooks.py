@@ -13,6 +13,7 @@ import pandas as pd
 
 from tests.azure.kit import NOTEBOOKS, SOUNDS, daemons, run_cells, workspace
 from tests.helpers import wait_until
+from tests.srcpkg import make_sdist
 
 if TYPE_CHECKING:
     from pathlib import Path
@@ -242,3 +243,36 @@ def test_mnist_shaped_notebook_with_pipeline_parameters(tmp_path: Path) -> None:
     first, second = (json.loads(p.read_text()) for p in specs)
     assert (first["mini_batch_size"], first["max_concurrency_per_instance"]) == (5, 2)
     assert (second["mini_batch_size"], second["max_concurrency_per_instance"]) == (1, 1)
+
+
+def test_a_conda_environment_pinning_38_is_built_and_shown_while_the_run_waits(
+    tmp_path: Path,
+) -> None:
+    """Azure's shape of environment (python=3.8, azureml-defaults, a package with no wheel):
+    built on the node's 3.8 and its phases printed by wait_for_completion(show_output=True)."""
+    ws = workspace(tmp_path / "ws", tmp_path / "spool", local=True)
+    shutil.copytree(NOTEBOOKS / "v1build", ws / "v1build")
+    (ws / "imgs").mkdir()
+    for i in range(4):
+        (ws / "imgs" / f"{i}.png").write_bytes(bytes([i]) * 10)
+    make_sdist(tmp_path / "links", "prsd-srconly-demo", sleep_s=3.0)
+    (tmp_path / "index").mkdir()
+    node = {
+        "PRSD_ENV_CACHE": str(tmp_path / "envcache"),
+        "PRSD_ENV_PYTHONS": "/root/.pyenv/versions/*/bin/python",
+        "PRSD_CONDA": "none",
+        "PIP_INDEX_URL": f"file://{tmp_path / 'index'}",
+        "PIP_FIND_LINKS": str(tmp_path / "links"),
+    }
+    cells = run_cells("v1_build.py", ws, extra_env=node)
+    assert cells.returncode == 0, cells.stdout[-3000:] + cells.stderr[-3000:]
+    assert "status Finished" in cells.stdout
+    shown = [ln for ln in cells.stdout.splitlines() if "building environment: " in ln]
+    assert any(
+        ln.startswith("node ")
+        and ": building environment: building prsd-srconly-demo==0.1 from source (0:00:0" in ln
+        for ln in shown
+    ), cells.stdout[-3000:]
+    (result,) = (tmp_path / "spool" / "jobs").glob("*/outputs/scores/parallel_run_step.txt")
+    rows = sorted(line.split() for line in result.read_text().splitlines())
+    assert rows == [["3.8", "3.8.18", f"{i}.png"] for i in range(4)]

@@ -208,6 +208,9 @@ def test_bad_environments_fail_while_a_healthy_job_completes(tmp_path: Path, fle
         assert result[0] == "Failed" and result[1].startswith(f"Reason: {first}"), result
         assert (logs / "job_error.txt").read_text(encoding="utf-8").startswith(first)
         assert first in ctl(fleet.spool, "status", job_id)
+    unmet = build_log(fleet.spool, ids["nopin"])  # said at the build's start: nothing built
+    assert "failed: no interpreter for python=3.99" in unmet
+    assert "building environment" not in unmet and " venv " not in unmet, unmet
     for name in ("healthy", "registered"):
         final = fleet.final(ids[name])
         assert final is not None and final["state"] == "Completed", (name, final)
@@ -220,7 +223,7 @@ def test_bad_environments_fail_while_a_healthy_job_completes(tmp_path: Path, fle
 
 
 def _shows_building(spool: Path, job_id: str) -> bool:
-    return "building environment (" in ctl(spool, "status", job_id)
+    return "building environment: waiting for another build (" in ctl(spool, "status", job_id)
 
 
 def _key(conda_text: str) -> str:
@@ -270,9 +273,21 @@ def test_two_jobs_build_once_after_a_killed_builder(
             f"{job_id} to show its environment building",
         )
     assert not any(fleet.final(i) for i in ids)
+    watched = tmp_path / "watch.txt"
+    with watched.open("w") as out:
+        watch = subprocess.Popen(
+            [sys.executable, "-m", "prsd.cli.prsctl", "status", ids[0], "--watch", "--spool",
+             str(fleet.spool)],
+            stdout=out, stderr=subprocess.STDOUT,
+        )  # fmt: skip
+    waiting = "; building environment: waiting for another build (0:00:"
+    wait_until(lambda: waiting in watched.read_text(), 60, "--watch to stream the wait")
     os.kill(holder.pid, signal.SIGKILL)
     holder.wait(timeout=30)
     wait_until(lambda: all(fleet.final(i) for i in ids), 240, "both jobs to end")
+    assert watch.wait(timeout=60) == 0, watched.read_text()
+    streamed = [ln for ln in watched.read_text().splitlines() if "; building environment: " in ln]
+    assert streamed[0].startswith("Running: ") and waiting in streamed[0], streamed
     for job_id in ids:
         final = fleet.final(job_id)
         assert final is not None and final["state"] == "Completed", final

@@ -44,7 +44,7 @@ def test_build_out_of_disk_fails_clearly_and_leaves_nothing(
             spool=tmp_path,
             log_path=log,
             settings=settings,
-            on_building=lambda: None,
+            on_building=lambda _phase: None,
         )
     message = str(info.value)
     # uv's own chain of causes usually ends in the OS error; when it does not, prsd names

@@ -170,16 +170,22 @@ def test_environment_build_failure_names_the_build_log(tmp_path: Path) -> None:
     script = "def run(mini_batch):\n    return mini_batch\n"
     yaml = _yaml() + "      environment: {conda_file: ./conda.yml}\n"
     job = make_job(tmp_path, script, yaml, files=1)
-    (job / "conda.yml").write_text("dependencies:\n  - python=3.99\n", encoding="utf-8")
-    r = run_prsd(job, tmp_path / "spool", "--node-id", "n1")
+    (job / "conda.yml").write_text(
+        "dependencies:\n  - pip:\n    - prsd-no-such-package-q7x==1.0\n", encoding="utf-8"
+    )
+    (tmp_path / "index").mkdir()  # no package anywhere, and no network asked
+    offline = {"PIP_INDEX_URL": f"file://{tmp_path / 'index'}", "PIP_FIND_LINKS": str(tmp_path)}
+    cache = {"PRSD_ENV_CACHE": str(tmp_path / "envcache"), "PRSD_CONDA": "none"}
+    r = run_prsd(job, tmp_path / "spool", "--node-id", "n1", env={**offline, **cache})
     assert r.returncode == 42, r.stderr
     lines = _said(r)
-    assert lines[0].startswith("no interpreter for python=3.99 on this node"), lines
+    no_solution = "error: No solution found when resolving dependencies: Because prsd-no-such"
+    assert lines[0].startswith(no_solution), lines
     assert lines[1].startswith(
-        "First error: building the job's environment on node n1: no interpreter"
+        f"First error: building the job's environment on node n1: {no_solution}"
     ), lines
     assert _full_text(lines) == str(r.logs / "sys" / "environment" / "n1.txt")
-    assert any(ln.startswith("1 x [environment] no interpreter") for ln in lines), lines
+    assert any(ln.startswith(f"1 x [environment] {no_solution}") for ln in lines), lines
 
 
 def test_input_error_while_splitting_names_the_file(tmp_path: Path) -> None:

@@ -1,8 +1,8 @@
 """A worker under a job's own interpreter: a bare venv without pandas or prsd.
 
 ``PRSD_TEST_PYTHON`` names the interpreter the venv is made from (default: the one
-running the tests), so the same test proves a Python 3.9 boot where one is installed:
-``PRSD_TEST_PYTHON=/usr/bin/python3.9 pytest -k second_interpreter``.
+running the tests), so the same test proves a Python 3.7 boot where one is installed:
+``PRSD_TEST_PYTHON=/root/.pyenv/versions/3.7.16/bin/python pytest -k second_interpreter``.
 """
 
 from __future__ import annotations

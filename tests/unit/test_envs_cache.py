@@ -140,7 +140,7 @@ def test_unusable_cache_is_a_clear_error(tmp_path: Path) -> None:
             spool=tmp_path,
             log_path=log,
             settings=settings,
-            on_building=lambda: None,
+            on_building=lambda _phase: None,
         )
     assert f"the environment cache {tmp_path / 'file' / 'envs'} is not usable" in str(info.value)
     assert "failed: the environment cache" in log.read_text()

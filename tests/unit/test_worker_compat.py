@@ -1,4 +1,4 @@
-"""The worker host runs under any job interpreter: Python 3.9 syntax, standard library only."""
+"""The worker host runs under any job interpreter: Python 3.7 syntax, standard library only."""
 
 from __future__ import annotations
 
@@ -66,9 +66,9 @@ def test_worker_files_are_found() -> None:
 
 
 @pytest.mark.parametrize("path", WORKER_FILES, ids=_ids(WORKER_FILES))
-def test_parses_as_python_39(path: Path) -> None:
-    """Every worker-side file is valid Python 3.9 syntax."""
-    ast.parse(path.read_text(), str(path), feature_version=(3, 9))
+def test_parses_as_python_37(path: Path) -> None:
+    """Every worker-side file is valid Python 3.7 syntax."""
+    ast.parse(path.read_text(), str(path), feature_version=(3, 7))
 
 
 @pytest.mark.parametrize("path", WORKER_FILES, ids=_ids(WORKER_FILES))
@@ -81,7 +81,7 @@ def test_imports_only_the_standard_library(path: Path) -> None:
 
 @pytest.mark.parametrize("path", WORKER_FILES, ids=_ids(WORKER_FILES))
 def test_postpones_annotations(path: Path) -> None:
-    """Annotations stay strings (``X | None`` is not evaluated on 3.9)."""
+    """Annotations stay strings (``X | None`` is not evaluated on 3.7)."""
     text = path.read_text()
     annotated = any(
         isinstance(node, ast.AnnAssign)
@@ -92,13 +92,46 @@ def test_postpones_annotations(path: Path) -> None:
     assert not annotated or "from __future__ import annotations" in text
 
 
-def test_vermin_finds_nothing_newer_than_39() -> None:
-    """vermin sees no API or syntax newer than Python 3.9 in the worker-side files."""
+def test_vermin_finds_nothing_newer_than_37() -> None:
+    """vermin sees no API or syntax newer than Python 3.7 in the worker-side files."""
     result = subprocess.run(
-        [VERMIN, "--target=3.9-", "--no-tips", "--violations"] + [str(p) for p in WORKER_FILES],
+        [VERMIN, "--target=3.7-", "--no-tips", "--violations"] + [str(p) for p in WORKER_FILES],
         check=False,
         capture_output=True,
         text=True,
         timeout=120,
     )
     assert result.returncode == 0, result.stdout + result.stderr
+
+
+OLD_PYTHONS = ("3.7.16", "3.8.18")  # CPython under pyenv on the project's machines
+
+
+@pytest.mark.parametrize("version", OLD_PYTHONS)
+def test_every_worker_module_imports_on_old_pythons(version: str) -> None:
+    """Each worker-side module imports on CPython 3.7 and 3.8 (what vermin cannot see:
+    a runtime use of ``X | Y`` or ``list[int]``)."""
+    python = Path("/root/.pyenv/versions") / version / "bin" / "python"
+    assert python.is_file(), f"{python} is needed (pyenv install {version})"
+    compat = REPO / "azureml_user" / "compat"  # prsd's offline azureml.core, as workers see it
+    modules = sorted(
+        ".".join(
+            p.relative_to(compat if p.is_relative_to(compat) else REPO).with_suffix("").parts
+        ).removesuffix(".__init__")
+        for p in WORKER_FILES
+        if p != compat / "__init__.py"
+    )
+    assert "azureml.core.run" in modules and "prsd.worker.host" in modules
+    code = (
+        "import importlib, sys\nsys.path[:0] = sys.argv[1:3]\n"
+        "for m in sys.argv[3:]: importlib.import_module(m)\nprint('ok')"
+    )
+    done = subprocess.run(
+        [str(python), "-I", "-c", code, str(REPO), str(compat), *modules],
+        cwd=REPO,
+        check=False,
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
+    assert done.stdout.strip() == "ok", done.stdout + done.stderr

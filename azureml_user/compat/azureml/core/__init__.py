@@ -5,7 +5,7 @@ Enough of Azure ML SDK v1 for what entry scripts do inside ParallelRunStep:
 (``logs/user/metrics/<node>/<process>.jsonl``), ``Model.get_model_path(name)``
 finds a model in a models folder, and what needs Azure's service (datasets,
 workspaces) raises an error saying what to do instead. Standard library only,
-Python 3.9 syntax: this runs under the job's interpreter.
+Python 3.7 syntax: this runs under the job's interpreter.
 """
 
 from __future__ import annotations

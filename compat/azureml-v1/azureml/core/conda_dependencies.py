@@ -2,8 +2,8 @@
 
 Guarantees: ``create`` / ``add_*`` build the same conda mapping Azure writes
 (``name``, ``channels``, ``dependencies`` with a ``pip:`` list); :meth:`prsd_mapping`
-is that mapping without the ``azureml-*`` SDK packages, which a prsd worker does not
-need (its offline ``azureml.core`` serves entry scripts), or None when nothing is left.
+is that mapping without the ``azureml-*`` SDK packages (the list jobs' conda files use
+too, :mod:`prsd.envs.azureonly`), which a prsd worker does not need (its offline ``azureml.core`` serves entry scripts), or None when nothing is left.
 """
 
 from __future__ import annotations
@@ -14,14 +14,10 @@ from typing import Any
 import yaml
 
 from azureml._prsd.unsupported import Surface, module_getattr
+from prsd.envs.azureonly import is_azure_only
 
-SDK_PREFIXES = ("azureml-", "azureml_", "azureml[", "azureml=")
-
-
-def is_sdk_package(requirement: str) -> bool:
-    """``azureml-core``, ``azureml-dataset-runtime[fuse]``: Azure's SDK, not needed on prsd."""
-    text = requirement.strip().lower()
-    return text == "azureml" or text.startswith(SDK_PREFIXES)
+# Azure's SDK packages (``azureml-*``): one list with the YAML conda files of jobs.
+is_sdk_package = is_azure_only
 
 
 class CondaDependencies(Surface):
