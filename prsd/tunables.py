@@ -36,6 +36,15 @@ def _seconds(name: str, default: float, environ: Mapping[str, str] | None) -> fl
     return value if value >= 0 else default
 
 
+INBOX_GRACE_S = 600.0
+
+
+def inbox_grace_s(environ: Mapping[str, str] | None = None) -> float:
+    """``PRSD_INBOX_GRACE_S``: how long an inbox folder may stay without a job.yaml
+    before the leader moves it aside (docs/spool.md, "Refused inbox folders")."""
+    return _seconds("PRSD_INBOX_GRACE_S", INBOX_GRACE_S, environ)
+
+
 def init_rule_window_s(environ: Mapping[str, str] | None = None) -> float:
     """Seconds after the job's start before the init-failure count can fail it."""
     return _seconds("PRSD_INIT_RULE_WINDOW_S", INIT_RULE_WINDOW_S, environ)

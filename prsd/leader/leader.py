@@ -27,6 +27,7 @@ from prsd.leader.guard import (
     fault_reason,
     load_spec,
 )
+from prsd.leader.inboxsweep import InboxSweep
 from prsd.leader.intake import (
     fail_intake,
     load_taken_job,
@@ -48,6 +49,7 @@ from prsd.storage.heartbeat import read_heartbeats
 from prsd.storage.readsafe import read_small
 from prsd.storage.spool import active_jobs, stranded_jobs
 from prsd.storage.watch import Doorbell
+from prsd.tunables import inbox_grace_s
 
 if TYPE_CHECKING:
     from collections.abc import Callable
@@ -107,6 +109,7 @@ class Leader:
         self.faults = FaultState()  # the spool's storage condition, as this leader meets it
         self.suspended: dict[str, float] = {}  # job -> when to resume it (after a storage fault)
         self.intake_retry: dict[str, JobLayout] = {}  # taken in, spec not yet recorded
+        self.inbox = InboxSweep(inbox_grace_s())  # folders that will never be jobs
 
     @property
     def epoch(self) -> int:
@@ -297,7 +300,8 @@ class Leader:
             if not self.faults.waiting(now):
                 del self.intake_retry[job_id]
                 self._take_job(waiting, now)
-        for name in ready_in_inbox(self.spool):
+        others: list[tuple[str, int]] = []
+        for name in ready_in_inbox(self.spool, others):
             if not self._mine(name):
                 continue
             layout = take_in(self.spool, name)
@@ -305,6 +309,8 @@ class Leader:
                 continue
             took = True
             self._take_job(layout, now)
+        if self.only_jobs is None:  # `prsd run` leaves others' folders alone
+            self.inbox.sweep(self.spool, others, now)
         return took
 
     def _take_job(
