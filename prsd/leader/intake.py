@@ -29,6 +29,7 @@ from prsd.errors import ExitCode, JobSpecError, PrsdError
 from prsd.jobspec.load import find_job_file, load_job_spec
 from prsd.leader.finish import FinalState
 from prsd.leader.inboxsweep import decodable, shown
+from prsd.leader.privatestatus import job_gid, write_final, write_status
 from prsd.leader.readme import write_job_notes, write_readme
 from prsd.logconfig import get_logger
 from prsd.storage.atomic import move_verified, write_atomic
@@ -281,14 +282,15 @@ def fail_intake(layout: JobLayout, error: PrsdError) -> FinalState:
     write_readme(layout)
     text = f"Failed\nReason: {reason}\nThe job was not started: fix the job folder and submit it again.\n"
     write_atomic(layout.log_tree.job_result, text.encode())
-    write_atomic(layout.final, final.to_json())
+    gid = job_gid(layout)
+    write_final(layout, final.to_json(), gid)
     status = {
         "schema": SCHEMA_VERSION,
         "job_id": layout.job_id,
         "state": "Failed",
         "reason": reason,
     }
-    write_atomic(layout.status, json.dumps(status, indent=1).encode(), durable=False)
+    write_status(layout, status, gid)
     return final
 
 

@@ -1,5 +1,8 @@
 """Writing the job summary ``state/status.json`` that ``prsctl status`` reads.
 
+The job's error text goes to ``state/status.private.json`` beside it, for the owner
+and the job's group only (prsd/leader/privatestatus.py).
+
 It is small, replaced atomically, and costs the same for ten mini-batches or ten
 million, so a status query never scans the spool. Its schema, the validator and
 the reconciliation with ``final.json`` are :mod:`prsd.wire.status` (named here too
@@ -8,14 +11,13 @@ for the command line).
 
 from __future__ import annotations
 
-import json
 import os
 import signal
 from datetime import UTC, datetime
 from typing import TYPE_CHECKING, Any
 
 from prsd.jobspec.said import spec_notes
-from prsd.storage.atomic import write_atomic
+from prsd.leader.privatestatus import job_gid, write_status
 from prsd.wire.status import SCHEMA_VERSION, STATUS_SCHEMA, reconcile, validate_status
 
 if TYPE_CHECKING:
@@ -49,6 +51,7 @@ class StatusWriter:
         self.seq = 0
         self.started_wall = datetime.now(UTC)
         self.notes = [n.to_json() for n in spec_notes(spec)]
+        self.gid = job_gid(layout)
         self._last = -1e9
 
     def due(self, now: float) -> bool:
@@ -58,10 +61,10 @@ class StatusWriter:
     def write(self, snap: JobSnapshot, now: float) -> None:
         self._last = now
         self.seq += 1
-        data = json.dumps(summary(snap, self), indent=1).encode()
+        doc = summary(snap, self)
         if snap.final is None:
             _pause_hook()
-        write_atomic(self.layout.status, data, durable=False)
+        write_status(self.layout, doc, self.gid)
 
 
 def _pause_hook() -> None:

@@ -55,7 +55,11 @@ def desk_state(folder: Path) -> dict[str, Any]:
 def step_views(
     spool: SpoolLayout, folder: Path, record: PipelineRecord, owner_uid: int | None = None
 ) -> dict[str, StepView]:
-    """Every step's view (see the module docstring); ``owner_uid``: the pipeline's owner."""
+    """Every step's view (see the module docstring); ``owner_uid``: the pipeline's owner
+    (by default the owner of ``folder``, read without following a link: a record that
+    names another user's job shows that step Lost to every reader, never that job)."""
+    if owner_uid is None:
+        owner_uid = folder_owner(folder)
     skipped = desk_state(folder).get("skipped", {})
     out = {}
     for name, step in record.steps.items():
@@ -66,6 +70,14 @@ def step_views(
             state, reason = "Skipped", str(skipped[name])
         out[name] = StepView(name, step.kind, step.job_id, state, reason)
     return out
+
+
+def folder_owner(folder: Path) -> int:
+    """The uid owning the pipeline folder; -1 (nobody's jobs match) if it cannot be read."""
+    try:
+        return os.lstat(folder).st_uid
+    except OSError:
+        return -1
 
 
 def job_owner_uid(spool: SpoolLayout, job_id: str) -> int | None:

@@ -1,0 +1,84 @@
+"""A job's error text is its owner's: the status record split in a public and a private file.
+
+``state/status.json`` stays readable by every user (state, counts, times), but the
+fields that carry text from the job (its reason, ``first_error``, ``errors``,
+``last_errors``: tracebacks and messages written from the job's data) are written
+only to ``state/status.private.json`` beside it, mode 0640, the daemons' uid and the
+job's group (the group of ``spec.json``), and ``state/final.json``, which carries the
+reason too, is given the same owner and mode. ``prsctl status`` merges the private
+record over the public one when the user can read it (the owner, root, members of
+the job's group): for them nothing changed; for everyone else a job shows its state
+and counts and never its error text.
+
+The private record is written before the public one, so a reader who can read both
+never finds a public record newer than the private text it should show.
+
+Errors: writing raises what :func:`prsd.storage.atomic.write_atomic` raises; a job
+with no owner record keeps its private files root's alone (0640, the daemons' group).
+"""
+
+from __future__ import annotations
+
+import json
+import os
+from typing import TYPE_CHECKING, Any
+
+from prsd.storage.atomic import write_atomic
+from prsd.storage.jobowner import OwnerRecordError, read_job_owner
+from prsd.wire.status import PRIVATE_KEYS, PRIVATE_STATUS, split_private
+
+if TYPE_CHECKING:
+    from prsd.storage.layout import JobLayout
+
+PRIVATE_MODE = 0o640
+
+
+def job_gid(layout: JobLayout) -> int | None:
+    """The job's group (from its owner record); None when there is no valid record."""
+    try:
+        return read_job_owner(layout).gid
+    except OwnerRecordError:
+        return None
+
+
+def give_to_job(layout: JobLayout, name: str, gid: int | None) -> None:
+    """Give ``state/<name>`` (a daemons' file) mode 0640 and the job's group."""
+    fd = os.open(layout.state / name, os.O_RDONLY | os.O_NOFOLLOW | os.O_CLOEXEC)
+    try:
+        if gid is not None and os.geteuid() == 0:
+            os.fchown(fd, -1, gid)
+        os.fchmod(fd, PRIVATE_MODE)
+    finally:
+        os.close(fd)
+
+
+def write_status(
+    layout: JobLayout, doc: dict[str, Any], gid: int | None, *, durable: bool = False
+) -> None:
+    """Write the private fields of ``doc`` (0640, job's group), then the public rest.
+
+    Raises:
+        OSError: a file could not be written.
+    """
+    public, private = split_private(doc)
+    write_atomic(
+        layout.state / PRIVATE_STATUS,
+        json.dumps(private, indent=1).encode(),
+        durable=durable,
+        mode=0o600,
+    )
+    give_to_job(layout, PRIVATE_STATUS, gid)
+    write_atomic(layout.status, json.dumps(public, indent=1).encode(), durable=durable)
+
+
+def write_final(layout: JobLayout, data: bytes, gid: int | None) -> None:
+    """Write ``state/final.json`` (it holds the reason): 0640, the job's group.
+
+    Raises:
+        OSError: it could not be written.
+    """
+    write_atomic(layout.final, data, mode=0o600)
+    give_to_job(layout, "final.json", gid)
+
+
+__all__ = ["PRIVATE_KEYS", "PRIVATE_MODE", "give_to_job", "job_gid", "write_final", "write_status"]
