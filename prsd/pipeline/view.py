@@ -103,5 +103,19 @@ def _where(
     try:
         final = json.loads(read_small(job.final, MAX_STATE_BYTES, daemon_owned=True))
         return str(final.get("state", "Failed")), str(final.get("reason", ""))
-    except (OSError, UntrustedFile, ValueError):
+    except UntrustedFile as exc:
+        if isinstance(exc.__cause__, PermissionError):  # the owner's: its state, not its reason
+            return _public_state(job.status), ""
         return "Running", ""
+    except (OSError, ValueError):
+        return "Running", ""
+
+
+def _public_state(status: Path) -> str:
+    """The state in a job's world-readable ``status.json`` (final.json is the owner's)."""
+    try:
+        doc = json.loads(read_small(status, MAX_STATE_BYTES, daemon_owned=True))
+    except (OSError, UntrustedFile, ValueError):
+        return "Running"
+    state = doc.get("state") if isinstance(doc, dict) else None
+    return state if isinstance(state, str) else "Running"
