@@ -91,6 +91,16 @@ def worker_memory_limit(job_bytes: int | None, node_bytes: int | None) -> int | 
     return min(limits) if limits else None
 
 
+WORKER_PIDS_MAX = 4096
+
+
+def worker_pids_max(environ: Mapping[str, str] | None = None) -> int:
+    """``PRSD_WORKER_PIDS_MAX``: processes and threads one worker may have at once
+    (``pids.max`` of its cgroup), and the ``RLIMIT_NPROC`` a worker run as a job's
+    owner gets (which counts every process of that uid). Default 4096."""
+    return max(1, int(_seconds("PRSD_WORKER_PIDS_MAX", WORKER_PIDS_MAX, environ)))
+
+
 def max_workers_per_node(environ: Mapping[str, str] | None = None) -> int:
     """``PRSD_MAX_WORKERS_PER_NODE``: workers one job may run on a node (default 4 x CPUs, <= 256)."""
     default = min(4 * (os.cpu_count() or 1), MAX_WORKERS_PER_NODE)

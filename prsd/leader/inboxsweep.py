@@ -7,7 +7,8 @@ default 600 s, counted from when this leader first saw it). Each is moved with o
 rename, never followed and never read, to ``jobs/.refused/<n>/`` (a name the leader
 makes), and the record ``jobs/.refused/<n>.json`` (world-readable, as the inbox's
 names are) says what it was called (non-UTF-8 bytes written as ``\\xff``), whose it
-was, when and why. The leader's log says it once. ``prsctl status`` reads the records
+was, when and why. The leader's log says it once (one line per round when
+more than a few are refused at once). ``prsctl status`` reads the records
 (prsd/cli/inboxview.py); removing the folders is the admin's.
 
 Names starting with ``.`` are never touched: ``prsctl submit`` copies under them.
@@ -38,6 +39,7 @@ log = get_logger("prsd.leader")
 
 REFUSED = ".refused"
 INBOX_GRACE_S = 600.0
+MAX_LOGGED_ONE_BY_ONE = 5
 NOT_UTF8 = (
     "its name is not UTF-8, so it cannot become a job (no id, log line or status row "
     "can carry it): rename the folder and submit it again"
@@ -85,22 +87,27 @@ class InboxSweep:
         for key in list(self.first_seen):
             if key not in seen:
                 del self.first_seen[key]  # completed, taken in or removed
+        refused: list[dict[str, object]] = []
         for name, ino in incomplete:
             if not decodable(name):
-                self._refuse(spool, name, ino, NOT_UTF8)
+                refused += self._refuse(spool, name, ino, NOT_UTF8)
                 continue
             since = self.first_seen.setdefault((name, ino), now)
             if now - since >= self.grace_s:
-                self._refuse(spool, name, ino, INCOMPLETE.format(grace=self.grace_s))
+                refused += self._refuse(spool, name, ino, INCOMPLETE.format(grace=self.grace_s))
+        _report(refused)
 
-    def _refuse(self, spool: SpoolLayout, name: str, ino: int, reason: str) -> None:
+    def _refuse(
+        self, spool: SpoolLayout, name: str, ino: int, reason: str
+    ) -> list[dict[str, object]]:
+        """Move one folder aside; its record in a list (empty when it did not move)."""
         src = spool.inbox / name
         try:
             info = os.lstat(src)
         except OSError:
-            return
+            return []
         if not stat.S_ISDIR(info.st_mode) or info.st_ino != ino:
-            return  # replaced since the listing: looked at again next round
+            return []  # replaced since the listing: looked at again next round
         folder = refused_folder(spool)
         aside = f"{datetime.now(UTC):%Y%m%d-%H%M%S}-{secrets.token_hex(4)}"
         record = {
@@ -113,18 +120,28 @@ class InboxSweep:
         try:
             folder.mkdir(mode=0o755, exist_ok=True)
             if not move_verified(src, folder / aside):
-                return
-            write_atomic(folder / f"{aside}.json", json.dumps(record, indent=1).encode())
+                return []
+            data = json.dumps(record, indent=1).encode()
+            write_atomic(folder / f"{aside}.json", data, durable=False)
         except OSError as exc:
             if (name, ino) not in self.failed:
                 self.failed.add((name, ino))
                 log.warning("cannot move an inbox folder aside", name=shown(name), error=str(exc))
-            return
+            return []
         self.first_seen.pop((name, ino), None)
-        log.warning(
-            "refused an inbox folder; moved aside",
-            name=shown(name),
-            uid=info.st_uid,
-            moved_to=record["moved_to"],
-            reason=reason,
-        )
+        return [record]
+
+
+def _report(refused: list[dict[str, object]]) -> None:
+    """Log each refusal of a round; many at once (thousands of empty folders) in one line."""
+    if len(refused) <= MAX_LOGGED_ONE_BY_ONE:
+        for r in refused:
+            log.warning("refused an inbox folder; moved aside", **r)
+        return
+    log.warning(
+        "refused inbox folders; moved aside",
+        count=len(refused),
+        first=[r["inbox_name"] for r in refused[:MAX_LOGGED_ONE_BY_ONE]],
+        reasons=sorted({str(r["reason"]) for r in refused}),
+        moved_to=f"jobs/{REFUSED}/",
+    )

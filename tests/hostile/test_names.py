@@ -31,6 +31,12 @@ if TYPE_CHECKING:
     from collections.abc import Iterator
     from pathlib import Path
 
+ODD_WRITER = """\
+    import os
+    for name in (b"caf\\xe9.log", b"r\\xe9sultat\\xff.txt"):  # in its working folder
+        with open(os.fsdecode(name), "w") as f:
+            f.write("written by init\\n")
+"""
 BAD = os.fsdecode(b"x\xff")
 """An inbox name that is not UTF-8 (as Python lists it: a lone surrogate)."""
 
@@ -103,10 +109,13 @@ def test_an_undecodable_inbox_name_is_moved_aside_and_no_leader_stops(site: Site
 
 
 def test_a_job_with_an_undecodable_file_name_in_code_is_handled_alone(site: Site) -> None:
-    """``code/caf\\xe9.txt`` in A's job (submitted with prsctl submit's code): A's job
+    """``code/caf\\xe9.txt`` in A's job (submitted with prsctl submit's code), and files
+    of such names its init() writes in its working folder: A's job
     ends with its state and reason, B's job completes exactly, no daemon stops; a
     leader started afterwards lives on as well."""
     folder = site.job_folder(site.a, "cafe")
+    script = (folder / "code" / "score.py").read_text()
+    (folder / "code" / "score.py").write_text(script.replace("    pass", ODD_WRITER, 1))
     odd = folder / "code" / os.fsdecode(b"caf\xe9.txt")
     odd.write_text("menu\n")
     (folder / "data" / os.fsdecode(b"d\xe9j\xe0.txt")).write_text("9\n")
