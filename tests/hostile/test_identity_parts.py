@@ -10,7 +10,7 @@ from typing import TYPE_CHECKING
 
 import pytest
 
-from prsd.leader.intake import load_taken_job, take_in
+from prsd.leader.intake import load_taken_job, ready_in_inbox, take_in
 from prsd.leader.leader import Leader
 from prsd.storage.jobid import (
     assign_job_id,
@@ -230,3 +230,18 @@ def test_a_new_leader_resumes_only_from_a_spec_the_daemons_wrote(tmp_path: Path)
     assert not (spool.active / planted).exists()
     for driver in leader.drivers.values():
         driver.abandon()
+
+
+def test_an_inbox_name_that_is_not_utf8_never_stops_the_intake(tmp_path: Path) -> None:
+    """The id registry records such a name as its bytes (no UnicodeEncodeError), and the
+    leader's listing never offers such a folder as ready: it goes to the sweep."""
+    spool = open_spool(tmp_path / "spool")
+    odd = os.fsdecode(b"x\xff")
+    job_id, held = assign_job_id(spool, odd, "x")
+    assert b"for-inbox=x\xff\n" in held and job_id.startswith("x-")
+    folder = spool.inbox / odd
+    folder.mkdir()
+    (folder / "job.yaml").write_text("type: parallel\n")
+    others: list[tuple[str, int]] = []
+    assert ready_in_inbox(spool, others) == []
+    assert others == [(odd, os.lstat(folder).st_ino)]
