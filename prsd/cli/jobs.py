@@ -14,16 +14,16 @@ from __future__ import annotations
 import json
 import os
 import stat
+from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from prsd.errors import PrsdError
 from prsd.leader.status import SCHEMA_VERSION, reconcile
 from prsd.storage.layout import valid_job_id
+from prsd.wire.final import private_final_path
 from prsd.wire.status import merged_with_private_file
 
 if TYPE_CHECKING:
-    from pathlib import Path
-
     from prsd.storage.layout import SpoolLayout
 
 ENDED = ("Completed", "Completed with failures", "Failed", "Canceled")
@@ -56,12 +56,15 @@ def read_status(spool: SpoolLayout, job_id: str) -> dict[str, Any]:
 
 
 def _final(path: Path) -> dict[str, Any] | None:
-    """``state/final.json`` when the job has ended (it beats any status document)."""
-    try:
-        doc = json.loads(path.read_bytes())
-    except (OSError, ValueError):
-        return None
-    return doc if isinstance(doc, dict) else None
+    """``state/final.json`` when the job has ended (it beats any status document): its
+    private copy, with the reason, when this user may read it."""
+    for candidate in (private_final_path(str(path)), path):
+        try:
+            doc = json.loads(Path(candidate).read_bytes())
+        except (OSError, ValueError):
+            continue
+        return doc if isinstance(doc, dict) else None
+    return None
 
 
 def job_ids(spool: SpoolLayout) -> list[str]:

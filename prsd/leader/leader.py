@@ -40,13 +40,13 @@ from prsd.leader.job import Hint, JobDriver
 from prsd.leader.jobclock import record_start, restore_start
 from prsd.leader.liveness import Observer, nodes_view
 from prsd.leader.lostnodes import live_slots, serve_nodes
+from prsd.leader.privatestatus import read_final
 from prsd.leader.requests import RequestDesk
 from prsd.logconfig import get_logger
 from prsd.pipeline.desk import PipelineDesk
 from prsd.storage.atomic import write_atomic
 from prsd.storage.faults import FaultState, probe_writable, storage_fault
 from prsd.storage.heartbeat import read_heartbeats
-from prsd.storage.readsafe import read_small
 from prsd.storage.spool import active_jobs, stranded_jobs
 from prsd.storage.watch import Doorbell
 from prsd.tunables import inbox_grace_s
@@ -141,7 +141,7 @@ class Leader:
         try:
             if layout.final.exists():
                 # The last leader ended the job but died before clearing the marker.
-                final = read_small(layout.final, MAX_STATE_BYTES, daemon_owned=True)
+                final = read_final(layout, MAX_STATE_BYTES)
                 self.finished[job_id] = FinalState.from_json(final)
                 (self.spool.active / job_id).unlink(missing_ok=True)
                 return

@@ -4,9 +4,10 @@
 fields that carry text from the job (its reason, ``first_error``, ``errors``,
 ``last_errors``: tracebacks and messages written from the job's data) are written
 only to ``state/status.private.json`` beside it, mode 0640, the daemons' uid and the
-job's group (the group of ``spec.json``), and ``state/final.json``, which carries the
-reason too, is given the same owner and mode. ``prsctl status`` merges the private
-record over the public one when the user can read it (the owner, root, members of
+job's group (the group of ``spec.json``); ``state/final.json`` likewise keeps the
+state, exit code and time for everyone and leaves its ``reason`` and ``root_cause`` to
+``state/final.private.json`` (same owner and mode). ``prsctl status`` merges the private
+records over the public ones when the user can read them (the owner, root, members of
 the job's group): for them nothing changed; for everyone else a job shows its state
 and counts and never its error text.
 
@@ -25,6 +26,8 @@ from typing import TYPE_CHECKING, Any
 
 from prsd.storage.atomic import write_atomic
 from prsd.storage.jobowner import OwnerRecordError, read_job_owner
+from prsd.storage.readsafe import UntrustedFile, read_small
+from prsd.wire.final import PRIVATE_FINAL, public_final
 from prsd.wire.status import PRIVATE_KEYS, PRIVATE_STATUS, split_private
 
 if TYPE_CHECKING:
@@ -72,13 +75,36 @@ def write_status(
 
 
 def write_final(layout: JobLayout, data: bytes, gid: int | None) -> None:
-    """Write ``state/final.json`` (it holds the reason): 0640, the job's group.
+    """Write ``state/final.private.json`` (0640, the job's group), then ``final.json``
+    with its ``reason`` and ``root_cause`` blanked (every user's: state, exit code, time).
 
     Raises:
-        OSError: it could not be written.
+        OSError: a file could not be written.
     """
-    write_atomic(layout.final, data, mode=0o600)
-    give_to_job(layout, "final.json", gid)
+    write_atomic(layout.state / PRIVATE_FINAL, data, mode=0o600)
+    give_to_job(layout, PRIVATE_FINAL, gid)
+    write_atomic(layout.final, public_final(data))
 
 
-__all__ = ["PRIVATE_KEYS", "PRIVATE_MODE", "give_to_job", "job_gid", "write_final", "write_status"]
+def read_final(layout: JobLayout, max_bytes: int) -> bytes:
+    """The whole ``final.json`` record (the private copy where there is one: a job ended
+    by an older leader has only ``final.json``), read as the daemons' own file.
+
+    Raises:
+        UntrustedFile: neither is a regular file of the daemons within ``max_bytes``.
+    """
+    try:
+        return read_small(layout.state / PRIVATE_FINAL, max_bytes, daemon_owned=True)
+    except UntrustedFile:
+        return read_small(layout.final, max_bytes, daemon_owned=True)
+
+
+__all__ = [
+    "PRIVATE_KEYS",
+    "PRIVATE_MODE",
+    "give_to_job",
+    "job_gid",
+    "read_final",
+    "write_final",
+    "write_status",
+]

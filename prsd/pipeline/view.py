@@ -19,6 +19,7 @@ from typing import TYPE_CHECKING, Any
 from prsd.pipeline.record import STATE, STEPS, PipelineRecord
 from prsd.storage.jobowner import OwnerRecordError, read_job_owner
 from prsd.storage.readsafe import UntrustedFile, read_small
+from prsd.wire.final import PRIVATE_FINAL
 
 if TYPE_CHECKING:
     from pathlib import Path
@@ -100,22 +101,10 @@ def _where(
         return "Lost", "its job folder is gone (taken in under another id, or removed)"
     if owner_uid is not None and job_owner_uid(spool, job_id) not in (None, owner_uid):
         return "Lost", f"job {job_id} belongs to another user"
-    try:
-        final = json.loads(read_small(job.final, MAX_STATE_BYTES, daemon_owned=True))
-        return str(final.get("state", "Failed")), str(final.get("reason", ""))
-    except UntrustedFile as exc:
-        if isinstance(exc.__cause__, PermissionError):  # the owner's: its state, not its reason
-            return _public_state(job.status), ""
-        return "Running", ""
-    except (OSError, ValueError):
-        return "Running", ""
-
-
-def _public_state(status: Path) -> str:
-    """The state in a job's world-readable ``status.json`` (final.json is the owner's)."""
-    try:
-        doc = json.loads(read_small(status, MAX_STATE_BYTES, daemon_owned=True))
-    except (OSError, UntrustedFile, ValueError):
-        return "Running"
-    state = doc.get("state") if isinstance(doc, dict) else None
-    return state if isinstance(state, str) else "Running"
+    for path in (job.state / PRIVATE_FINAL, job.final):  # the reason, where this user may
+        try:
+            final = json.loads(read_small(path, MAX_STATE_BYTES, daemon_owned=True))
+            return str(final.get("state", "Failed")), str(final.get("reason", ""))
+        except (OSError, UntrustedFile, ValueError):
+            continue
+    return "Running", ""

@@ -1,13 +1,16 @@
 """How a job ended (``jobs/<id>/state/final.json``): leader -> prsctl, agents, a successor.
 
 Written once, by the leader that ends the job, before it removes the job's
-``active/`` marker; a leader that finds it at take-over knows the job is over.
+``active/`` marker; a leader that finds it at take-over knows the job is over. The
+job's text (``reason``, ``root_cause``) is in ``final.private.json`` beside it (the
+owner's and the job's group's); ``final.json`` holds it blanked, for every user.
 Standard library only, Python 3.9.
 """
 
 from __future__ import annotations
 
 import json
+import os
 from dataclasses import asdict, dataclass
 
 from prsd.wire.fields import Fields, RecordError
@@ -44,3 +47,23 @@ class FinalState:
             f.get("root_cause", str),
             f.get("finished_at", str),
         )
+
+
+PRIVATE_FINAL = "final.private.json"
+"""Beside ``final.json``: the same record with its text, for the owner and the job's group."""
+PRIVATE_FIELDS = ("reason", "root_cause")
+
+
+def public_final(data: bytes) -> bytes:
+    """``final.json``'s bytes with the job's text (``reason``, ``root_cause``) blanked (pure)."""
+    doc = json.loads(data)
+    for key in PRIVATE_FIELDS:
+        if key in doc:
+            doc[key] = ""
+    doc["text_private"] = True
+    return json.dumps(doc, indent=1).encode()
+
+
+def private_final_path(final_path: str) -> str:
+    """Where the private copy of the ``final.json`` at ``final_path`` lies."""
+    return os.path.join(os.path.dirname(final_path), PRIVATE_FINAL)

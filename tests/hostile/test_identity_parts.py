@@ -29,6 +29,7 @@ from prsd.storage.jobroot import Entry, SealError, planted_names, seal_job_root
 from prsd.storage.readsafe import UntrustedFile, read_small
 from prsd.storage.spool import open_spool
 from prsd.submit import submit
+from tests.helpers import final_record
 from tests.jobkit import make_job
 
 if TYPE_CHECKING:
@@ -223,7 +224,7 @@ def test_a_new_leader_resumes_only_from_a_spec_the_daemons_wrote(tmp_path: Path)
     leader.take_office(0.0)
     assert planted not in leader.drivers
     assert honest in leader.drivers
-    final = json.loads(layouts[planted].final.read_bytes())
+    final = json.loads(final_record(layouts[planted].state))
     assert final["state"] == "Failed"
     assert "could not be resumed" in final["reason"]
     assert "not to the daemons" in final["reason"]
