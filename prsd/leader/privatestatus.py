@@ -8,7 +8,8 @@ job's group (the group of ``spec.json``); ``state/final.json`` likewise keeps th
 state, exit code and time for everyone and leaves its ``reason`` and ``root_cause`` to
 ``state/final.private.json`` (same owner and mode). ``prsctl status`` merges the private
 records over the public ones when the user can read them (the owner, root, members of
-the job's group): for them nothing changed; for everyone else a job shows its state
+the job's group, and members of ``PRSD_ADMIN_GROUP`` through an ACL entry:
+prsd/leader/adminread.py): for them nothing changed; for everyone else a job shows its state
 and counts and never its error text.
 
 The private record is written before the public one, so a reader who can read both
@@ -24,6 +25,7 @@ import json
 import os
 from typing import TYPE_CHECKING, Any
 
+from prsd.leader.adminread import let_admins_read
 from prsd.storage.atomic import write_atomic
 from prsd.storage.jobowner import OwnerRecordError, read_job_owner
 from prsd.storage.readsafe import UntrustedFile, read_small
@@ -51,6 +53,7 @@ def give_to_job(layout: JobLayout, name: str, gid: int | None) -> None:
         if gid is not None and os.geteuid() == 0:
             os.fchown(fd, -1, gid)
         os.fchmod(fd, PRIVATE_MODE)
+        let_admins_read(fd)
     finally:
         os.close(fd)
 

@@ -14,11 +14,13 @@ from typing import TYPE_CHECKING
 
 import pytest
 
+from prsd.leader.askrule import ADMIN_GROUP_ENV
 from prsd.pipeline.record import PipelineRecord, StepRecord, pipelines_folder
 from prsd.storage.spool import open_spool
 from tests.helpers import stop_daemons, wait_until
 from tests.hostile.identity_site import Site, prsctl_as, reader, warm_up
 from tests.realusers import (
+    User,
     as_user,
     chown_tree,
     open_base,
@@ -39,20 +41,32 @@ def run(mini_batch):
 """
 
 
+ADMINS: list[User] = []
+"""The admin of this module's spool: a third user whose own group is PRSD_ADMIN_GROUP."""
+
+
 @pytest.fixture(scope="module")
 def site() -> Iterator[Site]:
-    """A root leader and agent on a fresh spool; users A and B."""
-    with real_users(2) as (a, b), open_base("prsd-privacy-") as base, reachable_checkout():
+    """A root leader and agent on a fresh spool; users A, B and an admin."""
+    users = real_users(3)
+    with users as (a, b, admin), open_base("prsd-privacy-") as base, reachable_checkout():
         spool = base / "spool"
         open_spool(spool)
         (spool / "inbox").chmod(0o1777)
         s = Site(base, spool, a, b, python_for(a))
+        ADMINS[:] = [admin]
         warm_up(s)
+        saved = dict(os.environ)
+        os.environ[ADMIN_GROUP_ENV] = admin.name  # the admin's own group (useradd -U)
         try:
             s.start(["leader"])
             s.start(["agent", "--node-id", "n1", "--slots", "2"])
+            os.environ.clear()
+            os.environ.update(saved)
             yield s
         finally:
+            os.environ.clear()
+            os.environ.update(saved)
             stop_daemons(s.procs)
 
 
@@ -80,7 +94,7 @@ def failing_job_of_b(site: Site) -> str:
 
 def test_another_users_error_text_is_never_shown(site: Site) -> None:
     """A sees B's failed job (state, counts) in status and --json, never its error text;
-    B sees the text as before; A's own job completes exactly meanwhile."""
+    B and the admin group see the text as before; A's own job completes exactly meanwhile."""
     b_job = failing_job_of_b(site)
     a_job = site.submit_as(site.a, "ant", pause_s=0.5)
     assert site.wait_ended(b_job)["state"] == "Failed", site.log()[-4000:]
@@ -106,6 +120,9 @@ def test_another_users_error_text_is_never_shown(site: Site) -> None:
     assert rows[b_job]["reason"] and rows[b_job]["last_errors"]
     code, text = prsctl_as(site.b, site, "status", b_job)
     assert code == 0 and "hunter2" in text, text
+    code, text = prsctl_as(ADMINS[0], site, "status", "--json")
+    rows = {d["job_id"]: d for d in json.loads(text)["jobs"]}
+    assert SECRET in rows[b_job]["first_error"], "the admin group reads the error text too"
 
 
 def test_a_forged_pipeline_naming_another_users_job_shows_it_lost(site: Site) -> None:
