@@ -111,8 +111,8 @@ def test_an_undecodable_inbox_name_is_moved_aside_and_no_leader_stops(site: Site
 def test_a_job_with_an_undecodable_file_name_in_code_is_handled_alone(site: Site) -> None:
     """``code/caf\\xe9.txt`` in A's job (submitted with prsctl submit's code), and files
     of such names its init() writes in its working folder: A's job
-    ends with its state and reason, B's job completes exactly, no daemon stops; a
-    leader started afterwards lives on as well."""
+    ends with its state and reason, B's job completes exactly, no daemon stops, also
+    while ``prsctl gc`` removes A's job; a leader started afterwards lives on as well."""
     folder = site.job_folder(site.a, "cafe")
     script = (folder / "code" / "score.py").read_text()
     (folder / "code" / "score.py").write_text(script.replace("    pass", ODD_WRITER, 1))
@@ -134,6 +134,9 @@ def test_a_job_with_an_undecodable_file_name_in_code_is_handled_alone(site: Site
     code, text = prsctl_as(site.a, site, "status", "--json")
     assert code == 0 and a_job in text
     assert a_job in job_ids(spool)
+    code, text = prsctl_as(site.a, site, "gc", "--older-than", "0")  # removes those names
+    assert code == 0 and a_job in text, text
+    assert not (site.jobs / a_job).exists()
     site.start(["leader"])
     b_last = site.submit_as(site.b, "bee4")
     exact_rows(site, b_last, "bee4")
