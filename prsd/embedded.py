@@ -31,7 +31,10 @@ from prsd.leader.election import Deposed, Election
 from prsd.leader.finish import FinalState
 from prsd.leader.job import Hint
 from prsd.leader.leader import Leader, LeaderLinks
+from prsd.leader.privatestatus import read_final
 from prsd.storage.requests import remove, send_request
+
+MAX_FINAL_BYTES = 1 << 20
 
 if TYPE_CHECKING:
     from collections.abc import Callable
@@ -227,7 +230,7 @@ async def _lead_until_done(
     patient = False
     while True:
         if await anyio.to_thread.run_sync(final_path.exists):
-            return FinalState.from_json(final_path.read_bytes())
+            return FinalState.from_json(read_final(leader.spool.job(job_id), MAX_FINAL_BYTES))
         epoch = await anyio.to_thread.run_sync(
             partial(election.try_once, anyio.current_time(), patient=patient)
         )

@@ -36,6 +36,15 @@ def _seconds(name: str, default: float, environ: Mapping[str, str] | None) -> fl
     return value if value >= 0 else default
 
 
+INBOX_GRACE_S = 600.0
+
+
+def inbox_grace_s(environ: Mapping[str, str] | None = None) -> float:
+    """``PRSD_INBOX_GRACE_S``: how long an inbox folder may stay without a job.yaml
+    before the leader moves it aside (docs/spool.md, "Refused inbox folders")."""
+    return _seconds("PRSD_INBOX_GRACE_S", INBOX_GRACE_S, environ)
+
+
 def init_rule_window_s(environ: Mapping[str, str] | None = None) -> float:
     """Seconds after the job's start before the init-failure count can fail it."""
     return _seconds("PRSD_INIT_RULE_WINDOW_S", INIT_RULE_WINDOW_S, environ)
@@ -80,6 +89,16 @@ def worker_memory_limit(job_bytes: int | None, node_bytes: int | None) -> int | 
     """The tighter of the job's ``resources.max_memory_per_worker`` and the node's limit."""
     limits = [b for b in (job_bytes, node_bytes) if b]
     return min(limits) if limits else None
+
+
+WORKER_PIDS_MAX = 4096
+
+
+def worker_pids_max(environ: Mapping[str, str] | None = None) -> int:
+    """``PRSD_WORKER_PIDS_MAX``: processes and threads one worker may have at once
+    (``pids.max`` of its cgroup), and the ``RLIMIT_NPROC`` a worker run as a job's
+    owner gets (which counts every process of that uid). Default 4096."""
+    return max(1, int(_seconds("PRSD_WORKER_PIDS_MAX", WORKER_PIDS_MAX, environ)))
 
 
 def max_workers_per_node(environ: Mapping[str, str] | None = None) -> int:

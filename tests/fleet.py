@@ -16,6 +16,7 @@ from typing import TYPE_CHECKING
 
 from prsd.storage.spool import open_spool
 from prsd.submit import submit
+from tests.helpers import final_record
 
 if TYPE_CHECKING:
     from pathlib import Path
@@ -101,7 +102,7 @@ class Fleet:
     def final(self, job_id: str) -> dict[str, object] | None:
         path = self.spool / "jobs" / job_id / "state" / "final.json"
         try:
-            return dict(json.loads(path.read_bytes()))
+            return dict(json.loads(final_record(path.parent)))
         except (OSError, ValueError):
             return None
 

@@ -8,6 +8,7 @@ from typing import TYPE_CHECKING
 
 if TYPE_CHECKING:
     from collections.abc import Callable, Iterable
+    from pathlib import Path
 
 
 def wait_until(predicate: Callable[[], bool], timeout_s: float, what: str = "condition") -> None:
@@ -32,3 +33,18 @@ def stop_daemons(procs: Iterable[subprocess.Popen[bytes]], grace_s: float = 60) 
         except subprocess.TimeoutExpired:
             proc.kill()
             proc.wait()
+
+
+def final_record(state_dir: Path) -> bytes:
+    """A job's whole final record, as root reads it once ``final.json`` exists:
+    ``final.private.json`` (with the reason), or ``final.json`` where the leader wrote
+    no private copy.
+
+    Raises:
+        OSError: neither can be read.
+    """
+    public = (state_dir / "final.json").read_bytes()  # written last: the job has ended
+    try:
+        return (state_dir / "final.private.json").read_bytes()
+    except FileNotFoundError:
+        return public

@@ -13,8 +13,10 @@ fallback is the process group (the stop ladder) plus a sweep of every process
 whose environment carries the worker's ``PRSD_WORKER_TOKEN``: a process that
 scrubs its environment escapes that sweep, which docs/supervision.md says.
 
-An optional memory limit (``memory.max`` / ``memory.limit_in_bytes``) is set on the
-group; the kernel's OOM killer then ends the worker, and its ``oom_kill`` count is
+A process limit (``pids.max``, ``PRSD_WORKER_PIDS_MAX``) is set on the worker's v2
+group or in a v1 ``pids`` group, where the machine has one: a fork bomb in ``run()``
+gets EAGAIN at the limit. An optional memory limit (``memory.max`` /
+``memory.limit_in_bytes``) is set on the group; the kernel's OOM killer then ends the worker, and its ``oom_kill`` count is
 the evidence :mod:`prsd.agent.verdicts` needs to say ``oom``.
 
 Groups left by an agent that was killed (its workers die with it, but what they
@@ -52,11 +54,14 @@ class WorkerGroup:
     kill_folder: Path | None = None
     kill_version: int = 0
     memory: MemoryCgroup | None = None
+    pids_folder: Path | None = None  # where pids.max is set
     final_oom_kills: int | None = None
     removed: bool = False
 
     def folders(self) -> list[Path]:
         found = [self.kill_folder] if self.kill_folder is not None else []
+        if self.pids_folder is not None and self.pids_folder not in found:
+            found.append(self.pids_folder)
         if self.memory is not None and self.memory.folder not in found:
             found.append(self.memory.folder)
         return found
@@ -115,6 +120,7 @@ class Sandbox:
     _count: int = 0
     _kill: Hierarchy | None = None
     _memory: Hierarchy | None = None
+    _pids: Hierarchy | None = None
     _chosen: bool = False
 
     @classmethod
@@ -147,8 +153,10 @@ class Sandbox:
         self._count += 1
         return f"{self.prefix}.{self._count}"
 
-    def enter(self, pid: int, token: str, memory_max_bytes: int | None) -> WorkerGroup:
-        """Create the worker's groups (named ``token``), move ``pid`` in, set its limit."""
+    def enter(
+        self, pid: int, token: str, memory_max_bytes: int | None, pids_max: int | None = None
+    ) -> WorkerGroup:
+        """Create the worker's groups (named ``token``), move ``pid`` in, set its limits."""
         self._choose()
         name = token
         group = WorkerGroup(token=name)
@@ -158,7 +166,24 @@ class Sandbox:
                 group.kill_folder, group.kill_version = folder, self._kill.version
         if self._memory is not None:
             group.memory = self._memory_group(name, pid, memory_max_bytes)
+        if self._pids is not None and pids_max:
+            group.pids_folder = self._pids_group(name, pid, pids_max)
         return group
+
+    def pids_limit_unenforced(self) -> bool:
+        """True when no hierarchy here can hold ``pids.max``."""
+        self._choose()
+        return self._pids is None
+
+    def _pids_group(self, name: str, pid: int, limit: int) -> Path | None:
+        assert self._pids is not None
+        target = Path(self._pids.folder) / name
+        if self._pids.version == 2:  # the kill group itself (checked in _choose)
+            return target if _write(target / "pids.max", str(limit)) else None
+        folder = _make(target, pid)
+        if folder is None or not _write(folder / "pids.max", str(limit)):
+            return None
+        return folder
 
     def _memory_group(self, name: str, pid: int, limit: int | None) -> MemoryCgroup | None:
         assert self._memory is not None
@@ -210,6 +235,12 @@ class Sandbox:
             if h.version == 2 or _try_make(Path(h.folder)) is None:
                 self._memory = h
                 break
+        for h in self.plan.pids:
+            if h.version == 2 and (h != self._kill or not _enable(Path(h.folder), "pids")):
+                continue
+            if h.version == 2 or _try_make(Path(h.folder)) is None:
+                self._pids = h
+                break
 
 
 def _stale_groups(parent: Path) -> list[Path]:
@@ -260,19 +291,23 @@ def _make(folder: Path, pid: int) -> Path | None:
 
 
 def _enable_memory(folder: Path) -> bool:
-    """Hand the v2 memory controller to this cgroup's children.
+    return _enable(folder, "memory")
+
+
+def _enable(folder: Path, controller: str) -> bool:
+    """Hand a v2 controller (``memory``, ``pids``) to this cgroup's children.
 
     The v2 rule "no processes in a cgroup whose controllers are handed down" means
     the agent first moves itself into a leaf (``prsd.agent``) of its own cgroup.
     """
-    if "memory" in _read_words(folder / "cgroup.subtree_control"):
+    if controller in _read_words(folder / "cgroup.subtree_control"):
         return True
-    if _write(folder / "cgroup.subtree_control", "+memory"):
+    if _write(folder / "cgroup.subtree_control", f"+{controller}"):
         return True
     leaf = folder / "prsd.agent"
     if folder.parent == folder or _make(leaf, os.getpid()) is None:
         return False
-    return _write(folder / "cgroup.subtree_control", "+memory")
+    return _write(folder / "cgroup.subtree_control", f"+{controller}")
 
 
 def _frozen_kill(folder: Path, state_file: str, frozen: str, thawed: str) -> None:

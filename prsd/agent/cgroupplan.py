@@ -11,7 +11,9 @@ Preference (docs/supervision.md, "Every process dies with its worker"):
   group (freeze, kill every pid, thaw), else a v1 pids or memory group (kill its
   pids until it is empty), else no group (the caller sweeps by environment marker);
 - a memory limit: cgroup v2 when its ``memory`` controller is available to the
-  agent's cgroup, else the v1 ``memory`` hierarchy, else none.
+  agent's cgroup, else the v1 ``memory`` hierarchy, else none;
+- a process limit (``pids.max``): cgroup v2 when its ``pids`` controller is
+  available, else the v1 ``pids`` hierarchy, else none.
 
 Which folders can really be written is learnt by trying (``prsd.agent.cgroup``);
 this module only reads ``/proc/self/cgroup`` and ``/proc/self/mountinfo`` texts.
@@ -43,6 +45,7 @@ class Plan:
 
     kill: tuple[Hierarchy, ...]
     memory: tuple[Hierarchy, ...]
+    pids: tuple[Hierarchy, ...] = ()
 
 
 def own_paths(proc_cgroup: str) -> dict[str, str]:
@@ -126,4 +129,6 @@ def choose(found: list[Hierarchy], v2_controllers: frozenset[str]) -> Plan:
         kill += [h for h in v1 if h.has(controller) and h not in kill]
     memory = [h for h in v2 if "memory" in v2_controllers]
     memory += [h for h in v1 if h.has("memory")]
-    return Plan(tuple(kill), tuple(memory))
+    pids = [h for h in v2 if "pids" in v2_controllers]
+    pids += [h for h in v1 if h.has("pids")]
+    return Plan(tuple(kill), tuple(memory), tuple(pids))

@@ -12,6 +12,7 @@ when the process cannot be spawned or its folders made.
 
 from __future__ import annotations
 
+import resource
 from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING
@@ -30,7 +31,7 @@ from prsd.owner import (
     run_as_for_job,
     unreadable_for,
 )
-from prsd.tunables import worker_memory_limit, worker_memory_max_bytes
+from prsd.tunables import worker_memory_limit, worker_memory_max_bytes, worker_pids_max
 from prsd.worker.launch import BOOT_PATH, worker_command
 
 if TYPE_CHECKING:
@@ -103,14 +104,32 @@ async def launch_worker(ctx: JobContext, gpu: int | None, paths: ProcessPaths) -
         )
     # Into its cgroup before the hello frame: no user code runs outside it.
     limit = worker_memory_limit(ctx.spec.max_memory_per_worker_bytes, worker_memory_max_bytes())
-    proc.group = await anyio.to_thread.run_sync(sandbox.enter, proc.pid, token, limit)
+    pids = worker_pids_max()
+    proc.group = await anyio.to_thread.run_sync(sandbox.enter, proc.pid, token, limit, pids)
+    if run_as is not None and run_as.uid != 0:  # root ignores RLIMIT_NPROC
+        limit_processes(proc.pid, pids)
     return Launched(proc, run_as, limit)
+
+
+def limit_processes(pid: int, most: int) -> None:
+    """``RLIMIT_NPROC`` of the worker ``pid`` (before it runs any user code): it counts
+    every process of the worker's uid, so a fork bomb stops there even without a pids
+    cgroup. A worker that is gone already is left alone."""
+    try:
+        resource.prlimit(pid, resource.RLIMIT_NPROC, (most, most))
+    except (ProcessLookupError, PermissionError, ValueError):
+        pass
 
 
 def sandbox_lines(limit: int | None) -> list[str]:
     """What the job's ``_main.txt`` says about worker cgroups and the memory limit."""
     sandbox = node_sandbox()
     lines = [sandbox.describe(), *sandbox.notes]
+    where = "no pids cgroup here" if sandbox.pids_limit_unenforced() else "pids.max"
+    lines.append(
+        f"worker process limit: {worker_pids_max()} (PRSD_WORKER_PIDS_MAX; {where}, "
+        "and RLIMIT_NPROC of a worker run as the job's owner)"
+    )
     if limit and sandbox.memory_limit_unenforced():
         lines.append(f"worker memory limit {limit} bytes cannot be enforced on this node")
     elif limit:

@@ -5,9 +5,12 @@ cancelled), each of its ``user/stdout`` and ``user/stderr`` files is checked eve
 :data:`CHECK_INTERVAL_S`;
 one over ``cap_bytes`` (``PRSD_MAX_CAPTURED_OUTPUT``, default 64 MiB) has its last
 ``cap_bytes`` copied to ``<file>.1`` (replacing the one before), is truncated to
-nothing, and starts again with a line saying that output was cut. A job printing
-without end thus holds at most about ``2 x cap_bytes`` per file, plus what it
-writes in one check interval.
+nothing, and starts again with a line saying that output was cut. ``<file>.1`` never
+holds more than ``cap_bytes``, however fast the worker writes while its tail is
+copied (the copy starts again at the newest ``cap_bytes`` when more came meanwhile),
+and the last check cuts the file itself when the worker is gone: a job printing
+without end holds at most ``2 x cap_bytes`` per file once it stopped, and while it
+runs, what it writes in one check interval more.
 
 The worker writes through its own descriptor opened with ``O_APPEND``, so after the
 truncation its next write lands at the new start. What it wrote during the copy is
@@ -85,11 +88,16 @@ def _copy_tail(captured: CapturedFile, info: os.stat_result, cap_bytes: int) -> 
     try:
         os.fchown(out, info.st_uid, info.st_gid)
         offset, end = info.st_size - cap_bytes, info.st_size
+        base = offset
         for _ in range(_CATCH_UP_ROUNDS):  # what the worker wrote meanwhile goes along too
             offset = _copy_range(captured.fd, out, offset, end)
             end = os.fstat(captured.fd).st_size
             if end <= offset:
                 break
+            if end - base > cap_bytes:  # more came than the cap holds: the newest cap bytes
+                base = offset = end - cap_bytes
+                os.ftruncate(out, 0)
+                os.lseek(out, 0, os.SEEK_SET)
     finally:
         os.close(out)
 

@@ -1,7 +1,9 @@
 """What ``prsctl`` reads about jobs: the status summaries, never the task folders.
 
 A job's state comes from ``state/status.json`` (kept by the leader), so the cost of
-a status query does not grow with the job's size. A job still in ``inbox/`` is
+a status query does not grow with the job's size; its error text is merged in from
+``state/status.private.json`` when this user may read it (the owner, the job's group,
+root), and is otherwise never shown. A job still in ``inbox/`` is
 Queued; a job folder the leader has not written a summary for yet is Starting; a
 summary this user may not read is Unknown, with that as the reason (the table still
 lists every job).
@@ -12,15 +14,16 @@ from __future__ import annotations
 import json
 import os
 import stat
+from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from prsd.errors import PrsdError
 from prsd.leader.status import SCHEMA_VERSION, reconcile
 from prsd.storage.layout import valid_job_id
+from prsd.wire.final import private_final_path
+from prsd.wire.status import merged_with_private_file
 
 if TYPE_CHECKING:
-    from pathlib import Path
-
     from prsd.storage.layout import SpoolLayout
 
 ENDED = ("Completed", "Completed with failures", "Failed", "Canceled")
@@ -40,7 +43,7 @@ def read_status(spool: SpoolLayout, job_id: str) -> dict[str, Any]:
     try:
         doc = json.loads(layout.status.read_bytes())
         if isinstance(doc, dict):
-            return reconcile(doc, _final(layout.final))
+            return reconcile(merged_with_private_file(doc, layout.state), _final(layout.final))
     except PermissionError:
         doc = queued_doc(job_id, "Unknown")
         doc["reason"] = f"{layout.status} is not readable by this user"
@@ -56,12 +59,15 @@ def read_status(spool: SpoolLayout, job_id: str) -> dict[str, Any]:
 
 
 def _final(path: Path) -> dict[str, Any] | None:
-    """``state/final.json`` when the job has ended (it beats any status document)."""
-    try:
-        doc = json.loads(path.read_bytes())
-    except (OSError, ValueError):
-        return None
-    return doc if isinstance(doc, dict) else None
+    """``state/final.json`` when the job has ended (it beats any status document): its
+    private copy, with the reason, when this user may read it."""
+    for candidate in (private_final_path(str(path)), path):
+        try:
+            doc = json.loads(Path(candidate).read_bytes())
+        except (OSError, ValueError):
+            continue
+        return doc if isinstance(doc, dict) else None
+    return None
 
 
 def job_ids(spool: SpoolLayout) -> list[str]:

@@ -119,7 +119,9 @@ def _elapsed(steps: list[dict[str, Any]], final: dict[str, Any] | None) -> float
 def table_rows(spool: SpoolLayout, docs: list[dict[str, Any]]) -> list[dict[str, Any]]:
     """``prsctl status`` rows: jobs outside pipelines, then each pipeline with its steps."""
     pipelines = [pipeline_status(spool, pid) for pid in readable_pipelines(spool)]
-    in_pipelines = {s["job_id"] for p in pipelines for s in p["steps"]}
+    # A Lost step names a job that is not this pipeline's (another user's, or gone):
+    # that job keeps its own row and lends the step nothing.
+    in_pipelines = {s["job_id"] for p in pipelines for s in p["steps"] if s["state"] != "Lost"}
     by_id = {d.get("job_id"): d for d in docs}
     rows = [d for d in docs if d.get("job_id") not in in_pipelines]
     for p in pipelines:
@@ -134,7 +136,7 @@ def table_rows(spool: SpoolLayout, docs: list[dict[str, Any]]) -> list[dict[str,
             }
         )
         for s in p["steps"]:
-            doc = dict(by_id.get(s["job_id"]) or {})
+            doc = {} if s["state"] == "Lost" else dict(by_id.get(s["job_id"]) or {})
             doc.update(job_id=f"  {s['step']} ({s['kind']}) {s['job_id']}", state=s["state"])
             rows.append(doc)
     return rows

@@ -187,21 +187,27 @@ def cmd_status(spool: SpoolLayout, args: argparse.Namespace) -> int:
         return ExitCode.OK
     if args.job is None:
         from prsd.cli import pipelines
+        from prsd.cli.inboxview import inbox_summary, trim_queued
 
         docs = all_statuses(spool)
+        inbox = inbox_summary(spool)
         if args.json:
             found = [
                 pipelines.pipeline_status(spool, p) for p in pipelines.readable_pipelines(spool)
             ]
-            _print_json({"schema": SCHEMA_VERSION, "jobs": docs, "pipelines": found})
+            doc = {"schema": SCHEMA_VERSION, "jobs": docs, "pipelines": found}
+            _print_json({**doc, "inbox": inbox.to_json()})
             return ExitCode.OK
         from prsd.cli import console
         from prsd.cli.statusview import jobs_table
 
-        if docs or pipelines.readable_pipelines(spool):
-            console.out.print(jobs_table(pipelines.table_rows(spool, docs)))
-        else:
+        rows, shown_queued = trim_queued(spool, docs)
+        if rows or pipelines.readable_pipelines(spool):
+            console.out.print(jobs_table(pipelines.table_rows(spool, rows)))
+        elif not inbox.folders:
             console.say(f"no jobs in {spool.root}")
+        for line in inbox.lines(shown_queued):
+            console.say(line)
         if any(not is_ended(d) for d in docs):
             _warn_if_unserved(spool, "waiting jobs")
         _say_storage_faults(spool)

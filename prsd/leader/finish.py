@@ -18,6 +18,7 @@ from prsd.leader.faileditems import write_failed_items
 from prsd.leader.faultfile import job_log, written_fault
 from prsd.leader.joblogs import format_duration
 from prsd.leader.partial import keep_partial_output
+from prsd.leader.privatestatus import job_gid, write_final
 from prsd.leader.rerun import combine_outputs, job_code_digest, read_retry_plan, retry_summary
 from prsd.leader.status import final_counts
 from prsd.leader.verdict import COMPLETED_WITH_FAILURES, completed_state, failures_reason
@@ -114,7 +115,7 @@ def finish_job(end: JobEnd, snap: JobSnapshot, state: str, reason: str) -> Final
         datetime.now(UTC).isoformat(timespec="seconds"),
         final_counts(snap),
     )
-    write_atomic(layout.final, final.to_json())
+    write_final(layout, final.to_json(), job_gid(layout))
     end.logs.progress(f"{snap.progress_line} The job is {state.lower()}. {reason}".strip())
     end.logs.master(f"job {state}: {reason or 'all mini-batches processed'}")
     (layout.root.parent.parent / "active" / layout.job_id).unlink(missing_ok=True)

@@ -18,7 +18,6 @@ it logs what it could not write.
 
 from __future__ import annotations
 
-import json
 import os
 import traceback
 from datetime import UTC, datetime
@@ -28,6 +27,7 @@ from prsd.errors import ExitCode, PrsdError
 from prsd.jobspec import JobSpec
 from prsd.leader.faultfile import job_log, written_fault
 from prsd.leader.finish import FinalState
+from prsd.leader.privatestatus import job_gid, write_final, write_status
 from prsd.logconfig import get_logger
 from prsd.logline import one_line
 from prsd.storage.atomic import write_atomic
@@ -35,6 +35,7 @@ from prsd.storage.readsafe import read_small
 from prsd.wire.status import SCHEMA_VERSION
 
 if TYPE_CHECKING:
+    from collections.abc import Callable
     from pathlib import Path
 
     from prsd.leader.job import JobDriver
@@ -98,20 +99,25 @@ def end_broken_job(spool: SpoolLayout, layout: JobLayout, reason: str) -> FinalS
         for path in (tree.job_error, tree.user_error):
             _write_best_effort(layout, path, said)
     # The final state last: whoever sees it ended finds every file that says why.
-    _write_best_effort(layout, layout.status, json.dumps(status, indent=1).encode())
-    _write_best_effort(layout, layout.final, final.to_json())
+    gid = job_gid(layout)
+    _write_best_effort(layout, layout.status, lambda: write_status(layout, status, gid))
+    _write_best_effort(layout, layout.final, lambda: write_final(layout, final.to_json(), gid))
     (spool.active / layout.job_id).unlink(missing_ok=True)
     log.error("job failed by a fault", job_id=layout.job_id, reason=reason)
     return final
 
 
-def _write_best_effort(layout: JobLayout, path: Path, data: bytes) -> None:
-    """Write one end-of-job file; a job folder that is gone is not created again."""
+def _write_best_effort(layout: JobLayout, path: Path, data: bytes | Callable[[], None]) -> None:
+    """Write one end-of-job file (``data``, or a call that writes it); a job folder
+    that is gone is not created again."""
     if not layout.root.is_dir():
         return
     try:
         path.parent.mkdir(parents=True, exist_ok=True)
-        write_atomic(path, data)
+        if callable(data):
+            data()
+        else:
+            write_atomic(path, data)
     except OSError as exc:
         log.error(
             "cannot write the end of a broken job",

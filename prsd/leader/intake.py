@@ -28,6 +28,8 @@ from typing import TYPE_CHECKING
 from prsd.errors import ExitCode, JobSpecError, PrsdError
 from prsd.jobspec.load import find_job_file, load_job_spec
 from prsd.leader.finish import FinalState
+from prsd.leader.inboxsweep import decodable, shown
+from prsd.leader.privatestatus import job_gid, write_final, write_status
 from prsd.leader.readme import write_job_notes, write_readme
 from prsd.leader.retryfiles import adopt_retry_files
 from prsd.logconfig import get_logger
@@ -76,12 +78,14 @@ class OwnerUnknown(PrsdError):
     """A job sealed by a leader that died before recording its owner."""
 
 
-def ready_in_inbox(spool: SpoolLayout) -> list[str]:
+def ready_in_inbox(spool: SpoolLayout, others: list[tuple[str, int]] | None = None) -> list[str]:
     """Names of complete job folders waiting in the inbox; strays there are removed.
 
     A symlink, file or other non-folder under a name without a leading dot is never
     a job: it is unlinked (the link itself, never its target) and the leader's log
-    says why, so ``prsctl status`` never shows it as Queued.
+    says why, so ``prsctl status`` never shows it as Queued. A folder whose name is
+    not UTF-8 is never ready: it goes, with the incomplete folders, into ``others``
+    as (name, inode) for prsd/leader/inboxsweep.py.
     """
     try:
         entries = list(os.scandir(spool.inbox))
@@ -94,8 +98,10 @@ def ready_in_inbox(spool: SpoolLayout) -> list[str]:
         if not e.is_dir(follow_symlinks=False):
             _remove_stray(spool, e.name, "a symlink" if e.is_symlink() else "not a folder")
             continue
-        if _has_job_file(spool, e.name):
+        if _has_job_file(spool, e.name) and decodable(e.name):
             ready.append(e.name)
+        elif others is not None:
+            others.append((e.name, e.inode()))
     return sorted(ready)
 
 
@@ -135,11 +141,11 @@ def _remove_stray(spool: SpoolLayout, name: str, what: str) -> None:
     except OSError as exc:
         if (name, info.st_ino) not in _REPORTED:  # once, not at every round
             _REPORTED.add((name, info.st_ino))
-            log.warning("cannot remove a stray inbox entry", name=name, error=exc.strerror)
+            log.warning("cannot remove a stray inbox entry", name=shown(name), error=exc.strerror)
         return
     log.warning(
         "refused an inbox entry that is not a job folder; it was removed (never followed)",
-        name=name,
+        name=shown(name),
         kind=what,
         uid=info.st_uid,
     )
@@ -299,14 +305,15 @@ def fail_intake(layout: JobLayout, error: PrsdError) -> FinalState:
     write_readme(layout)
     text = f"Failed\nReason: {reason}\nThe job was not started: fix the job folder and submit it again.\n"
     write_atomic(layout.log_tree.job_result, text.encode())
-    write_atomic(layout.final, final.to_json())
+    gid = job_gid(layout)
+    write_final(layout, final.to_json(), gid)
     status = {
         "schema": SCHEMA_VERSION,
         "job_id": layout.job_id,
         "state": "Failed",
         "reason": reason,
     }
-    write_atomic(layout.status, json.dumps(status, indent=1).encode(), durable=False)
+    write_status(layout, status, gid)
     return final
 
 

@@ -27,6 +27,7 @@ from prsd.leader.guard import (
     fault_reason,
     load_spec,
 )
+from prsd.leader.inboxsweep import InboxSweep
 from prsd.leader.intake import (
     fail_intake,
     load_taken_job,
@@ -39,6 +40,7 @@ from prsd.leader.job import Hint, JobDriver
 from prsd.leader.jobclock import record_start, restore_start
 from prsd.leader.liveness import Observer, nodes_view
 from prsd.leader.lostnodes import live_slots, serve_nodes
+from prsd.leader.privatestatus import read_final
 from prsd.leader.requests import RequestDesk
 from prsd.logconfig import get_logger
 from prsd.pipeline.desk import PipelineDesk
@@ -46,9 +48,9 @@ from prsd.storage.atomic import write_atomic
 from prsd.storage.faults import FaultState, probe_writable, storage_fault
 from prsd.storage.heartbeat import read_heartbeats
 from prsd.storage.lease import NODE_LEASE_S
-from prsd.storage.readsafe import read_small
 from prsd.storage.spool import active_jobs, stranded_jobs
 from prsd.storage.watch import Doorbell
+from prsd.tunables import inbox_grace_s
 
 if TYPE_CHECKING:
     from collections.abc import Callable
@@ -107,6 +109,7 @@ class Leader:
         self.faults = FaultState()  # the spool's storage condition, as this leader meets it
         self.suspended: dict[str, float] = {}  # job -> when to resume it (after a storage fault)
         self.intake_retry: dict[str, JobLayout] = {}  # taken in, spec not yet recorded
+        self.inbox = InboxSweep(inbox_grace_s())  # folders that will never be jobs
 
     @property
     def epoch(self) -> int:
@@ -138,7 +141,7 @@ class Leader:
         try:
             if layout.final.exists():
                 # The last leader ended the job but died before clearing the marker.
-                final = read_small(layout.final, MAX_STATE_BYTES, daemon_owned=True)
+                final = read_final(layout, MAX_STATE_BYTES)
                 self.finished[job_id] = FinalState.from_json(final)
                 (self.spool.active / job_id).unlink(missing_ok=True)
                 return
@@ -298,7 +301,8 @@ class Leader:
             if not self.faults.waiting(now):
                 del self.intake_retry[job_id]
                 self._take_job(waiting, now)
-        for name in ready_in_inbox(self.spool):
+        others: list[tuple[str, int]] = []
+        for name in ready_in_inbox(self.spool, others):
             if not self._mine(name):
                 continue
             layout = take_in(self.spool, name)
@@ -306,6 +310,8 @@ class Leader:
                 continue
             took = True
             self._take_job(layout, now)
+        if self.only_jobs is None:  # `prsd run` leaves others' folders alone
+            self.inbox.sweep(self.spool, others, now)
         return took
 
     def _take_job(

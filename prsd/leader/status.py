@@ -1,5 +1,8 @@
 """Writing the job summary ``state/status.json`` that ``prsctl status`` reads.
 
+The job's error text goes to ``state/status.private.json`` beside it, for the owner
+and the job's group only (prsd/leader/privatestatus.py).
+
 It is small, replaced atomically, and costs the same for ten mini-batches or ten
 million, so a status query never scans the spool. Its schema, the validator and
 the reconciliation with ``final.json`` are :mod:`prsd.wire.status` (named here too
@@ -14,8 +17,8 @@ from datetime import UTC, datetime
 from typing import TYPE_CHECKING, Any
 
 from prsd.jobspec.said import spec_notes
+from prsd.leader.privatestatus import job_gid, write_status
 from prsd.logconfig import get_logger
-from prsd.storage.atomic import write_atomic
 from prsd.storage.layout import SpoolLayout
 from prsd.storage.lease import current_epoch
 from prsd.wire.status import SCHEMA_VERSION, STATUS_SCHEMA, reconcile, validate_status
@@ -52,6 +55,7 @@ class StatusWriter:
         self.seq = 0
         self.started_wall = datetime.now(UTC)
         self.notes = [n.to_json() for n in spec_notes(spec)]
+        self.gid = job_gid(layout)
         self._last = -1e9
         self.fenced = False  # a write was refused (logged once)
 
@@ -64,14 +68,14 @@ class StatusWriter:
         when written."""
         self._last = now
         self.seq += 1
-        data = json.dumps(summary(snap, self), indent=1).encode()
+        doc = summary(snap, self)
         why = fenced_off(self.layout, self.epoch, self.seq, ended=snap.final is not None)
         if why:
             if not self.fenced:
                 log.warning("status not written", job_id=self.layout.job_id, why=why)
             self.fenced = True
             return False
-        write_atomic(self.layout.status, data, durable=False)
+        write_status(self.layout, doc, self.gid)
         return True
 
 

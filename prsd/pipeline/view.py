@@ -20,6 +20,7 @@ from typing import TYPE_CHECKING, Any
 from prsd.pipeline.record import STATE, STEPS, PipelineRecord
 from prsd.storage.jobowner import OwnerRecordError, owner
 from prsd.storage.readsafe import UntrustedFile, read_small
+from prsd.wire.final import PRIVATE_FINAL
 
 if TYPE_CHECKING:
     from pathlib import Path
@@ -56,7 +57,11 @@ def desk_state(folder: Path) -> dict[str, Any]:
 def step_views(
     spool: SpoolLayout, folder: Path, record: PipelineRecord, owner_uid: int | None = None
 ) -> dict[str, StepView]:
-    """Every step's view (see the module docstring); ``owner_uid``: the pipeline's owner."""
+    """Every step's view (see the module docstring); ``owner_uid``: the pipeline's owner
+    (by default the owner of ``folder``, read without following a link: a record that
+    names another user's job shows that step Lost to every reader, never that job)."""
+    if owner_uid is None:
+        owner_uid = folder_owner(folder)
     skipped = desk_state(folder).get("skipped", {})
     out = {}
     for name, step in record.steps.items():
@@ -67,6 +72,14 @@ def step_views(
             state, reason = "Skipped", str(skipped[name])
         out[name] = StepView(name, step.kind, step.job_id, state, reason)
     return out
+
+
+def folder_owner(folder: Path) -> int:
+    """The uid owning the pipeline folder; -1 (nobody's jobs match) if it cannot be read."""
+    try:
+        return os.lstat(folder).st_uid
+    except OSError:
+        return -1
 
 
 def job_owner_uid(spool: SpoolLayout, job_id: str) -> int | None:
@@ -97,8 +110,10 @@ def _where(
             return "Queued", ""  # taken in a moment ago: its owner is being recorded
         if theirs != owner_uid:
             return "Lost", f"job {job_id} has no owner record or belongs to another user"
-    try:
-        final = json.loads(read_small(job.final, MAX_STATE_BYTES, daemon_owned=True))
-        return str(final.get("state", "Failed")), str(final.get("reason", ""))
-    except (OSError, UntrustedFile, ValueError):
-        return "Running", ""
+    for path in (job.state / PRIVATE_FINAL, job.final):  # the reason, where this user may
+        try:
+            final = json.loads(read_small(path, MAX_STATE_BYTES, daemon_owned=True))
+            return str(final.get("state", "Failed")), str(final.get("reason", ""))
+        except (OSError, UntrustedFile, ValueError):
+            continue
+    return "Running", ""

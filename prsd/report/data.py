@@ -15,6 +15,7 @@ from datetime import datetime
 from typing import TYPE_CHECKING, Any
 
 from prsd.wire.logtree import NODE_USAGE_FILE
+from prsd.wire.status import merged_with_private_file
 
 if TYPE_CHECKING:
     from prsd.storage.layout import JobLayout
@@ -133,7 +134,7 @@ def load_report_data(layout: JobLayout) -> ReportData:
     with open(path, newline="", encoding="utf-8") as f:
         attempts = [attempt_from_row(r) for r in csv.DictReader(f)]
     try:
-        status = json.loads(layout.status.read_bytes())
+        status = merged_with_private_file(json.loads(layout.status.read_bytes()), layout.state)
     except (OSError, ValueError):
         status = {"job_id": layout.job_id, "state": "?"}
     tree = layout.log_tree

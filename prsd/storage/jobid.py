@@ -94,7 +94,10 @@ def reserve_job_id(spool: SpoolLayout, job_id: str, inbox_name: str = "") -> byt
         return None  # a job from before the registry existed
     folder = registry(spool)
     folder.mkdir(exist_ok=True)
-    token = f"{os.getpid()} {secrets.token_hex(8)} {_FOR}{inbox_name}\n".encode()
+    # surrogateescape: a name that is not UTF-8 is written as its own bytes, never raises
+    token = f"{os.getpid()} {secrets.token_hex(8)} {_FOR}{inbox_name}\n".encode(
+        errors="surrogateescape"
+    )
     return token if create_exclusive(folder / job_id, token) else None
 
 
@@ -108,7 +111,8 @@ def take_over_reservation(spool: SpoolLayout, job_id: str) -> bytes | None:
     if os.path.lexists(spool.jobs / job_id):
         return None
     held = _marker(spool, job_id)
-    return held if held is not None and held.endswith(f" {_FOR}{job_id}\n".encode()) else None
+    mark = f" {_FOR}{job_id}\n".encode(errors="surrogateescape")
+    return held if held is not None and held.endswith(mark) else None
 
 
 def settle_job_id(spool: SpoolLayout, job_id: str, owner: tuple[int, int] | None = None) -> None:

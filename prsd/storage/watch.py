@@ -17,6 +17,10 @@ if TYPE_CHECKING:
     from collections.abc import Callable
     from pathlib import Path
 
+WATCH_RETRY_S = 30.0
+"""After the file-event watcher failed (an undecodable name): the wait before it is
+started again. The daemons' loops list on their own timers meanwhile."""
+
 
 class Doorbell:
     """A re-armable wake-up: ``ring()`` from the event loop, ``wait(timeout_s)`` in a loop."""
@@ -61,13 +65,20 @@ def relevant_changes(roots: list[Path], folders: frozenset[str]) -> Callable[[ob
 
 
 async def ring_on_local_changes(
-    paths: list[Path], bell: Doorbell, folders: frozenset[str] | None = None
+    paths: list[Path],
+    bell: Doorbell,
+    folders: frozenset[str] | None = None,
+    retry_s: float = WATCH_RETRY_S,
 ) -> None:
     """Ring ``bell`` when files under ``paths`` change (a local disk spool only).
 
     File events are hints: on a network file system inotify sees only this machine's
     own changes, so callers use this only where the spool is on a local disk, and
     their loops poll on a timer regardless. Ends quietly if the paths cannot be watched.
+    Any error of the watcher (``watchfiles`` raises, inside an exception group, on a
+    name that is not UTF-8: ``Unable to decode path``) only costs the hints: the watch
+    is started again after ``retry_s`` (the loops list on their timers meanwhile), so a
+    name no daemon can decode never stops one.
     With ``folders``, only the changes :func:`relevant_changes` keeps ring (every change
     under the first path, and those in the named folders under the others).
     """
@@ -81,10 +92,16 @@ async def ring_on_local_changes(
     # request, changes or not: at 10 ms that was 100 takes a second per daemon (an idle
     # agent spent 10 ms of CPU a second, 3 at 50 ms). A change rings at most 50 ms late;
     # the loops listing after a ring poll on their own timers anyway.
-    try:
-        async for _changes in awatch(
-            *existing, watch_filter=keep, debounce=100, step=50, recursive=True
-        ):
-            bell.ring()
-    except (OSError, RuntimeError):
+    while True:
+        try:
+            async for _changes in awatch(
+                *existing, watch_filter=keep, debounce=100, step=50, recursive=True
+            ):
+                bell.ring()
+        except OSError:
+            return
+        except Exception:  # noqa: BLE001 - the watcher's boundary: hints only, never fatal
+            bell.ring()  # whatever changed is found by the next listing
+            await anyio.sleep(retry_s)
+            continue
         return

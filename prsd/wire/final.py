@@ -4,13 +4,16 @@ Written once, by the leader that ends the job, before it removes the job's
 ``active/`` marker; a leader that finds it at take-over knows the job is over. It
 carries the job's last counts (``counts``: the status document's count fields), so
 a reader never needs a ``status.json`` that a deposed leader may have overwritten
-late; a ``final.json`` of an older version has none (``{}``).
+late; a ``final.json`` of an older version has none (``{}``). The job's text
+(``reason``, ``root_cause``) is in ``final.private.json`` beside it (the owner's and
+the job's group's); ``final.json`` holds it blanked, for every user.
 Standard library only, Python 3.7.
 """
 
 from __future__ import annotations
 
 import json
+import os
 from dataclasses import asdict, dataclass, field
 from typing import Any
 
@@ -50,3 +53,23 @@ class FinalState:
             f.get("finished_at", str),
             dict(f.get("counts", dict, default={})),
         )
+
+
+PRIVATE_FINAL = "final.private.json"
+"""Beside ``final.json``: the same record with its text, for the owner and the job's group."""
+PRIVATE_FIELDS = ("reason", "root_cause")
+
+
+def public_final(data: bytes) -> bytes:
+    """``final.json``'s bytes with the job's text (``reason``, ``root_cause``) blanked (pure)."""
+    doc = json.loads(data)
+    for key in PRIVATE_FIELDS:
+        if key in doc:
+            doc[key] = ""
+    doc["text_private"] = True
+    return json.dumps(doc, indent=1).encode()
+
+
+def private_final_path(final_path: str) -> str:
+    """Where the private copy of the ``final.json`` at ``final_path`` lies."""
+    return os.path.join(os.path.dirname(final_path), PRIVATE_FINAL)

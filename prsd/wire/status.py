@@ -10,6 +10,8 @@ Python 3.7.
 
 from __future__ import annotations
 
+import json
+import os
 from typing import Any
 
 SCHEMA_VERSION = 1
@@ -68,8 +70,60 @@ STATUS_SCHEMA: dict[str, tuple[tuple[type, ...], bool, str]] = {
             "environment: the node's build, {state, since, phase?, error?}"
         ),
     ),
+    "text_private": (
+        (bool,),
+        False,
+        (
+            "the job's error text (reason, first_error, errors, last_errors) is in "
+            "state/status.private.json, for the owner and the job's group only; "
+            "false in what prsctl shows once it merged that record"
+        ),
+    ),
     "notes": ((list,), False, "what the job does differently from Azure: {group, text}"),
 }
+
+
+PRIVATE_STATUS = "status.private.json"
+MAX_PRIVATE_BYTES = 16 * 1024 * 1024
+PRIVATE_KEYS: dict[str, Any] = {"reason": "", "first_error": "", "errors": [], "last_errors": []}
+"""The fields that carry the job's own text, with what the public record holds instead."""
+
+
+def split_private(doc: dict[str, Any]) -> tuple[dict[str, Any], dict[str, Any]]:
+    """(the public record, the private one): the job's text moved out of the first (pure)."""
+    public = {k: v for k, v in doc.items() if k not in PRIVATE_KEYS}
+    for key, blank in PRIVATE_KEYS.items():
+        if key in doc:
+            public[key] = type(blank)()
+    public["text_private"] = True
+    private = {k: doc[k] for k in PRIVATE_KEYS if k in doc}
+    private["job_id"] = doc.get("job_id", "")
+    private["seq"] = doc.get("seq", 0)
+    return public, private
+
+
+def with_private(public: dict[str, Any], private: Any) -> dict[str, Any]:
+    """The whole record again: ``private`` (if it is this job's) merged over ``public`` (pure)."""
+    if not isinstance(private, dict) or private.get("job_id") != public.get("job_id"):
+        return public
+    merged = dict(public)
+    for key in PRIVATE_KEYS:
+        if key in private:
+            merged[key] = private[key]
+    merged["text_private"] = False
+    return merged
+
+
+def merged_with_private_file(
+    public: dict[str, Any], state_dir: str | os.PathLike[str]
+) -> dict[str, Any]:
+    """``public`` with ``state_dir/status.private.json`` merged in when this user may read it."""
+    try:
+        with open(os.path.join(state_dir, PRIVATE_STATUS), "rb") as f:
+            private = json.loads(f.read(MAX_PRIVATE_BYTES))
+    except (OSError, ValueError):
+        return public  # another user's job, or written by an older leader
+    return with_private(public, private)
 
 
 def validate_status(doc: Any) -> list[str]:

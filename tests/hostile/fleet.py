@@ -24,7 +24,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from prsd.storage.spool import open_spool
-from tests.helpers import stop_daemons, wait_until
+from tests.helpers import final_record, stop_daemons, wait_until
 from tests.realusers import (
     chown_tree,
     daemon_python,
@@ -164,7 +164,7 @@ class Fleet:
         """Wait for the job's end; its (state, reason)."""
         job = self.job(name)
         wait_until(lambda: (job / "state" / "final.json").exists(), 120, f"job {name} to end")
-        data = json.loads((job / "state" / "final.json").read_text(encoding="utf-8"))
+        data = json.loads(final_record(job / "state"))
         return str(data["state"]), str(data["reason"])
 
     def result(self, name: str) -> str:

@@ -24,7 +24,7 @@ from prsd.cli import prsctl
 from prsd.cli.jobs import job_ids
 from prsd.storage.spool import open_spool
 from prsd.submit import submit
-from tests.helpers import wait_until
+from tests.helpers import final_record, wait_until
 from tests.realusers import User, as_user, chown_tree, daemon_python, daemon_pythonpath
 
 if TYPE_CHECKING:
@@ -133,7 +133,7 @@ class Site:
 
     def final(self, job_id: str) -> dict[str, str]:
         try:
-            return dict(json.loads((self.jobs / job_id / "state" / "final.json").read_bytes()))
+            return dict(json.loads(final_record(self.jobs / job_id / "state")))
         except (OSError, ValueError):
             return {}
 

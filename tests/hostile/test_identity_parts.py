@@ -10,7 +10,7 @@ from typing import TYPE_CHECKING
 
 import pytest
 
-from prsd.leader.intake import load_taken_job, take_in
+from prsd.leader.intake import load_taken_job, ready_in_inbox, take_in
 from prsd.leader.leader import Leader
 from prsd.storage.jobid import (
     assign_job_id,
@@ -29,6 +29,7 @@ from prsd.storage.jobroot import Entry, SealError, planted_names, seal_job_root
 from prsd.storage.readsafe import UntrustedFile, read_small
 from prsd.storage.spool import open_spool
 from prsd.submit import submit
+from tests.helpers import final_record
 from tests.jobkit import make_job
 
 if TYPE_CHECKING:
@@ -223,10 +224,25 @@ def test_a_new_leader_resumes_only_from_a_spec_the_daemons_wrote(tmp_path: Path)
     leader.take_office(0.0)
     assert planted not in leader.drivers
     assert honest in leader.drivers
-    final = json.loads(layouts[planted].final.read_bytes())
+    final = json.loads(final_record(layouts[planted].state))
     assert final["state"] == "Failed"
     assert "could not be resumed" in final["reason"]
     assert "not to the daemons" in final["reason"]
     assert not (spool.active / planted).exists()
     for driver in leader.drivers.values():
         driver.abandon()
+
+
+def test_an_inbox_name_that_is_not_utf8_never_stops_the_intake(tmp_path: Path) -> None:
+    """The id registry records such a name as its bytes (no UnicodeEncodeError), and the
+    leader's listing never offers such a folder as ready: it goes to the sweep."""
+    spool = open_spool(tmp_path / "spool")
+    odd = os.fsdecode(b"x\xff")
+    job_id, held = assign_job_id(spool, odd, "x")
+    assert b"for-inbox=x\xff\n" in held and job_id.startswith("x-")
+    folder = spool.inbox / odd
+    folder.mkdir()
+    (folder / "job.yaml").write_text("type: parallel\n")
+    others: list[tuple[str, int]] = []
+    assert ready_in_inbox(spool, others) == []
+    assert others == [(odd, os.lstat(folder).st_ino)]

@@ -15,7 +15,7 @@ import subprocess
 import time
 from typing import TYPE_CHECKING
 
-from tests.helpers import stop_daemons, wait_until
+from tests.helpers import final_record, stop_daemons, wait_until
 from tests.jobkit import PRSCTL, PRSD, make_job, prsctl, run_prsd
 from tests.liverun import LiveRun
 
@@ -213,7 +213,7 @@ def test_no_traceback_when_the_reader_closes_the_pipe(tmp_path: Path) -> None:
     assert "Traceback" not in piped.stderr and "BrokenPipe" not in piped.stderr, piped.stderr
     job_id = piped.stdout.split()[1]
     wait_until((spool / "jobs" / job_id / "state" / "final.json").exists, 60, "the job's end")
-    final = json.loads((spool / "jobs" / job_id / "state" / "final.json").read_bytes())
+    final = json.loads(final_record(spool / "jobs" / job_id / "state"))
     assert final["state"] == "Completed"  # the job went on to its end without a reader
     ctl_cmd = f"{' '.join(PRSCTL)}"
     for args in (f"logs {job_id}", "status", f"status {job_id}", "nodes"):

@@ -16,7 +16,7 @@ import sys
 from typing import TYPE_CHECKING
 
 from prsd.storage.jobid import make_job_id
-from tests.helpers import wait_until
+from tests.helpers import final_record, wait_until
 from tests.hostile.corpus import CASES, good_folder
 
 if TYPE_CHECKING:
@@ -36,7 +36,7 @@ def _drop(spool: Path, name: str, build: object) -> str:
 
 def _final(spool: Path, job_id: str) -> dict[str, object] | None:
     try:
-        data = json.loads((spool / "jobs" / job_id / "state" / "final.json").read_text())
+        data = json.loads(final_record(spool / "jobs" / job_id / "state"))
     except (OSError, ValueError):
         return None
     return data if isinstance(data, dict) else None

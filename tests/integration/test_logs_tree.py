@@ -13,6 +13,7 @@ import pytest
 from prsd.agent import perfrows
 from prsd.leader.joblogs import CSV_COLUMNS
 from prsd.leader.status import validate_status
+from prsd.wire.status import merged_with_private_file
 from tests.jobkit import RunResult, make_job, run_prsd
 
 if TYPE_CHECKING:
@@ -207,8 +208,10 @@ def test_perf_files_hold_samples(job: RunResult) -> None:
 
 def test_status_document_is_valid_and_final(job: RunResult) -> None:
     """state/status.json matches its schema and the job's counts."""
-    doc = json.loads((job.job / "state" / "status.json").read_text())
-    assert validate_status(doc) == []
+    public = json.loads((job.job / "state" / "status.json").read_text())
+    assert validate_status(public) == []
+    assert public["errors"] == [] and public["text_private"], "error text is the owner's only"
+    doc = merged_with_private_file(public, job.job / "state")
     assert (doc["state"], doc["total_mbs"], doc["failed_mbs"]) == (
         "Completed with failures",
         FILES,

@@ -29,6 +29,7 @@ import pytest
 
 from prsd.settings import parse_env_text
 from prsd.storage.spool import open_spool
+from prsd.wire.status import merged_with_private_file
 from tests.helpers import stop_daemons, wait_until
 from tests.realusers import daemon_python, daemon_pythonpath
 
@@ -303,7 +304,8 @@ def test_cancel_own_job_only_recorded_by_name(fleet: Fleet) -> None:
     master = (logs / "sys" / "master_role.txt").read_text(encoding="utf-8")
     assert f"cancel requested by {who}" in master
     assert f"refused: cancel asked by {bob.pw_name}" in master
-    doc = json.loads((fleet.spool / "jobs" / slow_a / "state" / "status.json").read_bytes())
+    state_dir = fleet.spool / "jobs" / slow_a / "state"
+    doc = merged_with_private_file(json.loads((state_dir / "status.json").read_bytes()), state_dir)
     assert doc["reason"] == f"Canceled by {who}."
     r = as_user(fleet, alice, f"prsctl status {slow_a}")
     assert r.returncode == 0 and f"Canceled by {who}" in r.stdout, r.stdout + r.stderr

@@ -15,7 +15,7 @@ import psutil
 
 from prsd.storage.layout import SpoolLayout
 from prsd.storage.lease import LeaderBeat, new_holder, try_take, write_beat
-from tests.helpers import wait_until
+from tests.helpers import final_record, wait_until
 from tests.jobkit import make_job, prsctl
 from tests.liverun import LiveRun, alive
 
@@ -56,9 +56,7 @@ def sleeper(marks: Path, stop_s: float) -> str:
 
 
 def _final(spool: Path, job_id: str) -> dict[str, object]:
-    data: dict[str, object] = json.loads(
-        (spool / "jobs" / job_id / "state" / "final.json").read_bytes()
-    )
+    data: dict[str, object] = json.loads(final_record(spool / "jobs" / job_id / "state"))
     return data
 
 
