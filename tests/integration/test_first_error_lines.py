@@ -7,6 +7,7 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
+from prsd.daemon import default_node_id
 from tests.jobkit import make_job, run_prsd
 from tests.pipekit import run_pipeline, write_files
 
@@ -89,8 +90,9 @@ def test_a_command_step_failure_speaks_of_the_command(tmp_path: Path) -> None:
     assert r.returncode == 42, r.stdout + r.stderr
     lines = (r.step_job("fail") / "logs" / "job_result.txt").read_text().splitlines()
     assert lines[1] == "Reason: the command failed on its last attempt"
+    node = default_node_id()  # the node `prsd run` serves as: this machine's default id
     assert lines[2].startswith(
-        "First error: attempt 1 of the command on node vm, process000: CommandFailed: the "
+        f"First error: attempt 1 of the command on node {node}, process000: CommandFailed: the "
         "command exited with code 3; its last lines: about to fail | the first error. "
         "Full traceback: "
     ), lines
