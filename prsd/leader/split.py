@@ -40,9 +40,9 @@ def printable(path: str) -> str:
     return path.encode("utf-8", "surrogateescape").decode("utf-8", "backslashreplace")
 
 
-def _special_kind(path: str) -> str:
+def _special_kind(path: str, *, follow: bool = False) -> str:
     try:
-        mode = os.lstat(path).st_mode
+        mode = os.stat(path, follow_symlinks=follow).st_mode
     except OSError:
         return "vanished while listed"
     for test, kind in (
@@ -59,6 +59,11 @@ def _special_kind(path: str) -> str:
 def iter_files(root: str, on_skip: SkipReporter | None = None) -> Iterator[str]:
     """Every regular file under ``root`` (a folder or a file), in sorted path order."""
     if not os.path.isdir(root):
+        kind = _special_kind(root, follow=True)
+        if kind.startswith("a "):  # a FIFO, a socket, a device: a worker would hang on it
+            if on_skip is not None:
+                on_skip(printable(root), f"not a regular file ({kind})")
+            return
         yield root
         return
     real_root = os.path.realpath(root)

@@ -39,6 +39,7 @@ import pyarrow as pa
 import pyarrow.compute as pc
 
 from prsd.errors import InputError
+from prsd.leader.tabular.inputfile import input_size
 from prsd.leader.tabular.readers import TableSource, read_batches
 from prsd.storage.atomic import write_atomic
 from prsd.storage.records import MiniBatch
@@ -203,10 +204,9 @@ def plan_partitioned_table(
 
 
 def _group(source: TableSource, files: Sequence[str], keys: Sequence[str], folder: Path) -> None:
-    if folder.exists():
-        shutil.rmtree(folder)  # an unfinished grouping: start again from the input
-    (folder / "groups").mkdir(parents=True)
-    total = sum(os.path.getsize(p) for p in files)
+    _clear(folder)  # an unfinished grouping: start again from the input
+    (folder / "groups").mkdir(parents=True, exist_ok=True)
+    total = sum(input_size(p) for p in files)
     spill = Spill(folder, bucket_count(total), empty_is_null=source.fmt == "csv")
     try:
         _spill_files(spill, source, files, keys)
@@ -219,6 +219,16 @@ def _group(source: TableSource, files: Sequence[str], keys: Sequence[str], folde
         payload = {"path": path, "format": _group_format(source), "rows": spill.rows[number]}
         entries.append([payload, list(key)])
     write_atomic(folder / MANIFEST, json.dumps(entries).encode())
+
+
+def _clear(folder: Path) -> None:
+    """Empty ``folder`` (made by the leader for the owner's planner; kept itself)."""
+    folder.mkdir(parents=True, exist_ok=True)
+    for entry in os.scandir(folder):
+        if entry.is_dir(follow_symlinks=False):
+            shutil.rmtree(entry.path)
+        else:
+            os.unlink(entry.path)
 
 
 def _spill_files(
