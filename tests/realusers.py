@@ -18,6 +18,7 @@ import shutil
 import stat
 import subprocess
 import sys
+import sysconfig
 import tempfile
 import traceback
 from contextlib import contextmanager
@@ -114,7 +115,8 @@ def reachable_checkout() -> Iterator[None]:
     """Workers run as a job's owner start from prsd's own ``worker/boot.py``: others
     must be able to enter every folder above the checkout and list the checkout's
     folders on the way (imports list them). A ``mktemp -d`` clone is a 0700 folder: it
-    and any such folder get those rights for the test, and their modes back after."""
+    and any such folder get those rights for the test, and their modes back after; so do
+    the folders above the suite's interpreter (the input planner runs it as the owner)."""
     from prsd.worker import boot
 
     installation = Path(boot.__file__).parents[2]
@@ -125,11 +127,28 @@ def reachable_checkout() -> Iterator[None]:
         if mode & need != need:
             changed.append((folder, mode))
             folder.chmod(stat.S_IMODE(mode) | need)
+    # The daemons' own interpreter starts a job's input planner as its owner: the
+    # folders above it (a pyenv under /root) must let the owner enter.
+    for folder in _interpreter_folders():
+        mode = folder.stat().st_mode
+        if mode & stat.S_IXOTH != stat.S_IXOTH:
+            changed.append((folder, mode))
+            folder.chmod(stat.S_IMODE(mode) | stat.S_IXOTH)
     try:
         yield
     finally:
         for folder, mode in reversed(changed):
             folder.chmod(stat.S_IMODE(mode))
+
+
+def _interpreter_folders() -> list[Path]:
+    """The folders above the suite's interpreter and its standard library, top first."""
+    seen: list[Path] = []
+    for place in (os.path.realpath(sys.executable), sysconfig.get_paths()["stdlib"]):
+        for folder in reversed(Path(os.path.realpath(place)).parents):
+            if folder not in seen:
+                seen.append(folder)
+    return seen
 
 
 @contextmanager

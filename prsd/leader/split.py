@@ -13,7 +13,8 @@ the input root are skipped and reported through ``on_skip``. So are entries whos
 name is not valid UTF-8 (a mini-batch is a list of ``str`` paths every worker and
 log must be able to write; the name is reported with its odd bytes as ``\\xNN``) and
 entries that are neither files, folders nor links (FIFOs, sockets, devices: reading
-a FIFO would block a worker for good).
+a FIFO would block a worker for good). An input root named by the job that is such
+a file fails the job (:class:`~prsd.errors.InputError`) instead.
 """
 
 from __future__ import annotations
@@ -25,6 +26,7 @@ import stat
 from collections.abc import Callable, Iterable, Iterator
 from pathlib import Path
 
+from prsd.errors import InputError
 from prsd.storage.records import MiniBatch
 
 SkipReporter = Callable[[str, str], None]
@@ -60,10 +62,8 @@ def iter_files(root: str, on_skip: SkipReporter | None = None) -> Iterator[str]:
     """Every regular file under ``root`` (a folder or a file), in sorted path order."""
     if not os.path.isdir(root):
         kind = _special_kind(root, follow=True)
-        if kind.startswith("a "):  # a FIFO, a socket, a device: a worker would hang on it
-            if on_skip is not None:
-                on_skip(printable(root), f"not a regular file ({kind})")
-            return
+        if kind.startswith("a "):  # a FIFO, a socket, a device: reading it would hang
+            raise InputError(f"input {printable(root)} is {kind}, not a regular file")
         yield root
         return
     real_root = os.path.realpath(root)
