@@ -274,7 +274,14 @@ class HelperPlan:
         )
 
     def close(self) -> None:
-        """Stop the planner (if still running) and reap it; the pipes are closed."""
+        """Stop the planner (if still running) and reap it; the pipes are closed.
+
+        A planner that sent its last record (``end`` or ``error``) is given a moment
+        to exit on its own first.
+        """
+        if self._complete or self._failed is not None:
+            with contextlib.suppress(subprocess.TimeoutExpired):
+                self.proc.wait(REAP_S)
         if self.proc.poll() is None:
             with contextlib.suppress(OSError):
                 self.proc.send_signal(signal.SIGKILL)

@@ -21,7 +21,6 @@ not a record of a known type, or is longer than the bound: the job fails with it
 
 from __future__ import annotations
 
-import json
 from dataclasses import dataclass
 from typing import Any
 
@@ -119,10 +118,3 @@ class RecordReader:
     def partial(self) -> int:
         """Bytes of an unfinished line held (a stream that ends here was cut short)."""
         return len(self._buf)
-
-
-def order_json(text: bytes) -> dict[str, Any]:
-    """A retry order's JSON object (as :class:`~prsd.leader.rerun.RetryOrder` encodes it)."""
-    obj = json.loads(text)
-    assert isinstance(obj, dict)
-    return obj

@@ -240,3 +240,44 @@ def test_a_fifo_as_csv_input_fails_that_job_alone() -> None:
         leases = list((f.spool / "leader").iterdir())
         assert leases, "the leader's lease"
         assert f.alive(), f.log.read_text(errors="replace")
+
+
+def _planners(uid: int) -> list[int]:
+    """Pids of input planner processes running as ``uid``."""
+    found = []
+    for entry in Path("/proc").iterdir():
+        if not entry.name.isdigit():
+            continue
+        try:
+            command = (entry / "cmdline").read_bytes()
+            owner = entry.stat().st_uid
+        except OSError:
+            continue
+        if b"prsd.leader.planhelper" in command and owner == uid:
+            found.append(int(entry.name))
+    return found
+
+
+def test_a_planner_killed_mid_grouping_fails_that_job_alone() -> None:
+    """The plan stream end to end: alice's planner (her uid) killed with kill -9 while
+    it groups; her job ends Failed saying so, no planner is left, bob's job completes."""
+    with fleet("{base}") as f, plain_user("prsdb") as bob:
+        f.drop(
+            "killed",
+            _table_yaml("killed", "./data", "partition_keys: [k]\n"),
+            TABLE_SCRIPT,
+            data=_sales(1_500_000),
+        )
+        parts = f.job("killed") / "partitions"
+        wait_until(
+            lambda: parts.is_dir() and any(p.name.startswith("bucket-") for p in parts.iterdir()),
+            60,
+            "the grouping's first spill",
+        )
+        (pid,) = _planners(f.user.pw_uid)
+        _bobs_good_job(f, bob)
+        os.kill(pid, 9)
+        _failed(f, "killed", "input planner", "run as", "killed by signal 9")
+        assert _planners(f.user.pw_uid) == []
+        _bob_finished(f, bob)
+        assert f.alive(), f.log.read_text(errors="replace")

@@ -1,0 +1,128 @@
+"""The plan stream from a real planner process (prsd.leader.planstream): a planner
+killed with ``kill -9`` mid-plan, one that hangs (SIGSTOP), one that fails; the
+leader's reads never wait past their bound."""
+
+from __future__ import annotations
+
+import os
+import signal
+import textwrap
+import time
+from typing import TYPE_CHECKING
+
+import pytest
+
+from prsd.errors import InputError
+from prsd.jobspec.load import load_job_spec
+from prsd.leader.planhelper import encode_request
+from prsd.leader.planstream import HelperPlan
+
+if TYPE_CHECKING:
+    from pathlib import Path
+
+    from prsd.storage.records import MiniBatch
+
+FILES = 5_000  # about 500 kB of records: far more than a pipe holds
+
+
+def _job(tmp_path: Path, files: int, input_data: str = "./data", extra: str = "") -> Path:
+    job = tmp_path / "job"
+    (job / "code").mkdir(parents=True)
+    (job / "code" / "score.py").write_text("def run(mb):\n    return mb\n")
+    data = job / "data"
+    data.mkdir()
+    for i in range(files):
+        (data / f"f{i:06d}.txt").write_bytes(b"")
+    (job / "job.yaml").write_text(
+        textwrap.dedent(f"""\
+        type: parallel
+        input_data: {input_data}
+        mini_batch_size: "1"
+        task:
+          code: ./code
+          entry_script: score.py
+          append_row_to: ./outputs/out.txt
+        """)
+        + extra
+    )
+    return job
+
+
+def _start(job: Path, silence: float = 60.0) -> tuple[HelperPlan, list[tuple[str, str]]]:
+    spec = load_job_spec(job)
+    skipped: list[tuple[str, str]] = []
+    plan = HelperPlan.start(
+        None,
+        encode_request(spec, None, None),
+        on_skip=lambda path, why: skipped.append((path, why)),
+        on_order=lambda order: None,
+        name=spec.input.name,
+        silence=silence,
+    )
+    return plan, skipped
+
+
+def _in_order(mbs: list[MiniBatch]) -> None:
+    assert [mb.index for mb in mbs] == list(range(len(mbs)))
+
+
+def test_the_whole_plan_arrives_in_order(tmp_path: Path) -> None:
+    job = _job(tmp_path, 500)
+    os.mkfifo(job / "data" / "zz-fifo")
+    plan, skipped = _start(job)
+    got: list[MiniBatch] = []
+    deadline = time.monotonic() + 60
+    while not plan.ended and time.monotonic() < deadline:
+        got += plan.pull(64, 0.1)
+    assert plan.ended
+    _in_order(got)
+    assert [mb.payload for mb in got] == [[str(job / "data" / f"f{i:06d}.txt")] for i in range(500)]
+    assert skipped == [(str(job / "data" / "zz-fifo"), "not a regular file (a FIFO)")]
+    plan.close()
+    assert plan.proc.returncode == 0, "it exited on its own"
+
+
+def test_a_planner_killed_mid_plan_fails_with_its_signal(tmp_path: Path) -> None:
+    plan, _ = _start(_job(tmp_path, FILES))
+    got = plan.pull(10, 30.0)
+    assert len(got) == 10
+    os.kill(plan.proc.pid, signal.SIGKILL)
+    with pytest.raises(InputError) as caught:
+        deadline = time.monotonic() + 30
+        while time.monotonic() < deadline:
+            got += plan.pull(1000, 0.2)
+    message = str(caught.value)
+    assert "ended before its plan was complete (killed by signal 9)" in message, message
+    _in_order(got)
+    assert len(got) < FILES, "killed mid-plan: what was sent before arrived, nothing more"
+    assert plan.proc.returncode == -signal.SIGKILL
+    plan.close()
+
+
+def test_a_silent_planner_is_stopped_and_no_read_waits_past_its_bound(tmp_path: Path) -> None:
+    plan, _ = _start(_job(tmp_path, FILES), silence=1.5)
+    got = plan.pull(1, 30.0)
+    os.kill(plan.proc.pid, signal.SIGSTOP)
+    started = time.monotonic()
+    with pytest.raises(InputError) as caught:
+        while time.monotonic() - started < 30:
+            before = time.monotonic()
+            got += plan.pull(100, 0.2)
+            assert time.monotonic() - before < 1.0, "a read waited past its bound"
+    assert "sent nothing for" in str(caught.value) and "was stopped" in str(caught.value)
+    assert time.monotonic() - started < 10
+    assert plan.proc.returncode is not None, "the stopped planner was killed and reaped"
+    _in_order(got)
+
+
+def test_the_planners_own_error_ends_the_plan(tmp_path: Path) -> None:
+    job = _job(tmp_path, 0, "./data/in.csv", "input_format: csv\n")
+    os.mkfifo(job / "data" / "in.csv")
+    plan, _ = _start(job)
+    started = time.monotonic()
+    with pytest.raises(InputError) as caught:
+        while time.monotonic() - started < 30:
+            plan.pull(10, 0.2)
+    assert str(caught.value) == f"input {job / 'data' / 'in.csv'} is a FIFO, not a regular file"
+    plan.close()
+    assert plan.proc.returncode == 1
