@@ -87,11 +87,13 @@ class Plan:
         forward = self._forward = self._forward or _FastForward(top)
         deadline = time.perf_counter() + wait_s
         while True:
-            for mb in self._source.pull(MAX_TASKS_PER_STEP, max(deadline - time.perf_counter(), 0)):
+            mbs = self._source.pull(MAX_TASKS_PER_STEP, max(deadline - time.perf_counter(), 0))
+            for i, mb in enumerate(mbs):
                 plan(mb)
                 if mb.index not in in_files:
                     forward.missing[mb.index] = mb
                 if mb.index >= top:
+                    self._ahead = mbs[i + 1 :]  # beyond the task files: the split goes on there
                     self._forward = None
                     return forward.missing
             if self._source.ended:
