@@ -129,7 +129,7 @@ def reachable_checkout() -> Iterator[None]:
             folder.chmod(stat.S_IMODE(mode) | need)
     # The daemons' own interpreter starts a job's input planner as its owner: the
     # folders above it (a pyenv under /root) must let the owner enter.
-    for folder in _interpreter_folders():
+    for folder in interpreter_folders():
         mode = folder.stat().st_mode
         if mode & stat.S_IXOTH != stat.S_IXOTH:
             changed.append((folder, mode))
@@ -141,7 +141,7 @@ def reachable_checkout() -> Iterator[None]:
             folder.chmod(stat.S_IMODE(mode))
 
 
-def _interpreter_folders() -> list[Path]:
+def interpreter_folders() -> list[Path]:
     """The folders above the suite's interpreter and its standard library, top first."""
     seen: list[Path] = []
     for place in (os.path.realpath(sys.executable), sysconfig.get_paths()["stdlib"]):

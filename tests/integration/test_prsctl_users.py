@@ -30,6 +30,7 @@ import pytest
 from prsd.cli.settings import parse_env_text
 from prsd.storage.spool import open_spool
 from tests.helpers import stop_daemons, wait_until
+from tests.realusers import interpreter_folders
 
 if TYPE_CHECKING:
     from collections.abc import Iterator
@@ -99,6 +100,11 @@ def _open_the_way(changed: list[tuple[Path, int]]) -> None:
             if mode & need != need and all(folder != f for f, _ in changed):
                 changed.append((folder, mode))
                 folder.chmod(stat.S_IMODE(mode) | need)
+    for folder in interpreter_folders():  # the input planner runs the daemons' interpreter
+        mode = folder.stat().st_mode
+        if mode & stat.S_IXOTH == 0 and all(folder != f for f, _ in changed):
+            changed.append((folder, mode))
+            folder.chmod(stat.S_IMODE(mode) | stat.S_IXOTH)
 
 
 def _make_user(suffix: str, *groups: str) -> pwd.struct_passwd:
