@@ -34,7 +34,6 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
 import numpy as np
-import pandas as pd
 import pyarrow as pa
 import pyarrow.compute as pc
 
@@ -101,10 +100,16 @@ def group_rows(columns: Sequence[KeyColumn]) -> Groups:
     combined = np.zeros(rows, dtype=np.int64)
     for column in columns:
         combined = combined * max(len(column.values), 1) + column.codes
-    codes, _ = pd.factorize(combined)
-    _, firsts = np.unique(codes, return_index=True)
-    keys = [tuple(column.values[column.codes[i]] for column in columns) for i in firsts.tolist()]
-    return Groups(codes.astype(np.intp), keys)
+    # numpy's unique numbers the combinations in sorted order: renumber them by first
+    # appearance (pandas' factorize would do it, but importing pandas costs the input
+    # planner, a fresh process per job, about a second)
+    _, firsts, inverse = np.unique(combined, return_index=True, return_inverse=True)
+    order = np.argsort(firsts, kind="stable")
+    rank = np.empty(len(order), dtype=np.intp)
+    rank[order] = np.arange(len(order), dtype=np.intp)
+    codes = rank[inverse.reshape(-1)]
+    keys = [tuple(c.values[c.codes[i]] for c in columns) for i in firsts[order].tolist()]
+    return Groups(codes, keys)
 
 
 def split_by(codes: npt.NDArray[np.intp], count: int) -> list[npt.NDArray[np.intp]]:
