@@ -1,11 +1,13 @@
 """The plan stream from a real planner process (prsd.leader.planstream): a planner
 killed with ``kill -9`` mid-plan, one that hangs (SIGSTOP), one that fails; the
-leader's reads never wait past their bound."""
+leader's reads never wait past their bound. And what the leader checks before it
+starts one: the owner record (fail closed) and the planner's private folders."""
 
 from __future__ import annotations
 
 import os
 import signal
+import stat
 import textwrap
 import time
 from typing import TYPE_CHECKING
@@ -15,11 +17,17 @@ import pytest
 from prsd.errors import InputError
 from prsd.jobspec.load import load_job_spec
 from prsd.leader.planhelper import encode_request
-from prsd.leader.planstream import HelperPlan
+from prsd.leader.planowner import private_folders
+from prsd.leader.planstream import HelperPlan, open_plan
+from prsd.owner import identity
+from prsd.storage.jobowner import JobOwner, write_job_owner
+from prsd.storage.layout import SpoolLayout
 
 if TYPE_CHECKING:
     from pathlib import Path
 
+    from prsd.jobspec import JobSpec
+    from prsd.storage.layout import JobLayout
     from prsd.storage.records import MiniBatch
 
 FILES = 5_000  # about 500 kB of records: far more than a pipe holds
@@ -126,3 +134,37 @@ def test_the_planners_own_error_ends_the_plan(tmp_path: Path) -> None:
     assert str(caught.value) == f"input {job / 'data' / 'in.csv'} is a FIFO, not a regular file"
     plan.close()
     assert plan.proc.returncode == 1
+
+
+def _layout(tmp_path: Path) -> tuple[JobLayout, JobSpec]:
+    job = _job(tmp_path, 3)
+    layout = SpoolLayout(tmp_path / "spool").job("j1")
+    layout.root.mkdir(parents=True)
+    return layout, load_job_spec(job)
+
+
+def test_a_job_without_a_valid_owner_record_is_never_planned(tmp_path: Path) -> None:
+    """Fail closed under a root daemon: no record, or one the owner wrote, refuses."""
+    assert os.geteuid() == 0, "a root daemon's rule (the suite runs as root)"
+    layout, spec = _layout(tmp_path)
+    with pytest.raises(InputError, match="owner is unknown, so its input is not read"):
+        open_plan(spec, layout, lambda path, why: None)
+    layout.owner_record.write_bytes(JobOwner(0, 0, "root").to_json())
+    os.chown(layout.owner_record, 4242, 4242)  # planted: not the daemons' file
+    with pytest.raises(InputError, match="owner is unknown"):
+        open_plan(spec, layout, lambda path, why: None)
+    assert not (layout.root / "partitions").exists(), "nothing made for a refused job"
+
+
+def test_the_planners_folders_are_the_owners_and_never_a_link(tmp_path: Path) -> None:
+    layout, spec = _layout(tmp_path)
+    write_job_owner(layout, JobOwner(4242, 4343, "someone"))
+    (layout.root / "mltable").symlink_to(tmp_path)
+    with pytest.raises(InputError, match="mltable/ folder cannot be used: .* symbolic link"):
+        open_plan(spec, layout, lambda path, why: None)
+    (layout.root / "mltable").unlink()
+    (layout.root / "partitions").chmod(0o755)  # made before the refusal: taken back
+    private_folders(layout, identity(4242, 4343))
+    for name in ("partitions", "mltable"):
+        info = (layout.root / name).lstat()
+        assert (info.st_uid, info.st_gid, stat.S_IMODE(info.st_mode)) == (4242, 4343, 0o700)
