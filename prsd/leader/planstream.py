@@ -20,6 +20,7 @@ Errors: :class:`~prsd.errors.InputError` from :meth:`pull` when the plan failed
 from __future__ import annotations
 
 import contextlib
+import json
 import os
 import select
 import signal
@@ -314,6 +315,4 @@ def _reap(proc: subprocess.Popen[bytes]) -> int | None:
 
 
 def _json(obj: object) -> bytes:
-    import json
-
     return json.dumps(obj).encode()

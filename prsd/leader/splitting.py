@@ -1,9 +1,11 @@
 """The job's plan of mini-batches, read a bounded number at a time.
 
 The plan is the deterministic split of the job's input (:mod:`prsd.leader.planner`,
-a retry's selection applied by :mod:`prsd.leader.rerun`); the driver takes the next
-few mini-batches per step, and a leader taking a job over fast-forwards through
-those the earlier leader already wrote.
+a retry's selection applied by :mod:`prsd.leader.rerun`), made by the job's input
+planner (:mod:`prsd.leader.planstream`: the owner's process, or this one); the driver
+takes the next few mini-batches per step, those that have arrived within the step's
+budget, and a leader taking a job over fast-forwards through those the earlier leader
+already wrote, a step at a time.
 
 Errors: :class:`~prsd.errors.InputError` when the input cannot be read, or yields
 fewer mini-batches than the job's task files hold (it changed while the job ran).
