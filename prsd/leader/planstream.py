@@ -7,12 +7,18 @@ code in this process (:class:`InProcessPlan`). Both answer :meth:`pull`: up to
 ``n`` mini-batches that have arrived, waiting at most ``wait_s`` for more, so a
 slow input (or grouping a big table) never holds the leader's thread.
 
+The planner's records are not trusted beyond their format: it runs with the owner's
+ids, and the owner may signal or trace their own processes. So a record is only ever
+what the owner could have planned anyway (names of files they can read); a
+mini-batch out of sequence fails the job.
+
 Promise: the mini-batches come in the planner's order, exactly once; skip reports
 go to ``on_skip`` and a retry's order to ``on_order`` as they arrive; after
 :meth:`close` no planner process is left running (killed and reaped).
 
 Errors: :class:`~prsd.errors.InputError` from :meth:`pull` when the plan failed
-(the planner's own one-line reason), the planner died or ended without finishing
+(the planner's own one-line reason), a record is malformed or out of sequence, the
+planner died or ended without finishing
 (its exit and the end of its stderr), or sent nothing at all (not even its
 ``alive`` tick) for ``silence_s`` seconds (it is then killed).
 """
@@ -153,6 +159,7 @@ class HelperPlan:
         self._silence = silence_s() if silence is None else silence
         self._heard = time.monotonic()
         self._stderr = b""
+        self._next = 0  # the index the next mini-batch must have
         self._complete = False  # "end" received
         self._eof = False
         self._failed: InputError | None = None
@@ -240,6 +247,13 @@ class HelperPlan:
         if self._complete or self._failed is not None:
             return
         if record.kind == "mb" and record.mb is not None:
+            if record.mb.index != self._next:  # the planner numbers 0, 1, 2... always
+                self._failed = InputError(
+                    f"the input planner of {self._name} sent mini-batch {record.mb.index} "
+                    f"where {self._next} was due"
+                )
+                return
+            self._next += 1
             self._arrived.append(record.mb)
         elif record.kind == "skip":
             self._on_skip(record.path, record.why)

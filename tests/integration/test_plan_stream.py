@@ -8,6 +8,8 @@ from __future__ import annotations
 import os
 import signal
 import stat
+import subprocess
+import sys
 import textwrap
 import time
 from typing import TYPE_CHECKING
@@ -19,16 +21,17 @@ from prsd.jobspec.load import load_job_spec
 from prsd.leader.planhelper import encode_request
 from prsd.leader.planowner import private_folders
 from prsd.leader.planstream import HelperPlan, open_plan
+from prsd.leader.planwire import Record, encode
 from prsd.owner import identity
 from prsd.storage.jobowner import JobOwner, write_job_owner
 from prsd.storage.layout import SpoolLayout
+from prsd.storage.records import MiniBatch
 
 if TYPE_CHECKING:
     from pathlib import Path
 
     from prsd.jobspec import JobSpec
     from prsd.storage.layout import JobLayout
-    from prsd.storage.records import MiniBatch
 
 FILES = 5_000  # about 500 kB of records: far more than a pipe holds
 
@@ -168,3 +171,41 @@ def test_the_planners_folders_are_the_owners_and_never_a_link(tmp_path: Path) ->
     for name in ("partitions", "mltable"):
         info = (layout.root / name).lstat()
         assert (info.st_uid, info.st_gid, stat.S_IMODE(info.st_mode)) == (4242, 4343, 0o700)
+
+
+def _forged(lines: bytes) -> HelperPlan:
+    """A real process that writes ``lines`` as a planner would, then waits to be stopped."""
+    code = (
+        f"import sys, time; sys.stdout.buffer.write({lines!r}); sys.stdout.flush(); time.sleep(60)"
+    )
+    proc = subprocess.Popen(
+        [sys.executable, "-c", code], stdout=subprocess.PIPE, stderr=subprocess.PIPE
+    )
+    return HelperPlan(proc, on_skip=lambda p, w: None, on_order=lambda o: None, name="x", who="t")
+
+
+@pytest.mark.parametrize(
+    ("lines", "words"),
+    [
+        (
+            encode(Record("mb", mb=MiniBatch(0, ["/a"])))
+            + encode(Record("mb", mb=MiniBatch(5, []))),
+            "sent mini-batch 5 where 1 was due",
+        ),
+        (b'{"t": "mb"}\n', "the input planner sent a bad record"),
+        (b"\x00garbage\n", "not JSON"),
+    ],
+)
+def test_a_forged_record_fails_the_plan(lines: bytes, words: str) -> None:
+    """The planner runs with the owner's ids, so its records are checked, not believed."""
+    plan = _forged(lines)
+    got: list[MiniBatch] = []
+    try:
+        with pytest.raises(InputError, match=words):
+            deadline = time.monotonic() + 30
+            while time.monotonic() < deadline:
+                got += plan.pull(10, 0.2)
+        assert [mb.index for mb in got] in ([], [0])
+    finally:
+        plan.close()
+    assert plan.proc.returncode == -signal.SIGKILL
