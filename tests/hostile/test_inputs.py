@@ -106,7 +106,7 @@ def test_another_users_private_table_is_refused_by_the_kernel() -> None:
     """Case 3: a hand-dropped job naming bob's 0600 table in his 0700 folder, with
     partition_keys (grouped) and without (listed): both fail with the permission
     error naming the path; no row or name of bob's reaches alice's job."""
-    with fleet("{base}/data") as f, plain_user("prsdb") as bob:
+    with plain_user("prsdb") as bob, fleet("{base}/data") as f:
         private = f.base / "data" / "bob" / "private"
         private.mkdir(parents=True)
         (f.base / "data").chmod(0o755)
@@ -146,7 +146,7 @@ def _sales(rows: int) -> Callable[[Path], None]:
 def test_partition_groups_are_private_to_the_owner() -> None:
     """Case 4: partitions/ (groups.json, groups/*.csv) is the owner's, mode 0700: bob
     cannot list or read it; alice's workers read it and her job completes exactly."""
-    with fleet("{base}") as f, plain_user("prsdb") as bob:
+    with plain_user("prsdb") as bob, fleet("{base}") as f:
         _bobs_good_job(f, bob)
         f.drop(
             "parts",
@@ -192,7 +192,7 @@ def test_a_table_file_swapped_for_a_link_to_shadow_while_grouping() -> None:
     a link to /etc/shadow: the planner (alice's ids) cannot open it; nothing of
     /etc/shadow lands anywhere in the job."""
     shadow = [line.encode() for line in Path("/etc/shadow").read_text().splitlines() if line]
-    with fleet("{base}") as f, plain_user("prsdb") as bob:
+    with plain_user("prsdb") as bob, fleet("{base}") as f:
         _bobs_good_job(f, bob)
         f.drop(
             "swap",
@@ -221,7 +221,7 @@ def test_a_table_file_swapped_for_a_link_to_shadow_while_grouping() -> None:
 def test_a_fifo_as_csv_input_fails_that_job_alone() -> None:
     """Case 9: a hand-dropped job whose CSV input is a FIFO ends Failed saying so, at
     once; the leader keeps its lease and bob's later job completes."""
-    with fleet("{base}") as f, plain_user("prsdb") as bob:
+    with plain_user("prsdb") as bob, fleet("{base}") as f:
 
         def fifo(data: Path) -> None:
             os.mkfifo(data / "in.csv")
@@ -261,7 +261,7 @@ def _planners(uid: int) -> list[int]:
 def test_a_planner_killed_mid_grouping_fails_that_job_alone() -> None:
     """The plan stream end to end: alice's planner (her uid) killed with kill -9 while
     it groups; her job ends Failed saying so, no planner is left, bob's job completes."""
-    with fleet("{base}") as f, plain_user("prsdb") as bob:
+    with plain_user("prsdb") as bob, fleet("{base}") as f:
         f.drop(
             "killed",
             _table_yaml("killed", "./data", "partition_keys: [k]\n"),
