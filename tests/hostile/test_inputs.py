@@ -7,6 +7,7 @@ names and whose good job finishes meanwhile with its exact rows.
 
 from __future__ import annotations
 
+import json
 import os
 import stat
 import sys
@@ -237,8 +238,12 @@ def test_a_fifo_as_csv_input_fails_that_job_alone() -> None:
         _failed(f, "fifokeys", "FIFO", "in.csv")
         _bobs_good_job(f, bob)
         _bob_finished(f, bob)
-        leases = list((f.spool / "leader").iterdir())
-        assert leases, "the leader's lease"
+        beat = f.spool / "leader" / "heartbeat.json"
+        first = json.loads(beat.read_bytes())
+        time.sleep(2.5)
+        later = json.loads(beat.read_bytes())
+        assert later["epoch"] == first["epoch"] == 1, "the first leader still holds the lease"
+        assert later["seq"] > first["seq"], "and renews it"
         assert f.alive(), f.log.read_text(errors="replace")
 
 
