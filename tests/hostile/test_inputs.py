@@ -133,6 +133,19 @@ def test_another_users_private_table_is_refused_by_the_kernel() -> None:
         assert f.alive(), f.log.read_text(errors="replace")
 
 
+def _wait_spill(f: Fleet, job: Path) -> None:
+    """Until the planner's first bucket file shows (the job must not have ended first)."""
+    parts = job / "partitions"
+
+    def spilled() -> bool:
+        final = job / "state" / "final.json"
+        if final.exists():
+            raise AssertionError((final.read_text(), f.log.read_text(errors="replace")))
+        return parts.is_dir() and any(p.name.startswith("bucket-") for p in parts.iterdir())
+
+    wait_until(spilled, 120, "the grouping's first spill")
+
+
 def _sales(rows: int) -> Callable[[Path], None]:
     def fill(data: Path) -> None:
         with open(data / "a.csv", "w", encoding="utf-8") as out:
@@ -204,11 +217,7 @@ def test_a_table_file_swapped_for_a_link_to_shadow_while_grouping() -> None:
         job = f.job("swap")
         small = job / "data" / "b.csv"
         parts = job / "partitions"
-        wait_until(
-            lambda: parts.is_dir() and any(p.name.startswith("bucket-") for p in parts.iterdir()),
-            60,
-            "the grouping's first spill",
-        )
+        _wait_spill(f, job)
         swapped = time.monotonic()
         small.unlink()
         small.symlink_to("/etc/shadow")
@@ -273,12 +282,7 @@ def test_a_planner_killed_mid_grouping_fails_that_job_alone() -> None:
             TABLE_SCRIPT,
             data=_sales(1_500_000),
         )
-        parts = f.job("killed") / "partitions"
-        wait_until(
-            lambda: parts.is_dir() and any(p.name.startswith("bucket-") for p in parts.iterdir()),
-            60,
-            "the grouping's first spill",
-        )
+        _wait_spill(f, f.job("killed"))
         (pid,) = _planners(f.user.pw_uid)
         _bobs_good_job(f, bob)
         os.kill(pid, 9)
