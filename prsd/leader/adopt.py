@@ -17,27 +17,31 @@ if TYPE_CHECKING:
     from collections.abc import Callable
 
     from prsd.leader.results import Results
-    from prsd.leader.splitting import Plan
     from prsd.leader.takeover import Look
     from prsd.leader.tasks import TaskTable
     from prsd.storage.records import MiniBatch
+
+
+def in_task_files(look: Look) -> set[int]:
+    """The mini-batches some live or committed task file of the look holds."""
+    return {mb.index for _, b in look.live + look.done for mb in b.mini_batches}
 
 
 def adopt(
     look: Look,
     table: TaskTable,
     results: Results,
-    plan: Plan,
+    orphans: dict[int, MiniBatch],
     retries: list[list[MiniBatch]],
     ingest: Callable[[str, str], None],
 ) -> list[list[MiniBatch]]:
-    """Take the look's tasks into ``table`` and the book; the mini-batches to write again."""
+    """Take the look's tasks into ``table`` and the book; the mini-batches to write again.
+
+    ``orphans``: the mini-batches up to the look's highest that no task file holds
+    (found by fast-forwarding the plan, which also planned them in the ledger).
+    """
     ledger = results.book.ledger
     live, done = look.live, look.done
-    runnable = {mb.index for _, b in live + done for mb in b.mini_batches}
-    orphans = plan.fast_forward(
-        max(look.in_files(), default=-1), runnable, lambda mb: ledger.plan(mb.index, mb.items)
-    )
     covered: set[int] = set()
     for found, body in live:
         indices = tuple(mb.index for mb in body.mini_batches)

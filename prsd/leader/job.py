@@ -21,7 +21,7 @@ from typing import TYPE_CHECKING
 
 from prsd.errors import PrsdError
 from prsd.jobspec.runner import is_command_step
-from prsd.leader.adopt import adopt
+from prsd.leader.adopt import adopt, in_task_files
 from prsd.leader.bisect import Bisector
 from prsd.leader.book import JobBook, Timeouts
 from prsd.leader.finish import JobEnd, finish_job
@@ -33,7 +33,7 @@ from prsd.leader.nodereports import blind_nodes, read_node_reports
 from prsd.leader.planner import input_kind
 from prsd.leader.results import Results
 from prsd.leader.resume import merge_reports
-from prsd.leader.splitting import Plan, split_step
+from prsd.leader.splitting import SPLIT_BUDGET_S, Plan, split_step
 from prsd.leader.status import StatusWriter
 from prsd.leader.takeover import TakeOver
 from prsd.leader.tasks import OutTask, TaskTable
@@ -357,6 +357,7 @@ class JobDriver:
             self.book.errors,
             list(self.book.node_inits),
         )
+        self._plan.close()
         self.final = finish_job(end, self.snapshot(now), state, reason)
         self.status.write(self.snapshot(now), now)
         self.logs.close()
@@ -368,6 +369,7 @@ class JobDriver:
             self.takeover.wait()
         if self.merge is not None:
             self.merge.abandon()
+        self._plan.close()
         self.logs.close()
         self.issued.close()
 
@@ -381,14 +383,24 @@ class JobDriver:
                 return False
             look = self.takeover.look
             assert look is not None
+            orphans = self._plan.fast_forward(
+                max(look.in_files(), default=-1),
+                in_task_files(look),
+                lambda mb: self.ledger.plan(mb.index, mb.items),
+                SPLIT_BUDGET_S,
+            )
+            if orphans is None:  # the plan has not got that far yet: step again soon
+                self.split_behind = True
+                return False
+            self.split_behind = False
             self.takeover = None
-            self._adopt(look, now)
+            self._adopt(look, orphans, now)
         except PrsdError as exc:
             self.takeover = None
             self.finish("Failed", f"the job could not be resumed: {exc.one_line()}", now)
         return self.final is None
 
-    def _adopt(self, look: Look, now: float) -> None:
+    def _adopt(self, look: Look, orphans: dict[int, MiniBatch], now: float) -> None:
         """Rebuild the job's state from a settled look (see :mod:`prsd.leader.adopt`)."""
         for note in look.notes:
             self.logs.master(note)
@@ -396,7 +408,7 @@ class JobDriver:
             look,
             self.table,
             self.results,
-            self._plan,
+            orphans,
             self._retries,
             lambda name, node: self._ingest(name, node, now),
         )

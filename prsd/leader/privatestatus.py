@@ -27,7 +27,7 @@ from typing import TYPE_CHECKING, Any
 
 from prsd.leader.adminread import let_admins_read
 from prsd.storage.atomic import write_atomic
-from prsd.storage.jobowner import OwnerRecordError, read_job_owner
+from prsd.storage.jobowner import OwnerRecordError, owner
 from prsd.storage.readsafe import UntrustedFile, read_small
 from prsd.wire.final import PRIVATE_FINAL, public_final
 from prsd.wire.status import PRIVATE_KEYS, PRIVATE_STATUS, split_private
@@ -41,7 +41,7 @@ PRIVATE_MODE = 0o640
 def job_gid(layout: JobLayout) -> int | None:
     """The job's group (from its owner record); None when there is no valid record."""
     try:
-        return read_job_owner(layout).gid
+        return owner(layout).gid
     except OwnerRecordError:
         return None
 

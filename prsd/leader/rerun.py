@@ -45,7 +45,7 @@ from prsd.storage.layout import JobLayout, parse_done_name
 from prsd.storage.records import SUCCEEDED, MiniBatch, read_result_meta
 
 if TYPE_CHECKING:
-    from collections.abc import Iterable, Iterator
+    from collections.abc import Callable, Iterable, Iterator
     from pathlib import Path
 
     from prsd.asowner.side import OwnerSide
@@ -164,34 +164,80 @@ def _named(names: list[str], count: int) -> str:
     return shown + (f" and {count - NAMED} more" if count > NAMED else "")
 
 
-def plan_retry(layout: JobLayout, mbs: Iterator[MiniBatch]) -> Iterator[MiniBatch]:
-    """The job's mini-batches: all of them, or for a retry job only those it runs again.
+@dataclass(frozen=True)
+class RetryInput:
+    """What planning a retry needs besides the input: its plan and the kept results.
+
+    Read by the leader from the job's control files (:func:`load_retry`) and handed to
+    the process that reads the input (:mod:`prsd.leader.planhelper`) as JSON.
+    """
+
+    plan: RetryPlan
+    kept: list[KeptResult]
+
+    def to_obj(self) -> dict[str, object]:
+        return {"plan": asdict(self.plan), "kept": [k.to_line() for k in self.kept]}
+
+    @classmethod
+    def from_obj(cls, obj: dict[str, object]) -> RetryInput:
+        from prsd.leader.kept import KeptResult
+
+        lines = obj["kept"]
+        assert isinstance(lines, list)
+        kept = [KeptResult.from_obj(json.loads(line)) for line in lines]
+        return cls(RetryPlan.decode(json.dumps(obj["plan"]).encode()), kept)
+
+
+def load_retry(layout: JobLayout) -> RetryInput | None:
+    """The retry's plan and kept results (checked: the same owner); None for a plain job.
 
     Raises:
         InputError: the retry plan or its kept results cannot be used.
     """
     plan = read_retry_plan(layout.root)
     if plan is None:
-        return mbs
+        return None
     try:
         kept = read_kept(layout.root)
         check_same_owner(layout, {plan.of_job} | {k.job for k in kept})
     except PrsdError as exc:
         raise InputError(exc.one_line()) from exc
-    return _retry_batches(layout, plan, kept, mbs)
+    return RetryInput(plan, kept)
 
 
-def _retry_batches(
-    layout: JobLayout, plan: RetryPlan, kept: list[KeptResult], mbs: Iterator[MiniBatch]
+def plan_retry(layout: JobLayout, mbs: Iterator[MiniBatch]) -> Iterator[MiniBatch]:
+    """The job's mini-batches, all of them or for a retry only those it runs again,
+    planned in this process (the order file written at the end).
+
+    Raises:
+        InputError: the retry plan or its kept results cannot be used.
+    """
+    retry = load_retry(layout)
+    if retry is None:
+        return mbs
+    return retry_batches(retry, _spec_of(layout), mbs, lambda o: write_order(layout, o))
+
+
+def retry_batches(
+    retry: RetryInput,
+    spec: JobSpec | None,
+    mbs: Iterator[MiniBatch],
+    on_order: Callable[[RetryOrder], None],
 ) -> Iterator[MiniBatch]:
+    """The retry's mini-batches over the split ``mbs``; ``on_order`` gets the order at the end.
+
+    Reads the input's files' times (and, for partition groups, lists the input): run
+    with the job owner's ids.
+    """
+    plan, kept = retry.plan, retry.kept
     order = RetryOrder()
     notes = PlanNotes()
-    yield from number_runs(plan_units(plan, kept, mbs, notes, _spec_of(layout)), order.units)
+    yield from number_runs(plan_units(plan, kept, mbs, notes, spec), order.units)
     order.kept = notes.kept
     order.voided, order.voided_count = notes.voided[:NAMED], len(notes.voided)
     gone = [p for p in plan.failed_items if p not in notes.seen_failed]
     order.gone_failed, order.gone_failed_count = gone[:NAMED], len(gone)
-    write_order(layout, order)
+    on_order(order)
 
 
 def write_order(layout: JobLayout, order: RetryOrder) -> None:

@@ -13,7 +13,8 @@ the input root are skipped and reported through ``on_skip``. So are entries whos
 name is not valid UTF-8 (a mini-batch is a list of ``str`` paths every worker and
 log must be able to write; the name is reported with its odd bytes as ``\\xNN``) and
 entries that are neither files, folders nor links (FIFOs, sockets, devices: reading
-a FIFO would block a worker for good).
+a FIFO would block a worker for good). An input root named by the job that is such
+a file fails the job (:class:`~prsd.errors.InputError`) instead.
 """
 
 from __future__ import annotations
@@ -25,6 +26,7 @@ import stat
 from collections.abc import Callable, Iterable, Iterator
 from pathlib import Path
 
+from prsd.errors import InputError
 from prsd.storage.records import MiniBatch
 
 SkipReporter = Callable[[str, str], None]
@@ -40,9 +42,9 @@ def printable(path: str) -> str:
     return path.encode("utf-8", "surrogateescape").decode("utf-8", "backslashreplace")
 
 
-def _special_kind(path: str) -> str:
+def _special_kind(path: str, *, follow: bool = False) -> str:
     try:
-        mode = os.lstat(path).st_mode
+        mode = os.stat(path, follow_symlinks=follow).st_mode
     except OSError:
         return "vanished while listed"
     for test, kind in (
@@ -59,6 +61,9 @@ def _special_kind(path: str) -> str:
 def iter_files(root: str, on_skip: SkipReporter | None = None) -> Iterator[str]:
     """Every regular file under ``root`` (a folder or a file), in sorted path order."""
     if not os.path.isdir(root):
+        kind = _special_kind(root, follow=True)
+        if kind.startswith("a "):  # a FIFO, a socket, a device: reading it would hang
+            raise InputError(f"input {printable(root)} is {kind}, not a regular file")
         yield root
         return
     real_root = os.path.realpath(root)

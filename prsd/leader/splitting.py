@@ -1,9 +1,11 @@
 """The job's plan of mini-batches, read a bounded number at a time.
 
 The plan is the deterministic split of the job's input (:mod:`prsd.leader.planner`,
-a retry's selection applied by :mod:`prsd.leader.rerun`); the driver takes the next
-few mini-batches per step, and a leader taking a job over fast-forwards through
-those the earlier leader already wrote.
+a retry's selection applied by :mod:`prsd.leader.rerun`), made by the job's input
+planner (:mod:`prsd.leader.planstream`: the owner's process, or this one); the driver
+takes the next few mini-batches per step, those that have arrived within the step's
+budget, and a leader taking a job over fast-forwards through those the earlier leader
+already wrote, a step at a time.
 
 Errors: :class:`~prsd.errors.InputError` when the input cannot be read, or yields
 fewer mini-batches than the job's task files hold (it changed while the job ran).
@@ -12,20 +14,19 @@ fewer mini-batches than the job's task files hold (it changed while the job ran)
 from __future__ import annotations
 
 import time
-from collections import deque
 from typing import TYPE_CHECKING
 
 from prsd.errors import InputError
 from prsd.leader.packing import advise, peek_for
-from prsd.leader.planner import plan_mini_batches
-from prsd.leader.rerun import plan_retry
+from prsd.leader.planstream import open_plan
 
 if TYPE_CHECKING:
-    from collections.abc import Callable, Iterator
+    from collections.abc import Callable
 
     from prsd.jobspec import JobSpec
     from prsd.leader.book import JobBook
     from prsd.leader.joblogs import JobLogs
+    from prsd.leader.planstream import PlanSource
     from prsd.leader.tasks import TaskTable
     from prsd.storage.layout import JobLayout
     from prsd.storage.records import MiniBatch
@@ -38,64 +39,84 @@ class Plan:
     """The job's mini-batches in index order, consumed as the split goes on."""
 
     def __init__(
-        self, spec: JobSpec, layout: JobLayout, on_skip: Callable[[str, str], None]
+        self,
+        spec: JobSpec,
+        layout: JobLayout,
+        on_skip: Callable[[str, str], None],
+        source: PlanSource | None = None,
     ) -> None:
         self.spec = spec
-        self._mbs: Iterator[MiniBatch] = plan_retry(
-            layout, plan_mini_batches(spec, on_skip, job_folder=layout.root)
-        )
-        self._ahead: deque[MiniBatch] = deque()  # read by :meth:`remaining_within`
-        self._ended = False
+        self._source = source if source is not None else open_plan(spec, layout, on_skip)
+        self._ahead: list[MiniBatch] = []  # read by :meth:`remaining_within`
+        self._forward: _FastForward | None = None
 
-    def take(self, n: int) -> list[MiniBatch]:
-        """Up to ``n`` next mini-batches (fewer: the plan is at its end)."""
-        out: list[MiniBatch] = []
-        while self._ahead and len(out) < n:
-            out.append(self._ahead.popleft())
-        if len(out) == n or self._ended:
-            return out
-        try:
-            for mb in self._mbs:
-                out.append(mb)
-                if len(out) == n:
-                    break
-        except OSError as exc:
-            raise InputError(f"cannot read input {self.spec.input.name}: {exc}") from exc
+    @property
+    def ended(self) -> bool:
+        """Every mini-batch of the plan has been taken."""
+        return self._source.ended and not self._ahead
+
+    def take(self, n: int, wait_s: float = 0.0) -> list[MiniBatch]:
+        """Up to ``n`` next mini-batches: fewer when the rest has not arrived within
+        ``wait_s`` (see :attr:`ended`)."""
+        out = self._ahead[:n]
+        del self._ahead[:n]
+        if len(out) < n:
+            out += self._source.pull(n - len(out), wait_s)
         return out
 
     def remaining_within(self, limit: int) -> int | None:
-        """How many mini-batches are left, if at most ``limit``; None: more than that."""
+        """How many mini-batches are left, if at most ``limit``; None: more than that
+        (or not known yet: the planner has not sent them)."""
         if limit <= 0:
             return None
-        try:
-            while not self._ended and len(self._ahead) < limit + 1:
-                mb = next(self._mbs, None)
-                if mb is None:
-                    self._ended = True
-                else:
-                    self._ahead.append(mb)
-        except OSError as exc:
-            raise InputError(f"cannot read input {self.spec.input.name}: {exc}") from exc
-        return len(self._ahead) if self._ended else None
+        if len(self._ahead) < limit + 1 and not self._source.ended:
+            self._ahead += self._source.pull(limit + 1 - len(self._ahead), 0.0)
+        return len(self._ahead) if self._source.ended else None
 
     def fast_forward(
-        self, top: int, in_files: set[int], plan: Callable[[MiniBatch], None]
-    ) -> dict[int, MiniBatch]:
-        """Plan mini-batches 0..top again without writing them; those in no task file."""
-        missing: dict[int, MiniBatch] = {}
+        self, top: int, in_files: set[int], plan: Callable[[MiniBatch], None], wait_s: float = 0.0
+    ) -> dict[int, MiniBatch] | None:
+        """Plan mini-batches 0..top again without writing them; those in no task file.
+
+        None: the planner has not got that far yet (call again with the same arguments).
+
+        Raises:
+            InputError: the plan ends before ``top``: the input changed while the job ran.
+        """
         if top < 0:
-            return missing
+            return {}
         assert not self._ahead, "fast_forward comes before any look-ahead"
-        for mb in self._mbs:
-            plan(mb)
-            if mb.index not in in_files:
-                missing[mb.index] = mb
-            if mb.index >= top:
-                return missing
-        raise InputError(
-            f"{self.spec.input.name} now yields fewer mini-batches than the job's task files "
-            f"hold ({top + 1}): the input changed while the job ran"
-        )
+        forward = self._forward = self._forward or _FastForward(top)
+        deadline = time.perf_counter() + wait_s
+        while True:
+            mbs = self._source.pull(MAX_TASKS_PER_STEP, max(deadline - time.perf_counter(), 0))
+            for i, mb in enumerate(mbs):
+                plan(mb)
+                if mb.index not in in_files:
+                    forward.missing[mb.index] = mb
+                if mb.index >= top:
+                    self._ahead = mbs[i + 1 :]  # beyond the task files: the split goes on there
+                    self._forward = None
+                    return forward.missing
+            if self._source.ended:
+                raise InputError(
+                    f"{self.spec.input.name} now yields fewer mini-batches than the job's task "
+                    f"files hold ({top + 1}): the input changed while the job ran"
+                )
+            if time.perf_counter() >= deadline:
+                return None
+
+    def close(self) -> None:
+        """Stop planning (the job ended): no planner process is left."""
+        self._source.close()
+
+
+class _FastForward:
+    """A fast-forward under way: its target and the orphans found so far."""
+
+    def __init__(self, top: int) -> None:
+        self.top = top
+        self.missing: dict[int, MiniBatch] = {}
 
 
 def split_step(
@@ -116,10 +137,11 @@ def split_step(
         )
         if not advice.may_write:
             return False  # far enough ahead of the workers
-        mbs = plan.take(advice.per_task)
+        mbs = plan.take(advice.per_task, max(deadline - time.perf_counter(), 0.0))
         if not mbs:
-            _split_finished(plan, table, book, logs, now)
-            return False
+            if plan.ended:
+                _split_finished(plan, table, book, logs, now)
+            return False  # nothing more has arrived yet: the next round looks again
         for mb in mbs:
             book.plan(mb, now)
         table.write(mbs, 1)

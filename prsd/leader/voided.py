@@ -21,8 +21,7 @@ from typing import TYPE_CHECKING, Protocol
 
 from prsd.errors import InputError
 from prsd.leader.joblogs import AttemptRow
-from prsd.leader.planner import plan_mini_batches
-from prsd.leader.rerun import plan_retry
+from prsd.leader.planstream import open_plan
 from prsd.leader.tasks import contiguous_runs
 from prsd.storage.layout import mb_id
 from prsd.storage.records import REQUEUED, Outcome
@@ -51,6 +50,8 @@ class JobDriver(Protocol):
     def queue_again(self, mbs: list[MiniBatch]) -> None: ...
 
 
+REPLAN_CHUNK = 256
+REPLAN_WAIT_S = 0.5
 _VOID_NAME = re.compile(r"^(\d+\.a\d+\.e\d+)\.(.+)$")
 
 
@@ -97,14 +98,22 @@ def replan_voided(driver: JobDriver, out: OutTask, node: str) -> None:
 
 
 def _plan_again(driver: JobDriver, wanted: set[int]) -> dict[int, MiniBatch]:
+    """The wanted mini-batches, planned again by the job's planner (its owner's ids).
+
+    Waits for them: the planner ends, fails, or goes silent within its bound.
+    """
     found: dict[int, MiniBatch] = {}
     top = max(wanted)
-    plan = plan_mini_batches(driver.spec, None, job_folder=driver.layout.root)
-    for mb in plan_retry(driver.layout, plan):
-        if mb.index in wanted:
-            found[mb.index] = mb
-        if mb.index >= top:
-            break
+    source = open_plan(driver.spec, driver.layout, lambda path, why: None)
+    try:
+        reached = False
+        while not reached and not source.ended:
+            for mb in source.pull(REPLAN_CHUNK, REPLAN_WAIT_S):
+                if mb.index in wanted:
+                    found[mb.index] = mb
+                reached = reached or mb.index >= top
+    finally:
+        source.close()
     if len(found) != len(wanted):
         raise InputError(
             f"{driver.spec.input.name} no longer yields mini-batches "

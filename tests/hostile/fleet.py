@@ -36,7 +36,7 @@ from tests.realusers import (
 
 if TYPE_CHECKING:
     import pwd
-    from collections.abc import Iterator
+    from collections.abc import Callable, Iterator
 
 CHECKOUT = Path(__file__).resolve().parents[2]
 PYTHONPATH = f"{CHECKOUT}:{sysconfig.get_paths()['purelib']}"
@@ -93,17 +93,30 @@ class Fleet:
     def log(self) -> Path:
         return self.base / "daemons.log"
 
-    def drop(self, name: str, yaml_text: str, script: str = SCRIPT, *, owner: bool = True) -> None:
-        """Write a job folder beside the inbox (the owner's, or root's) and rename it in."""
+    def drop(
+        self,
+        name: str,
+        yaml_text: str,
+        script: str = SCRIPT,
+        *,
+        owner: bool = True,
+        user: pwd.struct_passwd | None = None,
+        data: Callable[[Path], None] | None = None,
+    ) -> None:
+        """Write a job folder beside the inbox (the owner's, ``user``'s, or root's) and
+        rename it in; ``data`` fills its ``data/`` folder (default: 4 small files)."""
         staging = self.spool / "inbox" / f".{name}"
         (staging / "code").mkdir(parents=True)
         (staging / "code" / "score.py").write_text(textwrap.dedent(script), encoding="utf-8")
         (staging / "data").mkdir()
-        for i in range(4):
-            (staging / "data" / f"f{i}.txt").write_text(f"{i}\n", encoding="utf-8")
+        if data is None:
+            for i in range(4):
+                (staging / "data" / f"f{i}.txt").write_text(f"{i}\n", encoding="utf-8")
+        else:
+            data(staging / "data")
         (staging / "job.yaml").write_text(yaml_text, encoding="utf-8")
         if owner:
-            chown_tree(staging, self.user)
+            chown_tree(staging, user or self.user)
         staging.rename(self.spool / "inbox" / name)
 
     def submit_as_owner(self, folder: Path) -> subprocess.CompletedProcess[str]:

@@ -34,11 +34,11 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
 import numpy as np
-import pandas as pd
 import pyarrow as pa
 import pyarrow.compute as pc
 
 from prsd.errors import InputError
+from prsd.leader.tabular.inputfile import input_size
 from prsd.leader.tabular.readers import TableSource, read_batches
 from prsd.storage.atomic import write_atomic
 from prsd.storage.records import MiniBatch
@@ -100,10 +100,16 @@ def group_rows(columns: Sequence[KeyColumn]) -> Groups:
     combined = np.zeros(rows, dtype=np.int64)
     for column in columns:
         combined = combined * max(len(column.values), 1) + column.codes
-    codes, _ = pd.factorize(combined)
-    _, firsts = np.unique(codes, return_index=True)
-    keys = [tuple(column.values[column.codes[i]] for column in columns) for i in firsts.tolist()]
-    return Groups(codes.astype(np.intp), keys)
+    # numpy's unique numbers the combinations in sorted order: renumber them by first
+    # appearance (pandas' factorize would do it, but importing pandas costs the input
+    # planner, a fresh process per job, about a second)
+    _, firsts, inverse = np.unique(combined, return_index=True, return_inverse=True)
+    order = np.argsort(firsts, kind="stable")
+    rank = np.empty(len(order), dtype=np.intp)
+    rank[order] = np.arange(len(order), dtype=np.intp)
+    codes = rank[inverse.reshape(-1)]
+    keys = [tuple(c.values[c.codes[i]] for c in columns) for i in firsts[order].tolist()]
+    return Groups(codes, keys)
 
 
 def split_by(codes: npt.NDArray[np.intp], count: int) -> list[npt.NDArray[np.intp]]:
@@ -203,10 +209,9 @@ def plan_partitioned_table(
 
 
 def _group(source: TableSource, files: Sequence[str], keys: Sequence[str], folder: Path) -> None:
-    if folder.exists():
-        shutil.rmtree(folder)  # an unfinished grouping: start again from the input
-    (folder / "groups").mkdir(parents=True)
-    total = sum(os.path.getsize(p) for p in files)
+    _clear(folder)  # an unfinished grouping: start again from the input
+    (folder / "groups").mkdir(parents=True, exist_ok=True)
+    total = sum(input_size(p) for p in files)
     spill = Spill(folder, bucket_count(total), empty_is_null=source.fmt == "csv")
     try:
         _spill_files(spill, source, files, keys)
@@ -219,6 +224,16 @@ def _group(source: TableSource, files: Sequence[str], keys: Sequence[str], folde
         payload = {"path": path, "format": _group_format(source), "rows": spill.rows[number]}
         entries.append([payload, list(key)])
     write_atomic(folder / MANIFEST, json.dumps(entries).encode())
+
+
+def _clear(folder: Path) -> None:
+    """Empty ``folder`` (made by the leader for the owner's planner; kept itself)."""
+    folder.mkdir(parents=True, exist_ok=True)
+    for entry in os.scandir(folder):
+        if entry.is_dir(follow_symlinks=False):
+            shutil.rmtree(entry.path)
+        else:
+            os.unlink(entry.path)
 
 
 def _spill_files(

@@ -27,6 +27,7 @@ import pyarrow as pa
 import pyarrow.parquet as pq
 
 from prsd.errors import InputError
+from prsd.leader.tabular.inputfile import input_file
 from prsd.leader.tabular.mlapply import Steps
 from prsd.storage.atomic import write_atomic
 from prsd.storage.records import MiniBatch
@@ -34,6 +35,7 @@ from prsd.storage.records import MiniBatch
 if TYPE_CHECKING:
     from collections.abc import Iterator, Sequence
     from pathlib import Path
+    from typing import BinaryIO
 
     from prsd.jobspec.model import InputSpec
 
@@ -153,17 +155,18 @@ def read_chunks(
 
 
 def _chunks(spec: InputSpec, path: str, names: list[str] | None) -> Iterator[pd.DataFrame]:
-    if spec.format == "parquet":
-        for batch in pq.ParquetFile(path).iter_batches(batch_size=CHUNK_ROWS):
-            yield batch.to_pandas()
-    elif spec.format == "jsonl":
-        with pd.read_json(path, lines=True, chunksize=CHUNK_ROWS, encoding=spec.encoding) as it:
-            yield from it
-    else:
-        yield from _csv_chunks(spec, path, names)
+    with input_file(path) as f:
+        if spec.format == "parquet":
+            for batch in pq.ParquetFile(f).iter_batches(batch_size=CHUNK_ROWS):
+                yield batch.to_pandas()
+        elif spec.format == "jsonl":
+            with pd.read_json(f, lines=True, chunksize=CHUNK_ROWS, encoding=spec.encoding) as it:
+                yield from it
+        else:
+            yield from _csv_chunks(spec, f, names)
 
 
-def _csv_chunks(spec: InputSpec, path: str, names: list[str] | None) -> Iterator[pd.DataFrame]:
+def _csv_chunks(spec: InputSpec, f: BinaryIO, names: list[str] | None) -> Iterator[pd.DataFrame]:
     options: dict[str, Any] = {
         "sep": spec.delimiter,
         "encoding": spec.encoding,
@@ -180,7 +183,7 @@ def _csv_chunks(spec: InputSpec, path: str, names: list[str] | None) -> Iterator
     if names is not None:
         options["names"] = names
     try:
-        with pd.read_csv(path, **options) as reader:
+        with pd.read_csv(f, **options) as reader:
             for chunk in reader:
                 if no_header:
                     chunk.columns = [f"Column{i + 1}" for i in range(len(chunk.columns))]

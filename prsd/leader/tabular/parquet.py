@@ -18,6 +18,7 @@ import pyarrow as pa
 import pyarrow.parquet as pq
 
 from prsd.errors import InputError
+from prsd.leader.tabular.inputfile import input_file
 
 if TYPE_CHECKING:
     from collections.abc import Iterable, Iterator, Sequence
@@ -53,7 +54,8 @@ def row_groups(path: str) -> list[RowGroup]:
         InputError: the file is not Parquet (no footer, a damaged one).
     """
     try:
-        meta = pq.ParquetFile(path).metadata
+        with input_file(path) as f:
+            meta = pq.ParquetFile(f).metadata
     except (pa.ArrowInvalid, pa.ArrowNotImplementedError) as exc:
         raise InputError(f"cannot read the Parquet file {path}: {exc}") from exc
     out = []

@@ -20,9 +20,11 @@ import pyarrow.parquet as pq
 
 from prsd.errors import InputError
 from prsd.leader.tabular.cutter import RecordCutter
+from prsd.leader.tabular.inputfile import input_file, open_input
 
 if TYPE_CHECKING:
     from collections.abc import Iterator
+    from typing import BinaryIO
 
 BLOCK_BYTES = 4 * 1024 * 1024
 PARQUET_BATCH_ROWS = 65536
@@ -53,23 +55,24 @@ def read_batches(
         InputError: the file cannot be parsed (pyarrow's message names the row).
     """
     try:
-        if source.fmt == "parquet":
-            yield from pq.ParquetFile(path).iter_batches(batch_size=PARQUET_BATCH_ROWS)
-        elif source.fmt == "jsonl":
-            options = pa_json.ReadOptions(block_size=BLOCK_BYTES)
-            yield from pa_json.open_json(path, read_options=options)
-        elif os.path.getsize(path) > 0:
-            yield from _csv_batches(source, path, column_names)
+        with input_file(path) as f:
+            if source.fmt == "parquet":
+                yield from pq.ParquetFile(f).iter_batches(batch_size=PARQUET_BATCH_ROWS)
+            elif source.fmt == "jsonl":
+                options = pa_json.ReadOptions(block_size=BLOCK_BYTES)
+                yield from pa_json.open_json(f, read_options=options)
+            elif os.fstat(f.fileno()).st_size > 0:
+                yield from _csv_batches(source, path, f, column_names)
     except (pa.ArrowInvalid, pa.ArrowNotImplementedError) as exc:
         raise InputError(f"cannot read {path} for partition_keys: {exc}") from exc
 
 
 def _csv_batches(
-    source: TableSource, path: str, column_names: list[str] | None
+    source: TableSource, path: str, f: BinaryIO, column_names: list[str] | None
 ) -> Iterator[pa.RecordBatch]:
     if source.header == "no_header":
         raise InputError(f"{path}: partition_keys need column names, but header is no_header")
-    names = column_names or header_names(source, path)
+    names = column_names or _header_names(source, f.fileno())
     read = pa_csv.ReadOptions(
         block_size=BLOCK_BYTES,
         encoding=source.encoding,
@@ -77,16 +80,20 @@ def _csv_batches(
     )
     parse = pa_csv.ParseOptions(delimiter=source.delimiter, newlines_in_values=True)
     convert = pa_csv.ConvertOptions(column_types=dict.fromkeys(names, pa.string()))
-    yield from pa_csv.open_csv(
-        path, read_options=read, parse_options=parse, convert_options=convert
-    )
+    yield from pa_csv.open_csv(f, read_options=read, parse_options=parse, convert_options=convert)
 
 
 def header_names(source: TableSource, path: str) -> list[str]:
     """The column names in the file's header line (its first record)."""
-    with open(path, "rb") as f:
-        fd = f.fileno()
-        end = RecordCutter(lambda offset, size: os.pread(fd, size, offset)).cut(1)
-        head = os.pread(fd, end, 0).decode(source.encoding)
+    fd = open_input(path)
+    try:
+        return _header_names(source, fd)
+    finally:
+        os.close(fd)
+
+
+def _header_names(source: TableSource, fd: int) -> list[str]:
+    end = RecordCutter(lambda offset, size: os.pread(fd, size, offset)).cut(1)
+    head = os.pread(fd, end, 0).decode(source.encoding)
     rows = list(csv.reader(io.StringIO(head), delimiter=source.delimiter))
     return rows[0] if rows else []

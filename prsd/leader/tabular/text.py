@@ -22,6 +22,7 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
 from prsd.leader.tabular.cutter import RecordCutter
+from prsd.leader.tabular.inputfile import open_input
 
 if TYPE_CHECKING:
     from collections.abc import Iterable, Iterator
@@ -52,7 +53,7 @@ def plan_text_files(paths: Iterable[str], size_bytes: int, fmt: TextFormat) -> I
     """Payloads of every file in turn (in input order), each about ``size_bytes``."""
     shared_head: list[Any] | None = None
     for path in paths:
-        fd = os.open(path, os.O_RDONLY)
+        fd = open_input(path)
         try:
             read_at = _reader(fd)
             cutter = RecordCutter(read_at, quote=b'"' if fmt.csv else None, track_lines=fmt.csv)
