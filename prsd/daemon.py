@@ -273,7 +273,7 @@ def _run_job(spool: SpoolLayout, submit_job: Callable[[], str], args: argparse.N
     handed = not args.embedded and daemons_serve(spool, datetime.now(UTC))
     node_id = _node_id(args)
     # Started first: it imports the worker host while the job is taken in and split.
-    forks = None if handed or args.no_fork_server else ForkServer.start()
+    forks = None if handed or args.no_fork_server else _fork_server(ForkServer)
     try:
         job_id = submit_job()
         view = progress_view()
@@ -295,6 +295,16 @@ def _run_job(spool: SpoolLayout, submit_job: Callable[[], str], args: argparse.N
     if final.output:
         write_line(f"output {final.output}")
     return final.exit_code
+
+
+def _fork_server(server: type[ForkServer]) -> ForkServer | None:
+    """The fork server, or None where it cannot start (its interpreter cannot be run by
+    this user, say): the workers are then spawned one by one, as the daemons do."""
+    try:
+        return server.start()
+    except OSError as exc:
+        log.info("no fork server: workers are spawned", error=str(exc))
+        return None
 
 
 def _wait_for_job(

@@ -140,7 +140,7 @@ class Fleet:
         """Wait for job ``job_id``'s end; its (state, reason)."""
         final = self.spool / "jobs" / job_id / "state" / "final.json"
         wait_until(final.exists, 120, f"job {job_id} to end")
-        data = json.loads(final.read_text(encoding="utf-8"))
+        data = json.loads(final_record(final.parent))
         return str(data["state"]), str(data["reason"])
 
     def owned_folder(self, name: str, yaml_text: str) -> Path:

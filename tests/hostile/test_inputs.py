@@ -10,21 +10,22 @@ from __future__ import annotations
 import json
 import os
 import stat
-import sys
 import textwrap
 import time
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from tests.helpers import wait_until
+from tests.helpers import final_record, wait_until
 from tests.hostile.fleet import Fleet, fleet, job_yaml
-from tests.realusers import plain_user
+from tests.realusers import daemon_python, daemon_pythonpath, plain_user
 
 if TYPE_CHECKING:
     import pwd
     from collections.abc import Callable
 
-PYTHON = sys.executable  # the suite's venv: pandas for tabular workers (reachable in fleet())
+# Tabular workers need pandas: an interpreter every owner may run, with the suite's
+# packages on its path (the suite's own may live under a 0700 /root).
+PYTHON = daemon_python()
 
 TABLE_SCRIPT = """
 def init():
@@ -50,6 +51,7 @@ def _table_yaml(name: str, input_data: str, extra: str = "") -> str:
           entry_script: score.py
           append_row_to: ./outputs/out.txt
           environment: {{python: {PYTHON}}}
+          environment_variables: {{PYTHONPATH: "{daemon_pythonpath()}"}}
         """
     ) + textwrap.dedent(extra)
 
@@ -140,7 +142,7 @@ def _wait_spill(f: Fleet, job: Path) -> None:
     def spilled() -> bool:
         final = job / "state" / "final.json"
         if final.exists():
-            raise AssertionError((final.read_text(), f.log.read_text(errors="replace")))
+            raise AssertionError((final_record(final.parent), f.log.read_text(errors="replace")))
         return parts.is_dir() and any(p.name.startswith("bucket-") for p in parts.iterdir())
 
     wait_until(spilled, 120, "the grouping's first spill")
