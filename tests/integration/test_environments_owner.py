@@ -164,6 +164,7 @@ def test_a_source_build_runs_as_the_owner_and_is_published_as_root(user: User) -
             PRSD_CONDA="none",
             PIP_FIND_LINKS=str(links),
             PIP_INDEX_URL=f"file://{base / 'index'}",
+            PYTHONPATH=daemon_pythonpath(),
         )
         daemons: list[subprocess.Popen[bytes]] = []
         try:

@@ -105,7 +105,9 @@ def test_a_job_sealed_before_its_owner_record_keeps_its_owner(fleet: Fleet, tmp_
     owner = json.loads(layout.owner_record.read_bytes())
     assert (owner["uid"], owner["gid"]) == (1234, 1234)
     final = fleet.final(layout.job_id)
-    assert final is None or final["state"] != "Failed", final
+    # Under root daemons its input is read as uid 1234, which may not run the suite's
+    # interpreter (under a 0700 /root): a failure then names that uid, never root.
+    assert final is None or final["state"] != "Failed" or "(uid 1234)" in final["reason"], final
 
 
 def test_a_job_sealed_with_no_owner_anywhere_fails_and_says_why(
