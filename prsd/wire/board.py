@@ -90,11 +90,13 @@ class Board:
         """A new task: its journal starts at :data:`JOURNAL_AT` (the agent emptied it)."""
         self._end = JOURNAL_AT
 
-    def journal(self, outcome: dict[str, Any]) -> None:
-        """Append one finished mini-batch's outcome (its JSON object)."""
-        line = json.dumps(outcome, separators=(",", ":"), ensure_ascii=False).encode() + b"\n"
-        os.pwrite(self.fd, line, self._end)
-        self._end += len(line)
+    def journal(self, outcome: dict[str, Any]) -> bytes:
+        """Append one finished mini-batch's outcome (its JSON object); return its JSON
+        text (without the newline), which the ``done`` frame reuses."""
+        text = json.dumps(outcome, separators=(",", ":"), ensure_ascii=False).encode()
+        os.pwrite(self.fd, text + b"\n", self._end)
+        self._end += len(text) + 1
+        return text
 
     # --- the agent's half ---------------------------------------------------------------
 

@@ -62,8 +62,6 @@ from prsd.worker.script import (
 if TYPE_CHECKING:
     from collections.abc import Sequence
 
-    from prsd.wire.records import Outcome
-
 PROFILING_MODULES = ("cProfile", "profile")
 MIN_PYTHON = (3, 9)
 
@@ -103,8 +101,16 @@ class Channel:
         Raises:
             AgentGone: the agent closed its end.
         """
+        self.send_frame(protocol.encode(message))
+
+    def send_frame(self, frame: bytes) -> None:
+        """Send one frame already encoded.
+
+        Raises:
+            AgentGone: the agent closed its end.
+        """
         try:
-            self.sock.sendall(protocol.encode(message))
+            self.sock.sendall(frame)
         except OSError as exc:
             raise AgentGone(str(exc)) from exc
 
@@ -180,7 +186,7 @@ class Worker:
         moment what its clocks need and what a death would lose.
         """
         channel = self.channel
-        outcomes: list[Outcome] = []
+        outcomes: list[bytes] = []  # the task's outcomes so far, as JSON text
         while True:
             command = frames.decode_command(channel.recv())
             if isinstance(command, frames.Shutdown):
@@ -193,12 +199,13 @@ class Worker:
             last = len(command.mbs) - 1
             for k, mb in enumerate(command.mbs):
                 outcome = runner.handle(mb, command.out, command.last and k == last)
-                board.journal(outcome.to_json())
+                outcomes.append(board.journal(outcome.to_json()))
                 board.mark(outcome.index, FINISHED, time.monotonic())
-                outcomes.append(outcome)
             if command.last:
-                done, outcomes = frames.Done(tuple(outcomes)), []
-                channel.send(done.to_json())
+                # frames.Done's JSON, built from the journal's text of each outcome.
+                body = b'{"ev":"done","outcomes":[' + b",".join(outcomes) + b"]}"
+                outcomes = []
+                channel.send_frame(protocol.encode_body(body))
 
 
 def set_up_process(hello: Hello, errors: ErrorFile) -> None:

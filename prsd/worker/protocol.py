@@ -99,6 +99,13 @@ def encode(message: dict[str, Any]) -> bytes:
     return HEADER.pack(len(body)) + body
 
 
+def encode_body(body: bytes) -> bytes:
+    """One frame of a body already in compact UTF-8 JSON (see :func:`encode`)."""
+    if len(body) > MAX_FRAME_BYTES:
+        raise ProtocolError(f"frame of {len(body)} bytes exceeds {MAX_FRAME_BYTES}")
+    return HEADER.pack(len(body)) + body
+
+
 def decode(body: bytes) -> dict[str, Any]:
     """Parse a frame body (without its length prefix)."""
     try:

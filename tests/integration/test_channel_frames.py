@@ -249,6 +249,8 @@ def test_the_channel_carries_one_done_frame_per_task(tmp_path: Path) -> None:
     assert [f["ev"] for f in seen] == ["done", "done", "bye"]
     assert [[o["index"] for o in f["outcomes"]] for f in seen[:2]] == [[0, 1, 2, 3, 4], [5, 6]]
     assert all(o["status"] == "succeeded" for f in seen[:2] for o in f["outcomes"])
+    done = frames.decode_event(seen[1])
+    assert isinstance(done, frames.Done) and [o.index for o in done.outcomes] == [5, 6]
     assert paths.out.read_bytes() == b"".join(f"/in/{i}\n".encode() for i in range(7))
 
 
