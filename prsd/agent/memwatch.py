@@ -15,12 +15,15 @@ from __future__ import annotations
 import resource
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Protocol
+from typing import TYPE_CHECKING, Protocol
 
 import anyio
 import psutil
 
 from prsd.agent.verdicts import MemoryEvidence
+
+if TYPE_CHECKING:
+    from collections.abc import Callable
 
 SAMPLE_INTERVAL_S = 0.2
 CGROUP_ROOT = Path("/sys/fs/cgroup")
@@ -110,6 +113,8 @@ class MemoryWatch:
         self.oom_kills_at_start = self._oom_kills()
         self.ram_limit = ram_limit_bytes(self.cgroup)
         self.peak = MemoryPeak()
+        # The mini-batch whose run() is under way (None: none), read before each sample.
+        self.running: Callable[[], object] | None = None
 
     def sample(self) -> bool:
         """Take one sample; False once the process is gone."""
@@ -140,8 +145,19 @@ class MemoryWatch:
         self.peak = MemoryPeak()
 
     async def run(self) -> None:
-        """Sample every :data:`SAMPLE_INTERVAL_S` until the process is gone."""
+        """Sample every :data:`SAMPLE_INTERVAL_S` until the process is gone.
+
+        Before each sample, :attr:`running` (if set) says which mini-batch's ``run()``
+        is under way; a new one starts a new peak (:meth:`reset`).
+        """
+        current: object = None
         while True:
+            running = self.running
+            if running is not None:
+                now_running = running()
+                if now_running is not None and now_running != current:
+                    self.reset()
+                current = now_running
             if not self.sample():
                 return
             await anyio.sleep(SAMPLE_INTERVAL_S)

@@ -104,6 +104,13 @@ class WorkerProcess:
         except (OSError, anyio.BrokenResourceError, anyio.ClosedResourceError) as exc:
             raise BrokenWorker(f"cannot write to the worker: {exc}") from exc
 
+    async def send_bytes(self, data: bytes) -> None:
+        """Send frames already encoded (a task's ``run`` frames), in one write."""
+        try:
+            await self._stream.send(data)
+        except (OSError, anyio.BrokenResourceError, anyio.ClosedResourceError) as exc:
+            raise BrokenWorker(f"cannot write to the worker: {exc}") from exc
+
     async def receive(self) -> Event:
         """The next frame, decoded (prsd.wire.frames).
 

@@ -9,9 +9,15 @@ go through the job's :class:`~prsd.agent.writer.FileWriter`, off the event loop.
 
 The session enforces the per-mini-batch clocks (docs/supervision.md, "Timeouts"):
 
-- ``task_overhead_timeout``: from handing a mini-batch over (or finishing the one
-  before it) until the worker says ``start`` (loading the mini-batch);
-- ``retry_settings.timeout``: from ``start`` until ``done`` (the ``run()`` call).
+- ``task_overhead_timeout``: from handing a task over (or the worker finishing the
+  mini-batch before) until the mini-batch's ``run()`` begins (loading it);
+- ``retry_settings.timeout``: from there until the mini-batch finishes (``run()``).
+
+A task goes to the worker in one ``run`` frame (several when it is large) and comes
+back in one ``done`` frame. Meanwhile the worker's board (:mod:`prsd.wire.board`)
+says which mini-batch is loading or running since when, and keeps the outcomes of
+those finished: the session reads it when its clock runs out (and sets the clock
+again if the worker has moved on) and when the worker dies.
 
 A mini-batch that runs out of time gets its Python stacks dumped (SIGUSR1 ->
 faulthandler in the worker, into ``user/error/<node>/<process>.txt``) before the
@@ -42,6 +48,9 @@ from prsd.storage.layout import process_name
 from prsd.storage.records import TIMEOUT, Outcome
 from prsd.tunables import max_captured_output_bytes
 from prsd.wire import frames
+from prsd.wire.board import RUNNING, Board
+from prsd.wire.fields import RecordError
+from prsd.worker import protocol
 
 if TYPE_CHECKING:
     from collections.abc import Callable
@@ -55,6 +64,7 @@ if TYPE_CHECKING:
     from prsd.storage.records import MiniBatch
 
 STOP_GRACE_S = 5.0
+FRAME_BUDGET_BYTES = 1 << 20  # a task bigger than this goes out in several run frames
 
 
 @dataclass(frozen=True)
@@ -116,6 +126,7 @@ class WorkerSession(WorkerHandle):
         self.replace = False  # REPLACE: the slot starts a new worker after this one
         self._init_result: InitResult | None = None  # for COUNT_INIT_FAILURE
         self._in_hand: InHand | None = None  # for FAIL_BATCH
+        self._board: Board | None = None  # the worker's board, opened at ready
 
     @property
     def busy(self) -> bool:
@@ -172,6 +183,7 @@ class WorkerSession(WorkerHandle):
         elif action is Action.RECORD_EXIT:
             self.exit_info = await self._proc().wait_exit()
             self.log_exit(self.exit_info)
+            self.close_board()
         elif action is Action.FAIL_BATCH:
             self._fail_batch(event)
         elif action is Action.COUNT_INIT_FAILURE:
@@ -208,6 +220,14 @@ class WorkerSession(WorkerHandle):
             await proc.wait_exit()  # stop_now() stopped it: not an init failure
             return InitResult(False, "stopped by prsd during init()", stopped=True)
         if isinstance(msg, frames.Ready):
+            try:
+                self._open_board(msg)
+            except OSError as exc:
+                self._init_result = InitResult(
+                    False, f"prsd could not open the worker's board: {exc}"
+                )
+                await self.apply(Event.INIT_TIMED_OUT, "its board could not be opened")
+                return self._init_failure()
             await self.apply(Event.READY)
             self.main_log(f"{self.name} ready: init() took {msg.init_s:.3f} s")
             return InitResult(True, init_s=msg.init_s)
@@ -228,6 +248,29 @@ class WorkerSession(WorkerHandle):
             await self.apply(Event.EXITED, "died during init()")
         return self._init_failure()
 
+    def _open_board(self, ready: frames.Ready) -> None:
+        """Open the board the worker named in ``ready``; the memory watch reads it too.
+
+        Raises:
+            OSError: the worker or its descriptor is gone.
+        """
+        board = self._board = Board.open_of(self._proc().pid, ready.board)
+
+        def running() -> int | None:
+            mark = board.read_mark()
+            return mark.mb if mark is not None and mark.phase == RUNNING else None
+
+        if self.memory is not None:
+            self.memory.running = running
+
+    def close_board(self) -> None:
+        """Let go of the board (the worker has exited)."""
+        if self._board is not None:
+            if self.memory is not None:
+                self.memory.running = None
+            self._board.close()
+            self._board = None
+
     def _init_failure(self) -> InitResult:
         """The failed init() (its message, or how the worker died during it)."""
         if self._init_result is None:
@@ -244,7 +287,8 @@ class WorkerSession(WorkerHandle):
 
     async def run_task(self, task: RunningTask, on_done: Callable[[Outcome], None]) -> bool:
         """Run the task's remaining mini-batches; False if the worker died or was stopped."""
-        proc = self._proc()
+        proc, board = self._proc(), self._board
+        assert board is not None  # opened at ready
         remaining = task.remaining()
         await self.apply(Event.TASK)
         self.current_task = task.task.name
@@ -252,22 +296,22 @@ class WorkerSession(WorkerHandle):
             await anyio.to_thread.run_sync(
                 lambda: make_files_for(self.run_as, [task.out_tmp], anchor=self.ctx.layout.root)
             )
+        board.empty()  # the worker is idle: the last task's mark and journal go
+        data = run_frames(remaining, str(task.out_tmp))
+        handed = time.monotonic()
 
         async def send_all() -> None:
-            # Frames go out while results come back: a task of many large mini-batches
-            # fills both pipes, and a sender that waited for all its writes first would
-            # deadlock with a worker blocked writing its "start" frames.
-            out, last = str(task.out_tmp), len(remaining) - 1
-            runs = [frames.Run(mb, out, k == last).to_json() for k, mb in enumerate(remaining)]
+            # Frames go out while the worker runs: a task too big for the pipe is only
+            # taken in as the worker reaches its later frames.
             try:
-                await proc.send_many(runs)
+                await proc.send_bytes(data)
             except BrokenWorker:
                 pass  # the collector sees the closed channel and records the death
 
         try:
             async with anyio.create_task_group() as tg:
                 tg.start_soon(send_all)
-                healthy = await self._collect(task, remaining, on_done)
+                healthy = await self._collect(task, remaining, on_done, handed)
                 tg.cancel_scope.cancel()
             if self.state is not WorkerState.BUSY:
                 return False  # dead, or stopped by prsd while its last result came in
@@ -279,56 +323,92 @@ class WorkerSession(WorkerHandle):
             self.flush_records()
 
     async def _collect(
-        self, task: RunningTask, remaining: list[MiniBatch], on_done: Callable[[Outcome], None]
+        self,
+        task: RunningTask,
+        remaining: list[MiniBatch],
+        on_done: Callable[[Outcome], None],
+        handed: float,
     ) -> bool:
-        """Receive ``start``/``done`` for each mini-batch under its clock.
+        """Wait for the task's ``done`` under the clock of the mini-batch in hand.
 
-        One cancel scope serves the whole task; its deadline moves with each event
-        (``task_overhead_timeout`` until ``start``, ``retry_settings.timeout`` until
-        ``done``), which costs far less than a scope per message on tiny mini-batches.
-        The frames that arrived together are taken together, with one reading of the
-        clock: the last of them sets the deadline.
+        The deadline comes from the board, read again on each wake-up: at the deadline
+        as last read, or sooner, since a phase the worker enters after that reading
+        (the next mini-batch's ``run()`` or load) may run out first, but no sooner than
+        the shorter of the two timeouts after it. A deadline that holds when read again
+        has passed: the mini-batch in hand ran out of time.
         """
         proc = self._proc()
         spec = self.ctx.spec
+        # Any phase the worker enters from now on runs out no sooner than this after
+        # now: waking at least this often catches every deadline on time.
+        shortest = min(spec.timeout_s, spec.task_overhead_timeout_s)
         pending = {mb.index: mb for mb in remaining}  # in hand-over order
-        started: float | None = None
+        deadline = self._deadline(handed)
         died = False
-        with anyio.CancelScope(
-            deadline=anyio.current_time() + spec.task_overhead_timeout_s
-        ) as clock:
-            while pending:
+        while pending:
+            wake = min(deadline, time.monotonic() + shortest)
+            with anyio.move_on_after(max(wake - time.monotonic(), 0.0)):
                 try:
-                    batch = await proc.receive_ready()
+                    msg = await proc.receive()
                 except BrokenWorker:
                     died = True
                     break
-                last: type | None = None  # the last start or done of the batch
-                for msg in batch:
-                    if isinstance(msg, frames.Start):
-                        last = frames.Start
-                    elif isinstance(msg, frames.Done):
-                        outcome = msg.outcome
-                        task.outcomes[outcome.index] = outcome
-                        pending.pop(outcome.index, None)
-                        on_done(outcome)
-                        last = frames.Done
-                if last is frames.Start:
-                    started = time.monotonic()
-                    clock.deadline = anyio.current_time() + spec.timeout_s
-                    if self.memory is not None:
-                        self.memory.reset()
-                elif last is frames.Done:
-                    started = None
-                    clock.deadline = anyio.current_time() + spec.task_overhead_timeout_s
+                if isinstance(msg, frames.Done):
+                    for outcome in msg.outcomes:
+                        if pending.pop(outcome.index, None) is not None:
+                            task.outcomes[outcome.index] = outcome
+                            on_done(outcome)
+                continue
+            deadline = self._deadline(handed)
+            if time.monotonic() >= deadline:
+                break
         if not pending:
             return True
+        started = self._take_journal(task, pending, on_done)
         self._in_hand = InHand(task, next(iter(pending.values())), started, on_done)
         if died:
             await self._died()
         else:  # the clock ran out
             await self._timed_out()
         return False
+
+    def _deadline(self, handed: float) -> float:
+        """When the mini-batch in hand runs out of time (monotonic), from the board:
+        ``run()`` began at the mark, or it loads since the mark (since ``handed``
+        before the worker's first mark of the task)."""
+        spec = self.ctx.spec
+        mark = self._board.read_mark() if self._board is not None else None
+        if mark is None:
+            return handed + spec.task_overhead_timeout_s
+        if mark.phase == RUNNING:
+            return mark.since + spec.timeout_s
+        return mark.since + spec.task_overhead_timeout_s
+
+    def _take_journal(
+        self, task: RunningTask, pending: dict[int, MiniBatch], on_done: Callable[[Outcome], None]
+    ) -> float | None:
+        """Record the outcomes the worker journaled before it died or ran out of time;
+        return when the mini-batch now in hand began ``run()`` (None: loading)."""
+        board = self._board
+        if board is None:
+            return None
+        try:
+            journal = board.read_journal()
+        except (OSError, ValueError) as exc:
+            self.main_log(f"{self.name}: its board could not be read ({exc})")
+            return None
+        for obj in journal:
+            try:
+                outcome = Outcome.from_json(obj)
+            except RecordError:
+                continue
+            if pending.pop(outcome.index, None) is not None:
+                task.outcomes[outcome.index] = outcome
+                on_done(outcome)
+        mark = board.read_mark()
+        if not pending or mark is None or mark.phase != RUNNING:
+            return None
+        return mark.since if mark.mb == next(iter(pending)) else None
 
     async def _timed_out(self) -> None:
         hand = self._in_hand
@@ -391,3 +471,18 @@ class WorkerSession(WorkerHandle):
                     await self.apply(Event.STOP)
                 await self.apply(Event.EXITED)
         return await proc.wait_exit()
+
+
+def run_frames(mbs: list[MiniBatch], out: str) -> bytes:
+    """A task's ``run`` frames, encoded: one, or several of about
+    :data:`FRAME_BUDGET_BYTES` each when the task is larger (the last says so)."""
+    whole = protocol.encode(frames.Run(tuple(mbs), out, last=True).to_json())
+    if len(whole) <= FRAME_BUDGET_BYTES or len(mbs) == 1:
+        return whole
+    parts = max(2, -(-len(whole) // FRAME_BUDGET_BYTES))
+    size = -(-len(mbs) // parts)
+    chunks = [mbs[k : k + size] for k in range(0, len(mbs), size)]
+    return b"".join(
+        protocol.encode(frames.Run(tuple(c), out, last=k == len(chunks) - 1).to_json())
+        for k, c in enumerate(chunks)
+    )

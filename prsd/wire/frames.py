@@ -3,12 +3,13 @@
 The channel's framing (a length prefix, compact JSON) is :mod:`prsd.worker.protocol`;
 the first frame, ``hello``, is :class:`prsd.worker.hello.Hello`. After it:
 
-agent -> worker: :class:`Run` (a mini-batch to run, where its append_row bytes go,
-whether to close that file after it), :class:`Shutdown`.
+agent -> worker: :class:`Run` (mini-batches of one task to run in order, where their
+append_row bytes go, whether the task ends with them), :class:`Shutdown`.
 
-worker -> agent: :class:`Ready` (``init()`` returned), :class:`InitFailed`,
-:class:`Start` (the mini-batch is loaded, ``run()`` begins), :class:`Done` (its
-:class:`~prsd.wire.records.Outcome`), :class:`Bye` (``shutdown()`` finished).
+worker -> agent: :class:`Ready` (``init()`` returned; the worker's board, see
+:mod:`prsd.wire.board`), :class:`InitFailed`, :class:`Done` (the task ended: every
+mini-batch's :class:`~prsd.wire.records.Outcome`, in order), :class:`Bye`
+(``shutdown()`` finished).
 
 ``to_json`` gives a frame's object; :func:`decode_command` and :func:`decode_event`
 read one back and raise :class:`~prsd.wire.fields.RecordError` on anything else (an
@@ -27,14 +28,23 @@ from prsd.wire.records import MiniBatch, Outcome
 
 @dataclass(frozen=True)
 class Run:
-    """Run one mini-batch; append its append_row bytes to ``out`` (None: summary_only)."""
+    """Run ``mbs`` in order; append their append_row bytes to ``out`` (None: summary_only).
 
-    mb: MiniBatch
+    ``last``: the task ends with these (close ``out``, answer :class:`Done`). A task too
+    big for one frame comes in several, each but the last with ``last`` false.
+    """
+
+    mbs: tuple[MiniBatch, ...]
     out: str | None
-    close: bool
+    last: bool
 
     def to_json(self) -> dict[str, Any]:
-        return {"op": "run", "mb": self.mb.to_json(), "out": self.out, "close": self.close}
+        return {
+            "op": "run",
+            "mbs": [mb.to_json() for mb in self.mbs],
+            "out": self.out,
+            "last": self.last,
+        }
 
 
 @dataclass(frozen=True)
@@ -47,11 +57,14 @@ class Shutdown:
 
 @dataclass(frozen=True)
 class Ready:
+    """``init()`` returned; ``board`` is the worker's descriptor of its board."""
+
     pid: int
     init_s: float
+    board: int
 
     def to_json(self) -> dict[str, Any]:
-        return {"ev": "ready", "pid": self.pid, "init_s": self.init_s}
+        return {"ev": "ready", "pid": self.pid, "init_s": self.init_s, "board": self.board}
 
 
 @dataclass(frozen=True)
@@ -70,19 +83,13 @@ class InitFailed:
 
 
 @dataclass(frozen=True)
-class Start:
-    index: int
-
-    def to_json(self) -> dict[str, Any]:
-        return {"ev": "start", "i": self.index}
-
-
-@dataclass(frozen=True)
 class Done:
-    outcome: Outcome
+    """The task's ``run`` frames are all run: one outcome per mini-batch, in order."""
+
+    outcomes: tuple[Outcome, ...]
 
     def to_json(self) -> dict[str, Any]:
-        return {"ev": "done", "outcome": self.outcome.to_json()}
+        return {"ev": "done", "outcomes": [o.to_json() for o in self.outcomes]}
 
 
 @dataclass(frozen=True)
@@ -92,7 +99,7 @@ class Bye:
 
 
 Command = Union[Run, Shutdown]
-Event = Union[Ready, InitFailed, Start, Done, Bye]
+Event = Union[Ready, InitFailed, Done, Bye]
 
 
 def decode_command(obj: Any) -> Command:
@@ -102,9 +109,9 @@ def decode_command(obj: Any) -> Command:
     if op == "run":
         f.record = "run frame"
         return Run(
-            MiniBatch.from_json(f.get("mb", dict)),
+            tuple(MiniBatch.from_json(mb) for mb in f.get("mbs", list)),
             f.get("out", str, type(None)),
-            f.get("close", bool, default=False),
+            f.get("last", bool),
         )
     if op == "shutdown":
         return Shutdown()
@@ -116,12 +123,10 @@ def decode_event(obj: Any) -> Event:
     f = Fields(obj, "worker frame")
     ev = f.get("ev", str)
     f.record = f"{ev} frame"
-    if ev == "start":
-        return Start(f.get("i", int))
     if ev == "done":
-        return Done(Outcome.from_json(f.get("outcome", dict)))
+        return Done(tuple(Outcome.from_json(o) for o in f.get("outcomes", list)))
     if ev == "ready":
-        return Ready(f.get("pid", int), f.get("init_s", float))
+        return Ready(f.get("pid", int), f.get("init_s", float), f.get("board", int))
     if ev == "init_failed":
         return InitFailed(
             f.get("error", str, default="init() failed"),

@@ -4,8 +4,11 @@ Started by ``boot.py`` as ``host.main(["--fd", N, ...])``. It reads ``hello``, s
 the process up as Azure's workers are (own working folder, code folder on
 ``sys.path``, ``sys.argv``, logs, ``EntryScript``), imports the entry script and calls
 ``init()``, answers ``ready`` (or ``init_failed`` and exit 72), then serves ``run``
-frames one at a time until ``shutdown`` (``bye``, exit 0) or the end of the channel
-(exit 71 at once, without ``shutdown()``: the agent is gone). See
+frames until ``shutdown`` (``bye``, exit 0) or the end of the channel (exit 71 at
+once, without ``shutdown()``: the agent is gone). A task's ``run`` frames are run in
+order and answered with one ``done`` frame; meanwhile the worker's board
+(:mod:`prsd.wire.board`) says which mini-batch is loading or running since when, and
+keeps each finished one's outcome, for the agent's clocks and for a death. See
 :mod:`prsd.worker.protocol` for the frames.
 
 Signals: SIGINT is ignored (the agent owns it); SIGUSR1 dumps every thread's stack
@@ -27,6 +30,7 @@ import time
 from typing import TYPE_CHECKING, Any
 
 from prsd.wire import frames
+from prsd.wire.board import FINISHED, RUNNING, Board
 from prsd.wire.fields import RecordError
 from prsd.worker import protocol
 from prsd.worker.entry_script import configure_worker
@@ -59,8 +63,6 @@ if TYPE_CHECKING:
     from collections.abc import Sequence
 
 PROFILING_MODULES = ("cProfile", "profile")
-QUICK_LOADS = ("files",)
-"""Input kinds whose loader does no I/O: a ``done`` may wait for the next ``start``."""
 MIN_PYTHON = (3, 7)
 
 
@@ -77,7 +79,6 @@ class Channel:
         self.sock.set_inheritable(False)
         self.sock.setblocking(True)
         self.reader = protocol.FrameReader(self.sock)
-        self._held = b""
 
     def recv(self) -> dict[str, Any]:
         """The next frame.
@@ -95,30 +96,23 @@ class Channel:
         return frame
 
     def send(self, message: dict[str, Any]) -> None:
-        """Send one frame (after any held back by :meth:`hold`, in the same write).
+        """Send one frame.
 
         Raises:
             AgentGone: the agent closed its end.
         """
-        self.hold(message)
-        self.flush()
+        self.send_frame(protocol.encode(message))
 
-    def hold(self, message: dict[str, Any]) -> None:
-        """Keep a frame to go out with the next one (a ``done`` with the next ``start``)."""
-        self._held += protocol.encode(message)
-
-    def flush(self) -> None:
-        """Send what :meth:`hold` kept, if anything.
+    def send_frame(self, frame: bytes) -> None:
+        """Send one frame already encoded.
 
         Raises:
             AgentGone: the agent closed its end.
         """
-        if self._held:
-            data, self._held = self._held, b""
-            try:
-                self.sock.sendall(data)
-            except OSError as exc:
-                raise AgentGone(str(exc)) from exc
+        try:
+            self.sock.sendall(frame)
+        except OSError as exc:
+            raise AgentGone(str(exc)) from exc
 
 
 class Worker:
@@ -146,8 +140,13 @@ class Worker:
         except (Exception, SystemExit) as exc:  # noqa: BLE001 - any failure of the user's import/init
             return self._init_failed(exc, errors)
         init_s = time.monotonic() - started_s
-        self.channel.send(frames.Ready(os.getpid(), init_s).to_json())
-        return self._serve_frames(MiniBatchRunner(hello, script, errors, self.channel.send))
+        board = Board.create()
+        self.channel.send(frames.Ready(os.getpid(), init_s, board.fd).to_json())
+
+        def started(index: int) -> None:
+            board.mark(index, RUNNING, time.monotonic())
+
+        return self._serve_frames(MiniBatchRunner(hello, script, errors, started), board)
 
     def _start(self, hello: Hello, errors: ErrorFile) -> UserScript:
         set_up_process(hello, errors)
@@ -179,38 +178,34 @@ class Worker:
         self.channel.send(frames.InitFailed(one_line_error(exc), tail, error_file).to_json())
         return EXIT_INIT_FAILED
 
-    def _serve_frames(self, runner: MiniBatchRunner) -> int:
-        """Serve ``run`` frames until ``shutdown``.
+    def _serve_frames(self, runner: MiniBatchRunner, board: Board) -> int:
+        """Serve ``run`` frames until ``shutdown``: one ``done`` per task.
 
-        A ``done`` goes out with the next mini-batch's ``start``, in one write, when
-        that mini-batch is already here and loads without I/O (a files job: its loader
-        builds a list of paths): one wake-up of the agent per mini-batch instead of two.
-        Otherwise, and before waiting for a frame, it goes out at once, so the agent's
-        clocks never wait on a load that reads input.
+        Each mini-batch's outcome goes to the board as it finishes (and the mark says
+        the next one is loading), so the agent wakes once per task, yet knows at any
+        moment what its clocks need and what a death would lose.
         """
         channel = self.channel
-        quick_load = runner.hello.kind in QUICK_LOADS
+        outcomes: list[bytes] = []  # the task's outcomes so far, as JSON text
         while True:
-            if not channel.reader.has_frame():
-                channel.flush()
-            try:
-                command = frames.decode_command(channel.recv())
-                outcome = runner.handle(command) if isinstance(command, frames.Run) else None
-            except RecordError:  # a malformed frame: what was done still reaches the agent
-                channel.flush()
-                raise
-            if outcome is not None:
-                done = frames.Done(outcome).to_json()
-                if quick_load and channel.reader.has_frame():
-                    channel.hold(done)
-                else:
-                    channel.send(done)
-            else:
-                channel.flush()
+            command = frames.decode_command(channel.recv())
+            if isinstance(command, frames.Shutdown):
                 runner.close()
                 shut_down(runner.script, runner.hello, runner.errors)
                 channel.send(frames.Bye().to_json())
                 return 0
+            if not outcomes:
+                board.begin_task()
+            last = len(command.mbs) - 1
+            for k, mb in enumerate(command.mbs):
+                outcome = runner.handle(mb, command.out, command.last and k == last)
+                outcomes.append(board.journal(outcome.to_json()))
+                board.mark(outcome.index, FINISHED, time.monotonic())
+            if command.last:
+                # frames.Done's JSON, built from the journal's text of each outcome.
+                body = b'{"ev":"done","outcomes":[' + b",".join(outcomes) + b"]}"
+                outcomes = []
+                channel.send_frame(protocol.encode_body(body))
 
 
 def set_up_process(hello: Hello, errors: ErrorFile) -> None:

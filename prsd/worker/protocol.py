@@ -11,27 +11,27 @@ standard library and Python 3.7 syntax.
 Messages, agent -> worker (``op``):
 
 ``hello``     first frame; the worker's whole configuration (see ``HELLO_KEYS``).
-``run``       ``{"op": "run", "mb": <MiniBatch JSON>, "out": <path>, "close": bool}``:
-              load the mini-batch, call ``run()``, append its append_row bytes to
-              ``out`` (opened in append mode; several mini-batches of one task share a
-              file), close the file when ``close`` is true. Several ``run`` frames may
-              be queued; the worker handles them in order.
+``run``       ``{"op": "run", "mbs": [<MiniBatch JSON>, ...], "out": <path>, "last": bool}``:
+              run a task's mini-batches in order, appending their append_row bytes
+              to ``out`` (opened in append mode); ``last``: the task ends with them
+              (close ``out``, answer ``done``). A task too big for one frame comes in
+              several (sent in one write), all but the last with ``last`` false.
 ``shutdown``  call ``shutdown()``, answer ``bye`` and exit 0.
 
 Messages, worker -> agent (``ev``):
 
-``ready``        ``init()`` returned: ``{"ev": "ready", "pid": int, "init_s": float}``.
+``ready``        ``init()`` returned: ``{"ev": "ready", "pid": int, "init_s": float,
+                 "board": fd}``; ``board`` is the worker's descriptor of its board
+                 (:mod:`prsd.wire.board`), which the agent opens as
+                 ``/proc/<pid>/fd/<board>``.
 ``init_failed``  import or ``init()`` raised: ``{"error", "traceback_tail", "error_file"}``;
                  the worker exits with code 72 (Azure's "init failed") after sending it.
-``start``        ``{"ev": "start", "i": index}`` the mini-batch is loaded, ``run()`` begins
-                 (the agent's per-run() timeout counts from here). Every ``done`` is
-                 preceded by its ``start``, also when loading failed and ``run()`` is
-                 not called (the ``done`` follows at once).
-``done``         ``{"ev": "done", "outcome": <Outcome JSON>}`` (see prsd.storage.records.Outcome;
-                 status ``succeeded`` or ``failed``; offset/length locate the bytes in ``out``).
-                 In a files job whose next ``run`` frame has arrived, a ``done`` goes out
-                 in one write with the next ``start`` (that loader reads nothing, so the
-                 agent's clocks lose nothing); otherwise at once.
+``done``         ``{"ev": "done", "outcomes": [<Outcome JSON>, ...]}``: the task's
+                 mini-batches, in order (see prsd.wire.records.Outcome; status
+                 ``succeeded`` or ``failed``; offset/length locate the bytes in ``out``).
+                 One per task. Meanwhile the board says which mini-batch is loading or
+                 in ``run()`` since when (the agent's clocks) and keeps each finished
+                 one's outcome (what a worker that dies or is killed leaves).
 ``bye``          ``shutdown()`` finished; the worker exits 0 right after.
 
 Exit codes of a worker: 0 after ``bye``; ``EXIT_INIT_FAILED`` after ``init_failed``;
@@ -94,6 +94,13 @@ class ProtocolError(RecordError):
 def encode(message: dict[str, Any]) -> bytes:
     """One frame: 4-byte big-endian length, then compact UTF-8 JSON."""
     body = json.dumps(message, separators=(",", ":"), ensure_ascii=False).encode("utf-8")
+    if len(body) > MAX_FRAME_BYTES:
+        raise ProtocolError(f"frame of {len(body)} bytes exceeds {MAX_FRAME_BYTES}")
+    return HEADER.pack(len(body)) + body
+
+
+def encode_body(body: bytes) -> bytes:
+    """One frame of a body already in compact UTF-8 JSON (see :func:`encode`)."""
     if len(body) > MAX_FRAME_BYTES:
         raise ProtocolError(f"frame of {len(body)} bytes exceeds {MAX_FRAME_BYTES}")
     return HEADER.pack(len(body)) + body

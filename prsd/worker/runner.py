@@ -1,4 +1,4 @@
-"""One ``run`` frame: load the mini-batch, call ``run()``, count, write, report.
+"""One mini-batch of a ``run`` frame: load it, call ``run()``, count, write, report.
 
 Every failure the entry script can cause (a loader error, an exception in ``run()``,
 a wrong return type, output that cannot be written) becomes a ``failed`` outcome, with
@@ -16,7 +16,6 @@ import time
 from dataclasses import fields
 from typing import TYPE_CHECKING, Any
 
-from prsd.wire.frames import Run, Start
 from prsd.wire.records import FAILED, OOM, SUCCEEDED, Outcome
 from prsd.worker.appender import AppendFile
 from prsd.worker.entry_script import EntryScript
@@ -42,6 +41,7 @@ from prsd.worker.results import (
 if TYPE_CHECKING:
     from collections.abc import Callable
 
+    from prsd.wire.records import MiniBatch
     from prsd.worker.hello import Hello
     from prsd.worker.logs import ErrorFile
     from prsd.worker.script import UserScript
@@ -92,33 +92,35 @@ class MiniBatchRunner:
         hello: Hello,
         script: UserScript,
         errors: ErrorFile,
-        send: Callable[[dict[str, Any]], None],
+        on_start: Callable[[int], None],
     ) -> None:
         self.hello = hello
         self.script = script
         self.errors = errors
-        self.send = send
+        self.on_start = on_start  # run() of mini-batch i begins (the worker's board)
         self.out = AppendFile()
 
-    def handle(self, run: Run) -> Outcome:
-        """Process one ``run`` frame (sending ``start``); return the attempt's outcome.
+    def handle(self, mb: MiniBatch, out: str | None, close: bool) -> Outcome:
+        """Process one mini-batch (``on_start`` as run() begins); return its outcome.
+
+        Its append_row bytes go to ``out``; ``close``: close that file after it.
 
         Raises:
             ProtocolError: an append_row job's frame names no out path.
         """
-        if self.hello.append_row and not run.out:
+        if self.hello.append_row and not out:
             raise ProtocolError("run frame: append_row needs an out path")
         started_s, cpu_started_s = time.monotonic(), time.process_time()
         attempt = Attempt(
-            run.mb.index,
-            items=max(run.mb.items, 0),
+            mb.index,
+            items=max(mb.items, 0),
             process_name=self.hello.process_name,
             pid=os.getpid(),
         )
         try:
-            self._process(run, attempt)
+            self._process(mb, out, attempt)
         finally:
-            if run.close:
+            if close:
                 self.out.close()
         attempt.elapsed_s = time.monotonic() - started_s
         attempt.process_time_s = time.process_time() - cpu_started_s
@@ -128,8 +130,7 @@ class MiniBatchRunner:
         """Close the ``out`` file (at shutdown)."""
         self.out.close()
 
-    def _process(self, run: Run, attempt: Attempt) -> None:
-        ref = run.mb
+    def _process(self, ref: MiniBatch, out: str | None, attempt: Attempt) -> None:
         try:
             self._check_output_format()
             mini_batch = load_mini_batch(self.hello.kind, ref, self.hello.config)
@@ -141,10 +142,10 @@ class MiniBatchRunner:
         self._start(ref, attempt)
         called, result = self._call_run(mini_batch, ref, attempt)
         if called:
-            self._account(run, result, attempt)
+            self._account(ref, out, result, attempt)
 
     def _start(self, ref: MiniBatchRef, attempt: Attempt) -> None:
-        self.send(Start(ref.index).to_json())
+        self.on_start(ref.index)
         attempt.start_time = utc_timestamp()
 
     def _call_run(self, mini_batch: Any, ref: MiniBatchRef, attempt: Attempt) -> tuple[bool, Any]:
@@ -161,8 +162,7 @@ class MiniBatchRunner:
             # Prints must reach the log file even if this worker is killed later.
             flush_std_streams()
 
-    def _account(self, run: Run, result: Any, attempt: Attempt) -> None:
-        ref = run.mb
+    def _account(self, ref: MiniBatch, out: str | None, result: Any, attempt: Attempt) -> None:
         try:
             accepted = accepted_result(result, ref.mb_id)
             check_rows(len(accepted), self.hello.max_result_rows, ref.mb_id)
@@ -175,9 +175,9 @@ class MiniBatchRunner:
             warning = too_many_warning(counts, ref.mb_id)
             attempt.extra = {"returned_items": counts.returned, "warning": warning}
             EntryScript().logger.warning(warning)
-        if self.hello.append_row and run.out:
+        if self.hello.append_row and out:
             try:
-                self._write(run.out, accepted, attempt, ref.mb_id)
+                self._write(out, accepted, attempt, ref.mb_id)
             except ResultTooLarge as exc:
                 self._refuse(attempt, ref.mb_id, exc)
                 return

@@ -3,16 +3,20 @@
 The agent reads as many frames at a time as have arrived and sends a task's ``run``
 frames in one write; the worker cuts several frames out of one read. Frames that
 arrive together, byte by byte, or before a malformed one must all come through in
-order, and the fault must still break the worker once they are taken.
+order, and the fault must still break the worker once they are taken. A real worker
+answers each task with one ``done`` frame, and its board says meanwhile what it runs
+and keeps what it finished, also past a kill.
 """
 
 from __future__ import annotations
 
 import json
 import os
+import signal
 import socket
 import sys
 import textwrap
+import time
 from typing import TYPE_CHECKING, Any
 
 import anyio
@@ -20,8 +24,10 @@ import pytest
 
 from prsd.agent.proc import BrokenWorker, WorkerProcess, spawn_worker
 from prsd.wire import frames
+from prsd.wire.board import FINISHED, RUNNING, Board
 from prsd.wire.records import SUCCEEDED, MiniBatch
 from prsd.worker import protocol
+from tests.helpers import wait_until
 from tests.integration.worker_driver import WorkerPaths, files_mb, ready_worker
 
 if TYPE_CHECKING:
@@ -34,24 +40,25 @@ WRITER = """
     def frame(obj):
         body = json.dumps(obj).encode()
         return struct.pack(">I", len(body)) + body
-    done = lambda i: frame({"ev": "done", "outcome": {"index": i, "status": "succeeded"}})
-    start = lambda i: frame({"ev": "start", "i": i})
+    outcome = lambda i: {"index": i, "status": "succeeded"}
+    done = lambda *i: frame({"ev": "done", "outcomes": [outcome(k) for k in i]})
     if mode == "together":
-        os.write(fd, start(0) + done(0) + start(1) + done(1) + start(2))
+        os.write(fd, done(0, 1) + done(2) + done(3, 4))
     elif mode == "bytewise":
-        for b in start(7) + done(7):
+        for b in done(7, 8):
             os.write(fd, bytes([b]))
             time.sleep(0.001)
     elif mode == "garbage":
-        os.write(fd, start(3) + done(3) + struct.pack(">I", 5) + b"nope!")
+        os.write(fd, done(3) + struct.pack(">I", 5) + b"nope!")
     elif mode == "torn":
-        os.write(fd, start(4) + done(4)[:6])
+        os.write(fd, done(4) + done(5)[:6])
         os._exit(0)
     elif mode == "echo":
         got = b""
         while got.count(b'"op"') < 3:
             got += os.read(fd, 65536)
-        os.write(fd, frame({"ev": "ready", "pid": os.getpid(), "init_s": float(len(got))}))
+        ready = {"ev": "ready", "pid": os.getpid(), "init_s": float(len(got)), "board": 0}
+        os.write(fd, frame(ready))
     time.sleep(60)
 """
 
@@ -92,34 +99,30 @@ def _events(tmp_path: Path, mode: str, wanted: int) -> tuple[list[frames.Event],
     return anyio.run(main)
 
 
-def _summary(events: list[frames.Event]) -> list[tuple[str, int]]:
-    out = []
-    for e in events:
-        if isinstance(e, frames.Start):
-            out.append(("start", e.index))
-        elif isinstance(e, frames.Done):
-            out.append(("done", e.outcome.index))
-    return out
+def _summary(events: list[frames.Event]) -> list[tuple[int, ...]]:
+    return [tuple(o.index for o in e.outcomes) for e in events if isinstance(e, frames.Done)]
 
 
 def test_frames_written_together_all_arrive_in_order(tmp_path: Path) -> None:
-    events, fault = _events(tmp_path, "together", 5)
+    events, fault = _events(tmp_path, "together", 3)
     assert fault == ""
-    assert _summary(events) == [("start", 0), ("done", 0), ("start", 1), ("done", 1), ("start", 2)]
-    assert all(e.outcome.status == SUCCEEDED for e in events if isinstance(e, frames.Done))
+    assert _summary(events) == [(0, 1), (2,), (3, 4)]
+    assert all(
+        o.status == SUCCEEDED for e in events if isinstance(e, frames.Done) for o in e.outcomes
+    )
 
 
 def test_a_frame_arriving_byte_by_byte_is_put_together(tmp_path: Path) -> None:
-    events, fault = _events(tmp_path, "bytewise", 2)
+    events, fault = _events(tmp_path, "bytewise", 1)
     assert fault == ""
-    assert _summary(events) == [("start", 7), ("done", 7)]
+    assert _summary(events) == [(7, 8)]
 
 
 def test_frames_before_a_malformed_one_are_kept_then_the_worker_is_broken(
     tmp_path: Path,
 ) -> None:
-    events, fault = _events(tmp_path, "garbage", 2)
-    assert _summary(events) == [("start", 3), ("done", 3)]
+    events, fault = _events(tmp_path, "garbage", 1)
+    assert _summary(events) == [(3,)]
     assert "undecodable frame" in fault
 
 
@@ -127,12 +130,12 @@ def test_a_channel_closed_inside_a_frame_breaks_the_worker_after_the_whole_ones(
     tmp_path: Path,
 ) -> None:
     events, fault = _events(tmp_path, "torn", 1)
-    assert _summary(events) == [("start", 4)]
+    assert _summary(events) == [(4,)]
     assert "closed" in fault
 
 
 def test_a_tasks_run_frames_go_out_in_one_write_and_all_arrive(tmp_path: Path) -> None:
-    runs = [frames.Run(_mb(i), str(tmp_path / "out.bin"), i == 2).to_json() for i in range(3)]
+    runs = [frames.Run((_mb(i),), str(tmp_path / "out.bin"), i == 2).to_json() for i in range(3)]
     expected = len(b"".join(protocol.encode(r) for r in runs))
 
     async def main() -> frames.Event:
@@ -193,13 +196,24 @@ def test_the_worker_sees_a_frame_cut_by_the_agents_end_as_a_protocol_error() -> 
             reader.recv()
 
 
-# --- the worker's side: a done held for the next start (worker_driver, a real worker) ----
+# --- the worker's side: one done per task, the board meanwhile (a real worker) ---------
 
 SIMPLE = """
     def init():
         pass
 
     def run(mini_batch):
+        return mini_batch
+"""
+
+# run() of the mini-batch of one path "/stuck" waits until killed, after a marker file.
+STUCK = """
+    import os, time
+
+    def run(mini_batch):
+        if mini_batch == ["/stuck"]:
+            open(os.environ["AZUREML_BI_OUTPUT_PATH"] + "/stuck", "w").close()
+            time.sleep(600)
         return mini_batch
 """
 
@@ -213,35 +227,75 @@ def _recv_all(sock: socket.socket) -> list[dict[str, Any]]:
     return seen
 
 
-def test_a_files_task_sent_at_once_gets_every_start_and_done_in_order(tmp_path: Path) -> None:
-    """A ``done`` may wait for the next ``start`` (one write): none is lost or reordered."""
+def _run(mbs: list[dict[str, Any]], out: Path, last: bool) -> dict[str, Any]:
+    return {"op": "run", "mbs": mbs, "out": str(out), "last": last}
+
+
+def test_the_channel_carries_one_done_frame_per_task(tmp_path: Path) -> None:
+    """Two tasks, the first in two run frames: two done frames, each with every outcome."""
     paths = WorkerPaths.under(tmp_path)
     paths.write_script(textwrap.dedent(SIMPLE))
+    mbs = [files_mb(i, [f"/in/{i}"]) for i in range(7)]
     with ready_worker(paths) as worker:
-        frames_out: list[dict[str, Any]] = [
-            {"op": "run", "mb": files_mb(i, [f"/in/{i}"]), "out": str(paths.out), "close": i == 4}
-            for i in range(5)
+        frames_out = [
+            _run(mbs[:3], paths.out, last=False),
+            _run(mbs[3:5], paths.out, last=True),
+            _run(mbs[5:], paths.out, last=True),
+            {"op": "shutdown"},
         ]
-        frames_out.append({"op": "shutdown"})
         worker.sock.sendall(b"".join(protocol.encode(f) for f in frames_out))
         seen = _recv_all(worker.sock)
         assert worker.wait() == 0
-    events = [(f["ev"], f.get("i", f.get("outcome", {}).get("index"))) for f in seen]
-    expected = [(ev, i) for i in range(5) for ev in ("start", "done")]
-    assert events == [*expected, ("bye", None)]
-    assert all(f["outcome"]["status"] == "succeeded" for f in seen if f["ev"] == "done")
+    assert [f["ev"] for f in seen] == ["done", "done", "bye"]
+    assert [[o["index"] for o in f["outcomes"]] for f in seen[:2]] == [[0, 1, 2, 3, 4], [5, 6]]
+    assert all(o["status"] == "succeeded" for f in seen[:2] for o in f["outcomes"])
+    done = frames.decode_event(seen[1])
+    assert isinstance(done, frames.Done) and [o.index for o in done.outcomes] == [5, 6]
+    assert paths.out.read_bytes() == b"".join(f"/in/{i}\n".encode() for i in range(7))
 
 
-def test_a_done_held_for_the_next_start_still_goes_out_before_a_protocol_error(
+def test_the_board_shows_the_running_mini_batch_and_keeps_outcomes_past_a_kill(
+    tmp_path: Path,
+) -> None:
+    """While run() of the third mini-batch hangs, the board says so and holds the two
+    outcomes before it; a kill -9 loses neither, and no done frame came."""
+    paths = WorkerPaths.under(tmp_path)
+    paths.write_script(textwrap.dedent(STUCK))
+    mbs = [files_mb(0, ["/a"]), files_mb(1, ["/b"]), files_mb(2, ["/stuck"]), files_mb(3, ["/c"])]
+    with ready_worker(paths) as worker:
+        board = Board.open_of(worker.proc.pid, worker.board_fd)
+        before = time.monotonic()
+        worker.send(_run(mbs, paths.out, last=True))
+        wait_until((paths.output_dir / "stuck").exists, 30, "run() of the stuck mini-batch")
+        mark = board.read_mark()
+        assert mark is not None
+        assert (mark.mb, mark.phase) == (2, RUNNING)
+        assert before <= mark.since <= time.monotonic()
+        os.kill(worker.proc.pid, signal.SIGKILL)
+        assert worker.wait() == -signal.SIGKILL
+        journal = board.read_journal()
+        board.close()
+        worker.sock.settimeout(5)
+        assert _recv_all(worker.sock) == []
+    assert [(o["index"], o["status"]) for o in journal] == [(0, "succeeded"), (1, "succeeded")]
+    assert paths.out.read_bytes() == b"/a\n/b\n"
+
+
+def test_a_protocol_error_mid_task_leaves_the_finished_outcomes_on_the_board(
     tmp_path: Path,
 ) -> None:
     paths = WorkerPaths.under(tmp_path)
     paths.write_script(textwrap.dedent(SIMPLE))
     with ready_worker(paths) as worker:
-        run = {"op": "run", "mb": files_mb(0, ["/in/0"]), "out": str(paths.out), "close": True}
+        board = Board.open_of(worker.proc.pid, worker.board_fd)
         body = b"{not json"
-        worker.sock.sendall(protocol.encode(run) + protocol.HEADER.pack(len(body)) + body)
+        first = protocol.encode(_run([files_mb(0, ["/in/0"])], paths.out, last=False))
+        worker.sock.sendall(first + protocol.HEADER.pack(len(body)) + body)
         seen = _recv_all(worker.sock)
         assert worker.wait() == protocol.EXIT_PROTOCOL_ERROR
-    assert [f["ev"] for f in seen] == ["start", "done"]
-    assert seen[1]["outcome"]["status"] == "succeeded"
+        journal = board.read_journal()
+        mark = board.read_mark()
+        board.close()
+    assert seen == []
+    assert [(o["index"], o["status"]) for o in journal] == [(0, "succeeded")]
+    assert mark is not None and (mark.mb, mark.phase) == (0, FINISHED)

@@ -107,7 +107,9 @@ def test_a_job_sealed_before_its_owner_record_keeps_its_owner(fleet: Fleet, tmp_
     final = fleet.final(layout.job_id)
     # Under root daemons its input is read as uid 1234, which may not run the suite's
     # interpreter (under a 0700 /root): a failure then names that uid, never root.
-    assert final is None or final["state"] != "Failed" or "(uid 1234)" in final["reason"], final
+    assert final is None or final["state"] != "Failed" or "(uid 1234)" in str(final["reason"]), (
+        final
+    )
 
 
 def test_a_job_sealed_with_no_owner_anywhere_fails_and_says_why(

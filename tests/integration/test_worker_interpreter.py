@@ -53,7 +53,7 @@ def test_second_interpreter_runs_files_mini_batch(tmp_path: Path) -> None:
     with start_worker(paths, python=python, env=env) as worker:
         worker.send(paths.hello().to_message())
         worker.expect("ready")
-        outcome = worker.run(files_mb(0, ["/x/1.wav", "/x/2.wav"]), close=True)
+        outcome = worker.run(files_mb(0, ["/x/1.wav", "/x/2.wav"]))
         assert worker.shutdown() == 0
     assert outcome["status"] == "succeeded", outcome
     facts = json.loads(paths.out.read_text())

@@ -166,7 +166,7 @@ def test_script_sees_azure_worker_environment(tmp_path: Path) -> None:
     argv = ["--model", str(tmp_path / "model"), "--labels", "x y"]
     hello = paths.hello(entry_script="src/score.py", argv=argv)
     with ready_worker(paths, hello) as worker:
-        outcome = worker.run(files_mb(0, ["/data/a.png"]), close=True)
+        outcome = worker.run(files_mb(0, ["/data/a.png"]))
         assert worker.shutdown() == 0
     assert outcome["status"] == "succeeded"
     facts = json.loads(paths.out.read_text())
@@ -207,7 +207,7 @@ def test_azureml_user_entry_script_with_parse_known_args_at_import(tmp_path: Pat
     """)
     argv = ["--model_name", "iris", "--mini_batch_size", "10"]
     with ready_worker(paths, paths.hello(argv=argv)) as worker:
-        worker.run(files_mb(0, ["/data/a.csv"]), close=True)
+        worker.run(files_mb(0, ["/data/a.csv"]))
         assert worker.shutdown() == 0
     assert paths.out.read_text() == "iris process000\n"
     assert "model iris, unknown ['--mini_batch_size', '10']" in paths.entry_log_file.read_text()
@@ -229,7 +229,7 @@ def test_dotted_module_entry_script(tmp_path: Path) -> None:
     )
     paths.write_script("def tag(p):\n    return 'tagged:' + p\n", "batch_score/util.py")
     with ready_worker(paths, paths.hello(entry_script="batch_score.main")) as worker:
-        worker.run(files_mb(0, ["/a"]), close=True)
+        worker.run(files_mb(0, ["/a"]))
     main = paths.code_dir / "batch_score" / "main.py"
     assert paths.out.read_text() == f"tagged:/a {main}\n"
 
@@ -255,7 +255,7 @@ def test_shutdown_called_once_then_bye_and_exit_0(tmp_path: Path) -> None:
     """)
     with ready_worker(paths) as worker:
         worker.run(files_mb(0, ["/a"]))
-        worker.run(files_mb(1, ["/b"]), close=True)
+        worker.run(files_mb(1, ["/b"]))
         assert worker.shutdown() == 0
     assert record.read_text().split() == ["init", "run", "run", "shutdown"]
 
@@ -412,7 +412,7 @@ def test_cprofile_written_at_shutdown(tmp_path: Path) -> None:
             return [score_one(p) for p in mini_batch]
     """)
     with ready_worker(paths, paths.hello(profiling_module="cProfile")) as worker:
-        worker.run(files_mb(0, ["/a", "/b"]), close=True)
+        worker.run(files_mb(0, ["/a", "/b"]))
         assert worker.shutdown() == 0
     stats = pstats.Stats(str(paths.profile_file))
     functions = {name for (_file, _line, name) in stats.stats}  # type: ignore[attr-defined]

@@ -46,7 +46,7 @@ def _azure_frame() -> pd.DataFrame:
 
 
 def test_appended_bytes_and_offsets_across_run_frames(tmp_path: Path) -> None:
-    """Consecutive run frames append to one out file; offsets and lengths locate each."""
+    """A task's mini-batches append to one out file; offsets and lengths locate each."""
     paths = WorkerPaths.under(tmp_path)
     paths.write_script("""
         def run(mini_batch):
@@ -55,9 +55,7 @@ def test_appended_bytes_and_offsets_across_run_frames(tmp_path: Path) -> None:
     batches = [["/a"], ["/bb", "/ccc", "/d"], ["/eeeee"]]
     outcomes = []
     with ready_worker(paths) as worker:
-        for index, batch in enumerate(batches):
-            last = index == len(batches) - 1
-            outcomes.append(worker.run(files_mb(index, batch), close=last))
+        outcomes += worker.run_task([files_mb(i, batch) for i, batch in enumerate(batches)])
         assert worker.shutdown() == 0
     data = paths.out.read_bytes()
     position = 0
@@ -79,9 +77,9 @@ def test_out_file_reopened_after_close(tmp_path: Path) -> None:
     """)
     second_out = paths.out.with_name("task2.res")
     with ready_worker(paths) as worker:
-        first = worker.run(files_mb(0, ["/one"]), close=True)
+        first = worker.run(files_mb(0, ["/one"]))
         second = worker.run(files_mb(1, ["/two"]), out=second_out)
-        third = worker.run(files_mb(2, ["/three"]), out=second_out, close=True)
+        third = worker.run(files_mb(2, ["/three"]), out=second_out)
     assert paths.out.read_bytes() == b"/one\n"
     assert second_out.read_bytes() == b"/two\n/three\n"
     assert (first.get("offset", 0), second.get("offset", 0), third["offset"]) == (0, 0, 5)
@@ -92,7 +90,7 @@ def test_dataframe_bytes_equal_pandas_to_csv(tmp_path: Path) -> None:
     paths = WorkerPaths.under(tmp_path)
     paths.write_script(AZURE_FRAME)
     with ready_worker(paths) as worker:
-        outcome = worker.run(files_mb(0, ["/p1", "/p2"]), close=True)
+        outcome = worker.run(files_mb(0, ["/p1", "/p2"]))
     assert outcome["status"] == "succeeded" and outcome["succeeded_items"] == 2
     assert "header" not in outcome
     expected = _azure_frame().to_csv(sep=" ", header=False, index=False).encode()
@@ -105,7 +103,7 @@ def test_dataframe_settings_override_and_header(tmp_path: Path) -> None:
     paths.write_script(AZURE_FRAME)
     hello = paths.hello(to_csv={"sep": ",", "na_rep": "NA"}, dataframe_header=True)
     with ready_worker(paths, hello) as worker:
-        outcome = worker.run(files_mb(0, ["/p1", "/p2"]), close=True)
+        outcome = worker.run(files_mb(0, ["/p1", "/p2"]))
     assert outcome["header"] == "name,n,score,note\n"
     frame = _azure_frame()
     expected = frame.to_csv(sep=",", na_rep="NA", header=False, index=False)
@@ -120,9 +118,10 @@ def test_summary_only_counts_and_writes_nothing(tmp_path: Path) -> None:
             return mini_batch[:2]
     """)
     with ready_worker(paths, paths.hello(output_action="summary_only")) as worker:
-        worker.send({"op": "run", "mb": files_mb(0, ["/a", "/b", "/c"]), "out": None})
-        worker.expect("start")
-        outcome = worker.expect("done")["outcome"]
+        worker.send(
+            {"op": "run", "mbs": [files_mb(0, ["/a", "/b", "/c"])], "out": None, "last": True}
+        )
+        (outcome,) = worker.expect("done")["outcomes"]
         assert worker.shutdown() == 0
     assert (outcome["status"], outcome["succeeded_items"], outcome["failed_items"]) == (
         "succeeded",
@@ -141,7 +140,7 @@ def test_unknown_append_row_format_is_refused_per_mini_batch(tmp_path: Path) -> 
             return mini_batch
     """)
     with ready_worker(paths, paths.hello(append_row_format="orc")) as worker:
-        outcome = worker.run(files_mb(0, ["/a"]), close=True)
+        outcome = worker.run(files_mb(0, ["/a"]))
     assert outcome["status"] == "failed"
     assert outcome["error"] == (
         "UnsupportedOutput: append_row_format 'orc' is not supported by this worker yet"

@@ -35,7 +35,7 @@ def test_print_flood_does_not_corrupt_the_protocol(tmp_path: Path) -> None:
     """)
     with ready_worker(paths) as worker:
         first = worker.run(files_mb(0, FILES))
-        second = worker.run(files_mb(1, FILES), close=True)
+        second = worker.run(files_mb(1, FILES))
         assert worker.shutdown() == 0
     assert first["status"] == second["status"] == "succeeded"
     lines = paths.stdout.read_text().splitlines()
@@ -54,7 +54,7 @@ def test_mebibyte_on_stderr_does_not_deadlock(tmp_path: Path) -> None:
             return mini_batch
     """)
     with ready_worker(paths) as worker:
-        outcome = worker.run(files_mb(0, FILES), close=True)
+        outcome = worker.run(files_mb(0, FILES))
         assert worker.shutdown() == 0
     assert outcome["status"] == "succeeded"
     assert paths.stderr.read_bytes().count(b"e") >= 1024 * 1024
@@ -77,7 +77,7 @@ def test_root_and_entry_script_loggers_filter_by_level(tmp_path: Path, level: st
             return mini_batch
     """)
     with ready_worker(paths, paths.hello(logging_level=level)) as worker:
-        worker.run(files_mb(0, FILES), close=True)
+        worker.run(files_mb(0, FILES))
         assert worker.shutdown() == 0
     stdout = paths.stdout.read_text()
     entry_log = paths.entry_log_file.read_text()
@@ -106,7 +106,7 @@ def test_exception_in_run_fails_only_that_mini_batch(tmp_path: Path) -> None:
     """)
     with ready_worker(paths) as worker:
         failed = worker.run(files_mb(3, ["/x/ok", "/x/bad"]))
-        fine = worker.run(files_mb(4, ["/x/ok"]), close=True)
+        fine = worker.run(files_mb(4, ["/x/ok"]))
         assert worker.shutdown() == 0
     assert failed["status"] == "failed"
     assert failed["error"] == "ZeroDivisionError: division by zero"
@@ -129,7 +129,7 @@ def test_none_result_fails_naming_type_and_mini_batch(tmp_path: Path) -> None:
             pass
     """)
     with ready_worker(paths) as worker:
-        outcome = worker.run(files_mb(42, FILES), close=True)
+        outcome = worker.run(files_mb(42, FILES))
     assert outcome["status"] == "failed"
     assert outcome["error"] == (
         "run() returned NoneType for mini-batch 000000042; "
@@ -146,7 +146,7 @@ def test_fewer_results_count_failed_items(tmp_path: Path) -> None:
             return mini_batch[:1]
     """)
     with ready_worker(paths) as worker:
-        outcome = worker.run(files_mb(0, FILES), close=True)
+        outcome = worker.run(files_mb(0, FILES))
     assert outcome["status"] == "succeeded"
     assert (outcome["items"], outcome["succeeded_items"], outcome["failed_items"]) == (3, 1, 2)
     assert paths.out.read_text() == "/data/a.png\n"
@@ -160,7 +160,7 @@ def test_empty_result_succeeds_with_all_items_failed(tmp_path: Path) -> None:
             return []
     """)
     with ready_worker(paths) as worker:
-        outcome = worker.run(files_mb(0, FILES), close=True)
+        outcome = worker.run(files_mb(0, FILES))
     assert outcome["status"] == "succeeded"
     assert outcome["failed_items"] == 3 and "succeeded_items" not in outcome
     assert paths.out.read_bytes() == b""
@@ -174,7 +174,7 @@ def test_more_results_are_capped_with_a_warning(tmp_path: Path) -> None:
             return mini_batch + ["extra-1", "extra-2"]
     """)
     with ready_worker(paths) as worker:
-        outcome = worker.run(files_mb(7, FILES), close=True)
+        outcome = worker.run(files_mb(7, FILES))
         assert worker.shutdown() == 0
     assert outcome["status"] == "succeeded"
     assert (outcome["items"], outcome["succeeded_items"]) == (3, 3)
@@ -194,7 +194,7 @@ def test_tuple_result_is_accepted(tmp_path: Path) -> None:
             return tuple(p.upper() for p in mini_batch)
     """)
     with ready_worker(paths) as worker:
-        outcome = worker.run(files_mb(0, FILES[:2]), close=True)
+        outcome = worker.run(files_mb(0, FILES[:2]))
     assert outcome["status"] == "succeeded" and outcome["succeeded_items"] == 2
     assert paths.out.read_text() == "/DATA/A.PNG\n/DATA/B.PNG\n"
 
@@ -215,7 +215,7 @@ def test_two_parameter_run_receives_the_context(tmp_path: Path) -> None:
     """)
     with ready_worker(paths) as worker:
         worker.run(files_mb(12, FILES, key={"user": "u1", "genre": "jazz"}))
-        worker.run(files_mb(13, FILES[:1]), close=True)
+        worker.run(files_mb(13, FILES[:1]))
     first, second = (json.loads(line) for line in paths.out.read_text().splitlines())
     assert first == {"key": {"user": "u1", "genre": "jazz"}, "index": 12, "dataset": None, "n": 3}
     assert second == {"key": None, "index": 13, "dataset": None, "n": 1}
@@ -237,8 +237,7 @@ def test_sigusr1_dumps_the_stack_of_a_hanging_run(tmp_path: Path) -> None:
             return mini_batch
     """)
     with ready_worker(paths) as worker:
-        worker.send({"op": "run", "mb": files_mb(9, FILES), "out": str(paths.out)})
-        worker.expect("start")
+        worker.send({"op": "run", "mbs": [files_mb(9, FILES)], "out": str(paths.out), "last": True})
         wait_until(marker.exists, FRAME_TIMEOUT_S, "run() to begin")
         os.kill(worker.proc.pid, signal.SIGUSR1)
         wait_until(
@@ -259,7 +258,7 @@ def test_unknown_input_kind_fails_the_mini_batch(tmp_path: Path) -> None:
             return mini_batch
     """)
     with ready_worker(paths, paths.hello(kind="avro")) as worker:
-        outcome = worker.run(files_mb(0, FILES), close=True)
+        outcome = worker.run(files_mb(0, FILES))
         assert worker.shutdown() == 0
     assert outcome["status"] == "failed"
     assert outcome["error"].startswith("UnknownInputKind: ")

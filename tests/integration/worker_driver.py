@@ -116,6 +116,7 @@ class WorkerProcess:
         self.sock = sock
         self.reader = protocol.FrameReader(sock)
         self.paths = paths
+        self.board_fd = -1  # the worker's board, as its ``ready`` names it
 
     def send(self, message: dict[str, Any]) -> None:
         self.sock.sendall(protocol.encode(message))
@@ -132,16 +133,18 @@ class WorkerProcess:
         assert frame.get("ev") == ev, frame
         return frame
 
-    def run(
-        self, mb: dict[str, Any], out: Path | None = None, close: bool = False
-    ) -> dict[str, Any]:
-        """Send one ``run`` frame; check its ``start``; return the ``done`` outcome."""
-        target = self.paths.out if out is None else out
-        self.send({"op": "run", "mb": mb, "out": str(target), "close": close})
-        assert self.expect("start")["i"] == mb["i"]
-        outcome: dict[str, Any] = self.expect("done")["outcome"]
-        assert outcome["index"] == mb["i"]
+    def run(self, mb: dict[str, Any], out: Path | None = None) -> dict[str, Any]:
+        """Run a task of one mini-batch; return its outcome from the ``done`` frame."""
+        (outcome,) = self.run_task([mb], out)
         return outcome
+
+    def run_task(self, mbs: list[dict[str, Any]], out: Path | None = None) -> list[dict[str, Any]]:
+        """Send a task's ``run`` frame; return the outcomes of its one ``done`` frame."""
+        target = self.paths.out if out is None else out
+        self.send({"op": "run", "mbs": mbs, "out": str(target), "last": True})
+        outcomes: list[dict[str, Any]] = self.expect("done")["outcomes"]
+        assert [o["index"] for o in outcomes] == [mb["i"] for mb in mbs]
+        return outcomes
 
     def shutdown(self) -> int:
         """Ask for ``shutdown``; expect ``bye``; return the exit code."""
@@ -194,4 +197,5 @@ def ready_worker(paths: WorkerPaths, hello: Hello | None = None) -> Iterator[Wor
         worker.send((hello or paths.hello()).to_message())
         ready = worker.recv()
         assert ready.get("ev") == "ready", (ready, read_text(paths.error_file))
+        worker.board_fd = ready["board"]
         yield worker

@@ -95,14 +95,15 @@ def test_a_malformed_task_file_is_refused_by_name(data: bytes, message: str) -> 
 
 
 def test_frames_round_trip() -> None:
-    run = frames.Run(MiniBatch(3, ["/a"], 1), "/r/x.res", close=True)
-    assert frames.decode_command(run.to_json()) == run
+    mbs = (MiniBatch(3, ["/a"], 1), MiniBatch(4, ["/b", "/c"], 2, {"g": "x"}))
+    for run in (frames.Run(mbs, "/r/x.res", last=True), frames.Run(mbs[:1], None, last=False)):
+        assert frames.decode_command(json.loads(json.dumps(run.to_json()))) == run
     assert frames.decode_command(frames.Shutdown().to_json()) == frames.Shutdown()
     events: list[frames.Event] = [
-        frames.Ready(12, 0.5),
+        frames.Ready(12, 0.5, 9),
         frames.InitFailed("ImportError: y", "tail", "/e.txt"),
-        frames.Start(3),
-        frames.Done(FULL),
+        frames.Done((FULL, Outcome(index=43, status="failed", error="boom"))),
+        frames.Done(()),
         frames.Bye(),
     ]
     for event in events:
@@ -112,9 +113,11 @@ def test_frames_round_trip() -> None:
 @pytest.mark.parametrize(
     ("obj", "message"),
     [
-        ({"ev": "start"}, "start frame: i is missing"),
-        ({"ev": "done", "outcome": {"index": 1}}, "outcome: status is missing"),
-        ({"ev": "ready", "pid": 1, "init_s": "fast"}, "ready frame: init_s is str"),
+        ({"ev": "start", "i": 1}, "unknown worker frame 'start'"),
+        ({"ev": "done", "outcomes": [{"index": 1}]}, "outcome: status is missing"),
+        ({"ev": "done", "outcome": {"index": 1}}, "done frame: outcomes is missing"),
+        ({"ev": "ready", "pid": 1, "init_s": "fast", "board": 3}, "ready frame: init_s is str"),
+        ({"ev": "ready", "pid": 1, "init_s": 0.1}, "ready frame: board is missing"),
         ({"ev": "hello"}, "unknown worker frame 'hello'"),
         ({"op": "run"}, "worker frame: ev is missing"),
     ],
@@ -127,8 +130,10 @@ def test_a_malformed_worker_frame_is_refused_by_name(obj: object, message: str) 
 @pytest.mark.parametrize(
     ("obj", "message"),
     [
-        ({"op": "run", "mb": {"i": 1, "p": []}, "out": 3}, "run frame: out is int"),
-        ({"op": "run", "out": None}, "run frame: mb is missing"),
+        ({"op": "run", "mbs": [{"i": 1, "p": []}], "out": 3, "last": True}, "out is int"),
+        ({"op": "run", "out": None, "last": True}, "run frame: mbs is missing"),
+        ({"op": "run", "mbs": [], "out": None}, "run frame: last is missing"),
+        ({"op": "run", "mbs": [{"i": 1}], "out": None, "last": True}, "p .*is missing"),
         ({"op": "dance"}, "unexpected frame 'dance' after hello"),
     ],
 )
