@@ -28,9 +28,11 @@ def _stopped(pid: int) -> bool:
     return psutil.Process(pid).status() == psutil.STATUS_STOPPED
 
 
-def _late_status_refused(tmp_path: Path, fleet: Fleet) -> str:
+def _late_status_refused(tmp_path: Path, fleet: Fleet) -> str | None:
     """Leader A freezes just before it publishes a status, B finishes the job, A wakes
-    and tries to write its status; the job's id."""
+    and tries to write its status; the job's id, None if A's write never came (then
+    there is nothing late to refuse, and the scenario is tried again)."""
+    tmp_path.mkdir(parents=True, exist_ok=True)
     pause = tmp_path / "pause-now"
     a = fleet.leader("leader-a", wrap=[sys.executable, str(PAUSING_LEADER), str(pause)])
     wait_until(lambda: fleet.leader_epoch() == 1, 30, "leader-a to lead")
@@ -49,11 +51,8 @@ def _late_status_refused(tmp_path: Path, fleet: Fleet) -> str:
         wait_until(lambda: _late_write_done(fleet, job_id), 30, "A's late write")
     except AssertionError:
         doc = status_json(fleet, job_id)
-        raise AssertionError(
-            f"A's late write neither refused nor landed: status epoch {doc.get('epoch')} "
-            f"seq {doc.get('seq')}; A {psutil.Process(a.pid).status()}; "
-            f"A's log: {daemon_log(fleet, 'leader-a')[-1500:]}"
-        ) from None
+        assert doc.get("epoch") == 2 and doc.get("state") == "Completed", doc
+        return None  # the end stands; A never came to its write
     return job_id
 
 
@@ -67,20 +66,30 @@ def _late_write_done(fleet: Fleet, job_id: str) -> bool:
 def test_frozen_leaders_late_status_is_fenced_off(tmp_path: Path) -> None:
     """A deposed leader's late "Running" status never replaces the end: status.json keeps
     the newer epoch, final.json has the counts, prsctl status shows them, --watch exits."""
-    fleet = Fleet(tmp_path / "spool", tmp_path / "logs")
-    try:
-        job_id = _late_status_refused(tmp_path, fleet)
-        if "status not written" in daemon_log(fleet, "leader-a"):
-            doc = status_json(fleet, job_id)
-            assert doc["state"] == "Completed" and doc["epoch"] == 2, doc
-        final = fleet.final(job_id)
-        assert final is not None
-        counts = final["counts"]
-        assert isinstance(counts, dict)
-        assert counts["succeeded_mbs"] == counts["total_mbs"] == 60, final
-        _check_status_shows_the_end(fleet, job_id)
-    finally:
-        fleet.close()
+    for attempt in range(3):
+        fleet = Fleet(tmp_path / f"spool{attempt}", tmp_path / f"logs{attempt}")
+        try:
+            job_id = _late_status_refused(tmp_path / f"try{attempt}", fleet)
+            if job_id is not None:
+                _check_the_end(fleet, job_id)
+                return
+            a_log = daemon_log(fleet, "leader-a")[-1500:]
+        finally:
+            fleet.close()
+    raise AssertionError(f"in 3 tries A's late write never came; A's last log: {a_log}")
+
+
+def _check_the_end(fleet: Fleet, job_id: str) -> None:
+    """status.json keeps the newer epoch, final.json the counts; prsctl shows the end."""
+    if "status not written" in daemon_log(fleet, "leader-a"):
+        doc = status_json(fleet, job_id)
+        assert doc["state"] == "Completed" and doc["epoch"] == 2, doc
+    final = fleet.final(job_id)
+    assert final is not None
+    counts = final["counts"]
+    assert isinstance(counts, dict)
+    assert counts["succeeded_mbs"] == counts["total_mbs"] == 60, final
+    _check_status_shows_the_end(fleet, job_id)
 
 
 def _check_status_shows_the_end(fleet: Fleet, job_id: str) -> None:
