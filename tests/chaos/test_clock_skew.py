@@ -14,8 +14,6 @@ import sys
 from datetime import UTC, datetime
 from typing import TYPE_CHECKING
 
-import pytest
-
 from prsd.cli.nodes import leader_view
 from prsd.storage.spool import open_spool
 from tests.chaos.faultkit import (
@@ -26,21 +24,14 @@ from tests.chaos.faultkit import (
     output_lines,
     wait_final,
 )
-from tests.fleet import Fleet
 from tests.helpers import wait_until
 
 if TYPE_CHECKING:
-    from collections.abc import Iterator
     from pathlib import Path
 
+    from tests.fleet import Fleet
+
 PRSCTL = [sys.executable, "-m", "prsd.cli.prsctl"]
-
-
-@pytest.fixture
-def fleet(tmp_path: Path) -> Iterator[Fleet]:
-    f = Fleet(tmp_path / "spool", tmp_path / "daemon-logs")
-    yield f
-    f.close()
 
 
 def _faketime(spec: str) -> list[str]:

@@ -24,19 +24,12 @@ from tests.chaos.faultkit import (
     output_lines,
     wait_final,
 )
-from tests.fleet import Fleet
 from tests.helpers import wait_until
 
 if TYPE_CHECKING:
-    from collections.abc import Iterator
     from pathlib import Path
 
-
-@pytest.fixture
-def fleet(tmp_path: Path) -> Iterator[Fleet]:
-    f = Fleet(tmp_path / "spool", tmp_path / "daemon-logs")
-    yield f
-    f.close()
+    from tests.fleet import Fleet
 
 
 def _some_results(fleet: Fleet, job_id: str) -> bool:

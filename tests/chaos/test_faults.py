@@ -10,8 +10,6 @@ import os
 import signal
 from typing import TYPE_CHECKING
 
-import pytest
-
 from tests.chaos.faultkit import (
     daemon_log,
     expected_lines,
@@ -22,20 +20,13 @@ from tests.chaos.faultkit import (
     result_text,
     wait_final,
 )
-from tests.fleet import Fleet
 from tests.helpers import wait_until
 from tests.jobkit import make_job, run_prsd
 
 if TYPE_CHECKING:
-    from collections.abc import Iterator
     from pathlib import Path
 
-
-@pytest.fixture
-def fleet(tmp_path: Path) -> Iterator[Fleet]:
-    f = Fleet(tmp_path / "spool", tmp_path / "daemon-logs")
-    yield f
-    f.close()
+    from tests.fleet import Fleet
 
 
 def _running(fleet: Fleet, job_id: str) -> bool:

@@ -23,19 +23,13 @@ from tests.chaos.faultkit import (
     output_lines,
     wait_final,
 )
-from tests.fleet import Fleet
 from tests.helpers import wait_until
 
 if TYPE_CHECKING:
-    from collections.abc import Callable, Iterator
+    from collections.abc import Callable
     from pathlib import Path
 
-
-@pytest.fixture
-def fleet(tmp_path: Path) -> Iterator[Fleet]:
-    f = Fleet(tmp_path / "spool", tmp_path / "daemon-logs")
-    yield f
-    f.close()
+    from tests.fleet import Fleet
 
 
 def _pending(fleet: Fleet, job_id: str) -> list[Path]:

@@ -14,19 +14,12 @@ import pytest
 
 from prsd.errors import ExitCode
 from tests.chaos.faultkit import expected_lines, make_files_job, output_lines, wait_final
-from tests.fleet import Fleet
 from tests.helpers import wait_until
 
 if TYPE_CHECKING:
-    from collections.abc import Iterator
     from pathlib import Path
 
-
-@pytest.fixture
-def fleet(tmp_path: Path) -> Iterator[Fleet]:
-    f = Fleet(tmp_path / "spool", tmp_path / "daemon-logs")
-    yield f
-    f.close()
+    from tests.fleet import Fleet
 
 
 @pytest.mark.timeout(240)
