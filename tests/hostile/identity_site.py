@@ -24,11 +24,20 @@ from prsd.cli import prsctl
 from prsd.cli.jobs import job_ids
 from prsd.storage.spool import open_spool
 from prsd.submit import submit
-from tests.helpers import final_record, wait_until
-from tests.realusers import User, as_user, chown_tree, daemon_python, daemon_pythonpath
+from tests.helpers import final_record, stop_daemons, wait_until
+from tests.realusers import (
+    User,
+    as_user,
+    chown_tree,
+    daemon_python,
+    daemon_pythonpath,
+    open_base,
+    python_for,
+    reachable_checkout,
+)
 
 if TYPE_CHECKING:
-    from collections.abc import Callable
+    from collections.abc import Callable, Iterator, Mapping
     from pathlib import Path
 
 assert prsd.cli.logfiles and prsd.cli.logmerge  # imported before any fork (see users.py)
@@ -76,11 +85,15 @@ class Site:
     def jobs(self) -> Path:
         return self.spool / "jobs"
 
-    def start(self, role: list[str]) -> subprocess.Popen[bytes]:
-        """A root daemon of the spool (``leader`` or ``agent ...``), logging to daemons.log."""
+    def start(
+        self, role: list[str], extra_env: Mapping[str, str] | None = None
+    ) -> subprocess.Popen[bytes]:
+        """A root daemon of the spool (``leader`` or ``agent ...``), logging to daemons.log,
+        with ``extra_env`` added to its environment."""
         env = dict(
             os.environ, PRSD_GPU_COUNT="0", PRSD_UNSAFE_SPOOL="1", PYTHONPATH=daemon_pythonpath()
         )
+        env.update(extra_env or {})
         command = [*PRSD, *role, "--spool", str(self.spool), "--log-level", "INFO"]
         with open(self.base / "daemons.log", "ab") as log:
             proc = subprocess.Popen(command, env=env, stdout=log, stderr=log)
@@ -224,3 +237,32 @@ def warm_up(site: Site) -> None:
         for argv in (["status", "--json"], ["status"], ["logs", job_id]):
             prsctl.main([*argv, "--spool", str(scratch)])
         assert daemon.main(["run", str(folder), "--spool", str(scratch), "--node-id", "w"]) == 0
+
+
+@contextlib.contextmanager
+def running_site(
+    users: list[User], prefix: str, env: Mapping[str, str] | None = None, *, leaders: int = 1
+) -> Iterator[Site]:
+    """A fresh spool (``inbox/`` 1777) with ``leaders`` root leaders and one root agent
+    (``n1``, 2 slots) whose environment has ``env`` added; users A and B are the first
+    two of ``users``. The daemons are stopped afterwards."""
+    with open_base(prefix) as base, reachable_checkout():
+        spool = base / "spool"
+        open_spool(spool)
+        (spool / "inbox").chmod(0o1777)
+        s = Site(base, spool, users[0], users[1], python_for(users[0]))
+        warm_up(s)
+        try:
+            for _ in range(leaders):
+                s.start(["leader"], env)
+            s.start(["agent", "--node-id", "n1", "--slots", "2"], env)
+            yield s
+        finally:
+            stop_daemons(s.procs)
+
+
+def exact_rows(site: Site, job_id: str, tag: str) -> None:
+    """The job ended Completed with its four tagged rows, nothing else."""
+    assert site.wait_ended(job_id)["state"] == "Completed", site.log()[-4000:]
+    rows = (site.jobs / job_id / "outputs" / "out.txt").read_text().splitlines()
+    assert sorted(rows) == [f"{tag} item{i}.txt" for i in range(4)]

@@ -16,14 +16,11 @@ from typing import TYPE_CHECKING
 import pytest
 
 from prsd.storage.spool import open_spool
-from tests.helpers import stop_daemons, wait_until
-from tests.hostile.identity_site import Site, prsctl_as, warm_up
+from tests.helpers import wait_until
+from tests.hostile.identity_site import Site, exact_rows, prsctl_as, running_site
 from tests.realusers import (
     as_user,
     chown_tree,
-    open_base,
-    python_for,
-    reachable_checkout,
     real_users,
 )
 
@@ -73,30 +70,8 @@ def site() -> Iterator[Site]:
         "PRSD_WORKER_PIDS_MAX": str(PIDS),
         "PRSD_INBOX_GRACE_S": "3",
     }
-    with real_users(2) as (a, b), open_base("prsd-bounds-") as base, reachable_checkout():
-        spool = base / "spool"
-        open_spool(spool)
-        (spool / "inbox").chmod(0o1777)
-        s = Site(base, spool, a, b, python_for(a))
-        warm_up(s)
-        saved = dict(os.environ)
-        os.environ.update(bounds)
-        try:
-            s.start(["leader"])
-            s.start(["agent", "--node-id", "n1", "--slots", "2"])
-            os.environ.clear()
-            os.environ.update(saved)
-            yield s
-        finally:
-            os.environ.clear()
-            os.environ.update(saved)
-            stop_daemons(s.procs)
-
-
-def exact_rows(site: Site, job_id: str, tag: str) -> None:
-    assert site.wait_ended(job_id)["state"] == "Completed", site.log()[-4000:]
-    rows = (site.jobs / job_id / "outputs" / "out.txt").read_text().splitlines()
-    assert sorted(rows) == [f"{tag} item{i}.txt" for i in range(4)]
+    with real_users(2) as users, running_site(users, "prsd-bounds-", bounds) as s:
+        yield s
 
 
 def job_of_a(site: Site, tag: str, script: str, extra: str = "") -> str:

@@ -17,13 +17,10 @@ import pytest
 from prsd.cli.jobs import job_ids
 from prsd.storage.spool import open_spool
 from tests.helpers import stop_daemons, wait_until
-from tests.hostile.identity_site import Site, prsctl_as, warm_up
+from tests.hostile.identity_site import Site, exact_rows, prsctl_as, running_site
 from tests.realusers import (
     as_user,
     chown_tree,
-    open_base,
-    python_for,
-    reachable_checkout,
     real_users,
 )
 
@@ -44,26 +41,8 @@ BAD = os.fsdecode(b"x\xff")
 @pytest.fixture(scope="module")
 def site() -> Iterator[Site]:
     """Two root leaders and a root agent on a fresh spool; users A and B."""
-    with real_users(2) as (a, b), open_base("prsd-names-") as base, reachable_checkout():
-        spool = base / "spool"
-        open_spool(spool)
-        (spool / "inbox").chmod(0o1777)
-        s = Site(base, spool, a, b, python_for(a))
-        warm_up(s)
-        try:
-            s.start(["leader"])
-            s.start(["leader"])
-            s.start(["agent", "--node-id", "n1", "--slots", "2"])
-            yield s
-        finally:
-            stop_daemons(s.procs)
-
-
-def exact_rows(site: Site, job_id: str, tag: str) -> None:
-    """The job ended Completed with its four tagged rows, nothing else."""
-    assert site.wait_ended(job_id)["state"] == "Completed", site.log()[-4000:]
-    rows = (site.jobs / job_id / "outputs" / "out.txt").read_text().splitlines()
-    assert sorted(rows) == [f"{tag} item{i}.txt" for i in range(4)]
+    with real_users(2) as users, running_site(users, "prsd-names-", leaders=2) as s:
+        yield s
 
 
 def all_alive(site: Site) -> None:

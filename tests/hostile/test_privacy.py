@@ -17,15 +17,12 @@ import pytest
 from prsd.leader.askrule import ADMIN_GROUP_ENV
 from prsd.pipeline.record import PipelineRecord, StepRecord, pipelines_folder
 from prsd.storage.spool import open_spool
-from tests.helpers import stop_daemons, wait_until
-from tests.hostile.identity_site import Site, prsctl_as, reader, warm_up
+from tests.helpers import wait_until
+from tests.hostile.identity_site import Site, exact_rows, prsctl_as, reader, running_site
 from tests.realusers import (
     User,
     as_user,
     chown_tree,
-    open_base,
-    python_for,
-    reachable_checkout,
     real_users,
 )
 
@@ -48,32 +45,12 @@ ADMINS: list[User] = []
 @pytest.fixture(scope="module")
 def site() -> Iterator[Site]:
     """A root leader and agent on a fresh spool; users A, B and an admin."""
-    users = real_users(3)
-    with users as (a, b, admin), open_base("prsd-privacy-") as base, reachable_checkout():
-        spool = base / "spool"
-        open_spool(spool)
-        (spool / "inbox").chmod(0o1777)
-        s = Site(base, spool, a, b, python_for(a))
+    with real_users(3) as users:
+        admin = users[2]
         ADMINS[:] = [admin]
-        warm_up(s)
-        saved = dict(os.environ)
-        os.environ[ADMIN_GROUP_ENV] = admin.name  # the admin's own group (useradd -U)
-        try:
-            s.start(["leader"])
-            s.start(["agent", "--node-id", "n1", "--slots", "2"])
-            os.environ.clear()
-            os.environ.update(saved)
+        env = {ADMIN_GROUP_ENV: admin.name}  # the admin's own group (useradd -U)
+        with running_site(users, "prsd-privacy-", env) as s:
             yield s
-        finally:
-            os.environ.clear()
-            os.environ.update(saved)
-            stop_daemons(s.procs)
-
-
-def exact_rows(site: Site, job_id: str, tag: str) -> None:
-    assert site.wait_ended(job_id)["state"] == "Completed", site.log()[-4000:]
-    rows = (site.jobs / job_id / "outputs" / "out.txt").read_text().splitlines()
-    assert sorted(rows) == [f"{tag} item{i}.txt" for i in range(4)]
 
 
 def failing_job_of_b(site: Site) -> str:
