@@ -13,13 +13,14 @@ from typing import TYPE_CHECKING
 
 from prsd.errors import ExitCode, PrsdError
 from prsd.leader.bisect import short_is_failure
+from prsd.leader.combine import combine_outputs
 from prsd.leader.errortext import compact_error, init_groups, job_error_text
 from prsd.leader.faileditems import write_failed_items
 from prsd.leader.faultfile import job_log, written_fault
 from prsd.leader.joblogs import format_duration
 from prsd.leader.partial import keep_partial_output
 from prsd.leader.privatestatus import job_gid, write_final
-from prsd.leader.rerun import combine_outputs, job_code_digest, read_retry_plan, retry_summary
+from prsd.leader.rerun import job_code_digest, read_retry_plan, retry_summary
 from prsd.leader.status import final_counts
 from prsd.leader.verdict import COMPLETED_WITH_FAILURES, completed_state, failures_reason
 from prsd.logline import one_line

@@ -30,7 +30,6 @@ from typing import TYPE_CHECKING
 from prsd.errors import InputError, PrsdError
 from prsd.jobspec import JobSpec
 from prsd.leader.kept import check_same_owner, read_kept
-from prsd.leader.merge import OrderedMerge, Piece
 from prsd.leader.retryfiles import ORDER_FILE, RETRY_FILE, read_trusted
 from prsd.leader.retryplan import (
     PlanNotes,
@@ -41,17 +40,15 @@ from prsd.leader.retryplan import (
 )
 from prsd.storage.atomic import write_atomic
 from prsd.storage.jobowner import OwnerRecordError, owner
-from prsd.storage.layout import JobLayout, parse_done_name
-from prsd.storage.records import SUCCEEDED, MiniBatch, read_result_meta
 
 if TYPE_CHECKING:
     from collections.abc import Callable, Iterable, Iterator
     from pathlib import Path
 
-    from prsd.asowner.side import OwnerSide
     from prsd.leader.kept import KeptResult
-    from prsd.leader.outplace import OutputPlace
     from prsd.leader.retryplan import Kept
+    from prsd.storage.layout import JobLayout
+    from prsd.storage.records import MiniBatch
 
 NAMED = 10  # inputs named in a message before "and N more"
 
@@ -313,29 +310,12 @@ def _spec_of(layout: JobLayout) -> JobSpec | None:
         return None
 
 
-def own_pieces(layout: JobLayout) -> dict[int, Piece]:
-    """Where each of the job's own succeeded mini-batches' bytes are (probes left out)."""
-    from prsd.leader.kept import is_probe
+def read_order(layout: JobLayout) -> RetryOrder:
+    """The retry's ``retry_order.json`` (a regular file of the daemons).
 
-    pieces: dict[int, Piece] = {}
-    try:
-        shards = sorted(os.listdir(layout.done))
-    except FileNotFoundError:
-        return pieces
-    for shard in shards:
-        for name in sorted(os.listdir(layout.done / shard)):
-            parsed = parse_done_name(name)
-            if parsed is None or is_probe(parsed[0]):
-                continue
-            path = layout.result(*parsed)
-            meta = read_result_meta(path)
-            for o in meta.outcomes if meta is not None else ():
-                if o.status == SUCCEEDED:
-                    pieces[o.index] = Piece(path, o.offset, o.length, o.header)
-    return pieces
-
-
-def _read_order(layout: JobLayout) -> RetryOrder:
+    Raises:
+        PrsdError: it is missing or cannot be read.
+    """
     try:
         data = read_trusted(layout.root / ORDER_FILE)
         if data is None:
@@ -345,49 +325,13 @@ def _read_order(layout: JobLayout) -> RetryOrder:
         raise PrsdError(f"the retry's {ORDER_FILE} cannot be read: {exc}") from exc
 
 
-def combine_outputs(
-    layout: JobLayout,
-    out_path: Path,
-    *,
-    write_header: bool,
-    fmt: str = "text",
-    place: OutputPlace | None = None,
-    side: OwnerSide | None = None,
-) -> Path:
-    """Build and publish a completed retry's whole output: kept results and its own.
-
-    The output is made by the job owner's ``side`` in ``place`` (as the job's own
-    merge would: :mod:`prsd.leader.merge`), and a kept result is opened by that side
-    too, so the kernel refuses any file the owner could not read. Who owns every job
-    a kept result comes from is checked again here, at use.
-
-    Raises:
-        PrsdError: the order file or a kept result cannot be used, the retry files
-            are not the daemons', or the owner side refused or failed.
-        OSError: a kept result file cannot be read.
-    """
-    merge = OrderedMerge(out_path, write_header=write_header, fmt=fmt, place=place, side=side)
-    try:
-        order = _read_order(layout)
-        kept = read_kept(layout.root)
-        check_same_owner(layout, {k.job for k in kept})
-        new = own_pieces(layout)
-        for i, unit in enumerate(order.units):
-            piece = kept[-1 - unit].piece(layout.root.parent) if unit < 0 else new.get(unit)
-            merge.offer(i, piece or Piece(None))
-        return merge.finish()
-    except BaseException:
-        merge.abandon()
-        raise
-
-
 def retry_summary(layout: JobLayout) -> str | None:
     """One line on what a retry kept and ran, and which code ran what; None if not a retry."""
     plan = read_retry_plan(layout.root)
     if plan is None:
         return None
     try:
-        order = _read_order(layout)
+        order = read_order(layout)
     except PrsdError as exc:
         return exc.one_line()
     runs = sum(1 for u in order.units if u >= 0)
