@@ -98,6 +98,7 @@ def _copy_tail(captured: CapturedFile, info: os.stat_result, cap_bytes: int) -> 
                 base = offset = end - cap_bytes
                 os.ftruncate(out, 0)
                 os.lseek(out, 0, os.SEEK_SET)
+                offset = _copy_range(captured.fd, out, offset, end)  # never left empty
     finally:
         os.close(out)
 
