@@ -105,11 +105,14 @@ def _record(path: os.PathLike[str]) -> dict[str, Any] | None:
 
 
 def queued_in_inbox(spool: SpoolLayout, docs: list[dict[str, Any]]) -> set[str]:
-    """The ids of ``docs`` that are folders still in the inbox (state Queued)."""
+    """The ids of ``docs`` that were inbox folders when read: Queued, or Starting, with no
+    job folder under ``jobs/``. A folder the leader moves aside (refused) between the
+    listing and this check is still one of them: it never became a job."""
     return {
         str(d.get("job_id"))
         for d in docs
-        if d.get("state") == "Queued" and os.path.lexists(spool.inbox / str(d.get("job_id")))
+        if d.get("state") in ("Queued", "Starting")
+        and not os.path.lexists(spool.jobs / str(d.get("job_id")))
     }
 
 

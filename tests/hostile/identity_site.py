@@ -14,8 +14,9 @@ import json
 import os
 import subprocess
 import textwrap
+import time
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 import prsd.cli.logfiles
 import prsd.cli.logmerge
@@ -203,6 +204,20 @@ def tree(root: Path) -> dict[str, tuple[int, int, int, int]]:
                 info.st_mtime_ns,
             )
     return seen
+
+
+def settled_tree(root: Path, quiet: float = 1.5, limit: float = 30.0) -> dict[str, Any]:
+    """:func:`tree` of ``root`` once it stood still for ``quiet`` seconds: the leader's last
+    writes of an ended job (its status summary, ``master_role.txt``) follow ``final.json``."""
+    deadline = time.monotonic() + limit
+    seen = tree(root)
+    while True:
+        time.sleep(quiet)
+        now = tree(root)
+        if now == seen:
+            return now
+        assert time.monotonic() < deadline, f"{root} kept changing for {limit} s"
+        seen = now
 
 
 def reader(path: Path) -> Callable[[], object]:

@@ -22,7 +22,7 @@ from prsd import daemon
 from prsd.cli.jobs import job_ids
 from prsd.storage.spool import open_spool
 from tests.helpers import stop_daemons, wait_until
-from tests.hostile.identity_site import Site, prsctl_as, reader, tree, warm_up
+from tests.hostile.identity_site import Site, prsctl_as, reader, settled_tree, tree, warm_up
 from tests.realusers import as_user, open_base, python_for, reachable_checkout, real_users
 
 if TYPE_CHECKING:
@@ -51,7 +51,7 @@ def test_an_inbox_folder_named_after_another_users_job_gets_a_fresh_id(site: Sit
     """A's folder named after B's job id never re-opens B's job: it runs under a new id."""
     b_job = site.submit_as(site.b, "bee")
     assert site.wait_ended(b_job)["state"] == "Completed", site.log()
-    before = tree(site.jobs / b_job)
+    before = settled_tree(site.jobs / b_job)
     site.drop_as(site.a, "ant", b_job, {})
     a_job = site.new_job_of(site.a)
     assert a_job != b_job
