@@ -187,10 +187,7 @@ class ForkServer:
                 reply = box[0] if box else {"error": "the fork server is gone"}
                 if "pid" not in reply:
                     raise OSError(f"the fork server cannot start a worker: {reply['error']}")
-                captured = [
-                    CapturedFile(stdout_path, os.dup(out.fileno())),
-                    CapturedFile(stderr_path, os.dup(err.fileno())),
-                ]
+                captured = CapturedFile.pair((stdout_path, out), (stderr_path, err))
         except BaseException:
             ours.close()
             raise

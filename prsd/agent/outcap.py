@@ -35,6 +35,7 @@ import anyio.to_thread
 if TYPE_CHECKING:
     from collections.abc import Callable
     from pathlib import Path
+    from typing import IO
 
 CHECK_INTERVAL_S = 0.2
 _CHUNK = 1024 * 1024
@@ -47,6 +48,14 @@ class CapturedFile:
 
     path: Path
     fd: int
+
+    @classmethod
+    def pair(
+        cls, stdout: tuple[Path, IO[bytes]], stderr: tuple[Path, IO[bytes]]
+    ) -> list[CapturedFile]:
+        """The agent's own descriptors on a worker's stdout and stderr files (duplicated, so
+        they outlive the files opened to start the worker)."""
+        return [cls(path, os.dup(f.fileno())) for path, f in (stdout, stderr)]
 
 
 def cut_notice(cap_bytes: int, name: str) -> bytes:

@@ -263,10 +263,7 @@ async def spawn_worker(
                 extra_groups=extra_groups,
                 umask=umask,
             )
-            captured = [
-                CapturedFile(stdout_path, os.dup(out.fileno())),
-                CapturedFile(stderr_path, os.dup(err.fileno())),
-            ]
+            captured = CapturedFile.pair((stdout_path, out), (stderr_path, err))
     except BaseException:
         ours.close()
         raise
