@@ -11,6 +11,9 @@ live where the user cannot read (a pyenv under /root).
 
 from __future__ import annotations
 
+import fcntl
+import hashlib
+import json
 import os
 import pwd
 import secrets
@@ -23,7 +26,7 @@ import traceback
 from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
     from collections.abc import Callable, Iterator
@@ -114,22 +117,67 @@ def reachable_checkout() -> Iterator[None]:
     """Workers run as a job's owner start from prsd's own ``worker/boot.py``: others
     must be able to enter every folder above the checkout and list the checkout's
     folders on the way (imports list them). A ``mktemp -d`` clone is a 0700 folder: it
-    and any such folder get those rights for the test, and their modes back after."""
+    and any such folder get those rights for the test, and their modes back after.
+
+    Tests run in several processes at once (pytest-xdist): the modes are opened by the
+    first holder and given back by the last, their pids kept in a record beside a lock file in
+    the system temp folder, so one test's end never closes the checkout under another."""
     from prsd.worker import boot
 
     installation = Path(boot.__file__).parents[2]
-    changed: list[tuple[Path, int]] = []
-    for folder in reversed(Path(boot.__file__).parents):
-        mode = folder.stat().st_mode
-        need = stat.S_IXOTH | (stat.S_IROTH if folder.is_relative_to(installation) else 0)
-        if mode & need != need:
-            changed.append((folder, mode))
-            folder.chmod(stat.S_IMODE(mode) | need)
+    record = Path(tempfile.gettempdir()) / (
+        "prsd-reachable-" + hashlib.sha256(str(installation).encode()).hexdigest()[:16]
+    )
+    with _locked(record):
+        state = _read_holders(record)
+        if not state["holders"] and not state["changed"]:  # else: still open from before
+            for folder in reversed(Path(boot.__file__).parents):
+                mode = folder.stat().st_mode
+                need = stat.S_IXOTH | (stat.S_IROTH if folder.is_relative_to(installation) else 0)
+                if mode & need != need:
+                    state["changed"].append([str(folder), stat.S_IMODE(mode)])
+                    folder.chmod(stat.S_IMODE(mode) | need)
+        state["holders"].append(os.getpid())
+        record.write_text(json.dumps(state), encoding="utf-8")
     try:
         yield
     finally:
-        for folder, mode in reversed(changed):
-            folder.chmod(stat.S_IMODE(mode))
+        with _locked(record):
+            state = _read_holders(record)
+            if os.getpid() in state["holders"]:
+                state["holders"].remove(os.getpid())
+            if not state["holders"]:
+                for folder, mode in reversed(state["changed"]):
+                    Path(folder).chmod(mode)
+                state["changed"] = []
+            record.write_text(json.dumps(state), encoding="utf-8")
+
+
+@contextmanager
+def _locked(record: Path) -> Iterator[None]:
+    with open(f"{record}.lock", "a+b") as lock:
+        fcntl.flock(lock, fcntl.LOCK_EX)
+        yield
+
+
+def _read_holders(record: Path) -> dict[str, Any]:
+    """The record, without holders that died holding (a killed test run)."""
+    try:
+        state = json.loads(record.read_text(encoding="utf-8"))
+        holders = [pid for pid in state["holders"] if _alive(int(pid))]
+        return {"holders": holders, "changed": list(state["changed"])}
+    except (OSError, ValueError, KeyError, TypeError):
+        return {"holders": [], "changed": []}
+
+
+def _alive(pid: int) -> bool:
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    except PermissionError:
+        return True
+    return True
 
 
 @contextmanager
