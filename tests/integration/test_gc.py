@@ -8,7 +8,7 @@ import io
 import json
 import os
 import subprocess
-import time
+from datetime import UTC, datetime, timedelta
 from typing import TYPE_CHECKING
 
 from prsd.cli.prsctl import main as prsctl_main
@@ -62,6 +62,17 @@ def _ended_job(root: Path, spool: Path, name: str) -> str:
     return r.job_id
 
 
+def _ended_days_ago(layout: SpoolLayout, job_id: str, days: float) -> None:
+    """Move the job's recorded end ``days`` back (its public and private final records)."""
+    when = (datetime.now(UTC) - timedelta(days=days)).isoformat(timespec="seconds")
+    final = layout.job(job_id).final
+    for path in (final, final.with_name("final.private.json")):
+        if path.exists():
+            doc = json.loads(path.read_bytes())
+            doc["finished_at"] = when
+            path.write_text(json.dumps(doc), encoding="utf-8")
+
+
 def _daemons(spool: Path, log: Path, env: dict[str, str]) -> list[subprocess.Popen[bytes]]:
     # root daemons start owner-side processes with their interpreter, as the job's owner
     prsd = [daemon_python(), "-m", "prsd.daemon"]
@@ -96,7 +107,7 @@ def test_gc_removes_old_ended_jobs_and_keeps_young_and_running_ones(tmp_path: Pa
     spool = tmp_path / "spool"
     layout = SpoolLayout(spool)
     old = _ended_job(tmp_path, spool, "old")
-    time.sleep(15)  # 0.00015 days = 13 s: "old" is older than that, "young" will not be
+    _ended_days_ago(layout, old, 2.0)  # as if two days had passed since "old" ended
     young = _ended_job(tmp_path, spool, "young")
     procs = _daemons(spool, tmp_path / "daemons.log", ENV)
     try:
@@ -109,14 +120,14 @@ def test_gc_removes_old_ended_jobs_and_keeps_young_and_running_ones(tmp_path: Pa
             60,
             "the sleepy job to run",
         )
-        dry = ctl(spool, "gc", "--older-than", "0.00015", "--dry-run")
+        dry = ctl(spool, "gc", "--older-than", "1", "--dry-run")
         assert dry.returncode == 0, dry.stderr
-        assert dry.stdout.startswith(f"would remove {old} (Completed, ended 0.0 days ago)"), (
+        assert dry.stdout.startswith(f"would remove {old} (Completed, ended 2.0 days ago)"), (
             dry.stdout
         )
         assert len(dry.stdout.splitlines()) == 1
         assert (layout.jobs / old).is_dir()  # a dry run asks nothing
-        gc = ctl(spool, "gc", "--older-than", "0.00015")
+        gc = ctl(spool, "gc", "--older-than", "1")
         assert gc.returncode == 0, gc.stderr
         assert gc.stdout.startswith(f"job {old} removed (Completed, ended "), gc.stdout
         assert len(gc.stdout.splitlines()) == 1
@@ -132,8 +143,8 @@ def test_gc_removes_old_ended_jobs_and_keeps_young_and_running_ones(tmp_path: Pa
         refused = _reply(layout, send_request(layout, running, "remove"))
         assert not refused.ok
         assert refused.message == f"job {running} is running: only ended jobs are removed"
-        again = ctl(spool, "gc", "--older-than", "0.00015")
-        assert again.stdout == "nothing to remove: no ended job older than 0.00015 days\n"
+        again = ctl(spool, "gc", "--older-than", "1")
+        assert again.stdout == "nothing to remove: no ended job older than 1 days\n"
     finally:
         stop_daemons(procs)
 
