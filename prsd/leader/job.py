@@ -358,8 +358,7 @@ class JobDriver:
             list(self.book.node_inits),
         )
         self._plan.close()
-        self.final = finish_job(end, self.snapshot(now), state, reason)
-        self.status.write(self.snapshot(now), now)
+        self.final = finish_job(end, self.snapshot(now), state, reason, self.status, now)
         self.logs.close()
         self.issued.close()
 
