@@ -43,6 +43,7 @@ from prsd.storage.claim import requeue
 from prsd.storage.layout import JobLayout, TaskName, parse_done_name
 from prsd.storage.records import REQUEUED, MiniBatch, Outcome
 from prsd.storage.seats import free_seats
+from prsd.storage.states import JobState
 
 if TYPE_CHECKING:
     from collections.abc import Callable
@@ -147,7 +148,7 @@ class JobDriver:
         try:
             self._round(now, hints)
         except PrsdError as exc:
-            self.finish("Failed", exc.one_line(), now)
+            self.finish(JobState.FAILED, exc.one_line(), now)
         if self.final is None and self.status.due(now):
             self.status.write(self.snapshot(now), now)
         return self.final is not None
@@ -294,12 +295,12 @@ class JobDriver:
             return
         self._last_cancel_check = now
         if self.layout.cancel.exists():
-            self.finish("Canceled", "Canceled by prsctl cancel.", now)
+            self.finish(JobState.CANCELED, "Canceled by prsctl cancel.", now)
 
     def _check_progress(self, now: float) -> None:
         reason = self.book.timed_out(now)
         if reason is not None:
-            self.finish("Failed", PrsdError(reason).one_line(), now)
+            self.finish(JobState.FAILED, PrsdError(reason).one_line(), now)
 
     def _check_nodes(self, now: float) -> None:
         if now - self._last_nodes_check < NODES_CHECK_S:
@@ -316,7 +317,7 @@ class JobDriver:
                 )
         reason = self.book.init_failed(now)
         if reason is not None:
-            self.finish("Failed", PrsdError(reason).one_line(), now)
+            self.finish(JobState.FAILED, PrsdError(reason).one_line(), now)
 
     def _bisect_step(self, now: float) -> None:
         if self.bisect.step(now):
@@ -396,7 +397,7 @@ class JobDriver:
             self._adopt(look, orphans, now)
         except PrsdError as exc:
             self.takeover = None
-            self.finish("Failed", f"the job could not be resumed: {exc.one_line()}", now)
+            self.finish(JobState.FAILED, f"the job could not be resumed: {exc.one_line()}", now)
         return self.final is None
 
     def _adopt(self, look: Look, orphans: dict[int, MiniBatch], now: float) -> None:

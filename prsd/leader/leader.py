@@ -49,6 +49,7 @@ from prsd.storage.faults import FaultState, probe_writable, storage_fault
 from prsd.storage.heartbeat import read_heartbeats
 from prsd.storage.lease import NODE_LEASE_S
 from prsd.storage.spool import active_jobs, stranded_jobs
+from prsd.storage.states import JobState
 from prsd.storage.watch import Doorbell
 from prsd.tunables import inbox_grace_s
 
@@ -217,7 +218,7 @@ class Leader:
         log.error("job fault", job_id=job_id, error=reason, exc_info=exc)
         write_fault_traceback(driver.layout.logs, exc)
         try:
-            driver.finish("Failed", reason, now)
+            driver.finish(JobState.FAILED, reason, now)
         except Deposed:
             raise
         except Exception as again:  # noqa: BLE001 - the job's boundary, ending it

@@ -21,6 +21,7 @@ from prsd.leader.privatestatus import job_gid, write_status
 from prsd.logconfig import get_logger
 from prsd.storage.layout import SpoolLayout
 from prsd.storage.lease import current_epoch
+from prsd.storage.states import JobState
 from prsd.wire.status import SCHEMA_VERSION, STATUS_SCHEMA, reconcile, validate_status
 
 if TYPE_CHECKING:
@@ -146,7 +147,7 @@ def summary(snap: JobSnapshot, writer: StatusWriter) -> dict[str, Any]:
         "name": snap.name,
         "epoch": writer.epoch,
         "seq": writer.seq,
-        "state": final.state if final else "Running",
+        "state": final.state if final else JobState.RUNNING,
         "reason": final.reason if final else "",
         "started_at": writer.started_wall.isoformat(timespec="seconds"),
         "updated_at": datetime.now(UTC).isoformat(timespec="seconds"),
