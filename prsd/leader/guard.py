@@ -38,6 +38,7 @@ if TYPE_CHECKING:
     from pathlib import Path
 
     from prsd.leader.job import JobDriver
+    from prsd.storage.jobfolder import JobFiles
     from prsd.storage.layout import JobLayout, SpoolLayout
     from prsd.wire.final import FinalState
 
@@ -80,33 +81,39 @@ def _missing_in_job(exc: BaseException, layout: JobLayout | None) -> str | None:
 
 def end_broken_job(spool: SpoolLayout, layout: JobLayout, reason: str) -> FinalState:
     """Fail a job whose driver cannot go on (or never started), as far as possible."""
+    return end_broken(JobFolder(spool, layout.job_id, grant=GRANT), reason)
+
+
+def end_broken(folder: JobFiles, reason: str) -> FinalState:
+    """Fail the job in ``folder``: its result, its error texts unless its driver wrote
+    them, its status, its final record last (never raises for a file not written)."""
+    layout = folder.layout
     final = final_record(JobState.FAILED, reason, root_cause=reason)
     text = f"Failed\nReason: {reason}\nLook first: logs/sys/master_role.txt\n"
     tree = layout.log_tree
     texts = [(tree.job_result, text.encode())]
-    if not tree.job_error.exists():  # the driver's own, when it got that far
+    if not folder.exists(tree.job_error):  # the driver's own, when it got that far
         where = written_fault(layout.logs) or job_log(layout.logs)
         said = f"{one_line(reason)}\nFull text: {where}\n".encode()
         texts += [(tree.job_error, said), (tree.user_error, said)]
-    folder = JobFolder(spool, layout.job_id, grant=GRANT)
     folder.end(
         final,
         ended_status(layout.job_id, final),
         texts,
-        on_error=lambda path, exc: _not_written(folder, path, exc),
+        on_error=lambda path, exc: _not_written(layout, path, exc),
     )
     log.error("job failed by a fault", job_id=layout.job_id, reason=reason)
     return final
 
 
-def _not_written(folder: JobFolder, path: Path, exc: OSError) -> None:
+def _not_written(layout: JobLayout, path: Path, exc: OSError) -> None:
     """Log an end-of-job file that could not be written (a job folder that is gone:
     once, for the job's final record)."""
-    if not folder.layout.root.is_dir() and path != folder.layout.final:
+    if isinstance(exc, FileNotFoundError) and path != layout.final:
         return
     log.error(
         "cannot write the end of a broken job",
-        job_id=folder.job_id,
+        job_id=layout.job_id,
         path=str(path),
         error=str(exc),
     )

@@ -15,7 +15,6 @@ seconds) from its caller.
 
 from __future__ import annotations
 
-import os
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
@@ -31,6 +30,7 @@ from prsd.leader.ledger import Ledger
 from prsd.leader.merge import open_merge
 from prsd.leader.nodereports import blind_nodes, read_node_reports
 from prsd.leader.planner import input_kind
+from prsd.leader.privatestatus import GRANT
 from prsd.leader.results import Results
 from prsd.leader.resume import merge_reports
 from prsd.leader.splitting import SPLIT_BUDGET_S, Plan, split_step
@@ -39,7 +39,7 @@ from prsd.leader.takeover import TakeOver
 from prsd.leader.tasks import OutTask, TaskTable
 from prsd.leader.verdict import Thresholds
 from prsd.leader.voided import scan_void
-from prsd.storage.claim import requeue
+from prsd.storage.jobfolder import JobFolder
 from prsd.storage.layout import JobLayout, TaskName, parse_done_name
 from prsd.storage.records import REQUEUED, MiniBatch, Outcome
 from prsd.storage.seats import free_seats
@@ -52,6 +52,7 @@ if TYPE_CHECKING:
     from prsd.jobspec import JobSpec
     from prsd.leader.snapshot import JobSnapshot
     from prsd.leader.takeover import Look
+    from prsd.storage.jobfolder import JobFiles
     from prsd.wire.final import FinalState
 
 LIST_INTERVAL_S = (
@@ -85,6 +86,7 @@ class JobDriver:
         resume: bool = False,
     ) -> None:
         self.layout = layout
+        self.folder: JobFiles = JobFolder.of(layout, grant=GRANT)  # its spool side
         self.spec = spec
         self.book = JobBook(
             Ledger(spec.max_retries),
@@ -201,11 +203,7 @@ class JobDriver:
 
     def _scan_done(self, now: float) -> None:
         for shard in self.table.active_shards():
-            try:
-                names = os.listdir(self.layout.done / shard)
-            except FileNotFoundError:
-                continue
-            for name in names:
+            for name in self.folder.done_names(shard):
                 parsed = parse_done_name(name)
                 if parsed is not None and self.final is None:
                     self._ingest(parsed[0].name, parsed[1], now)
@@ -221,11 +219,7 @@ class JobDriver:
         self._log_progress(now)
 
     def _scan_returned(self) -> None:
-        try:
-            names = sorted(n for n in os.listdir(self.layout.returned) if not n.startswith("."))
-        except FileNotFoundError:
-            return
-        for name in names:
+        for name in self.folder.returned_names():
             out = self.table.outstanding.get(name)
             if out is not None:
                 self._requeue(out, self.layout.returned_task(out.task), "handed back")
@@ -234,7 +228,7 @@ class JobDriver:
         """Move a task that never finished back to pending as its next attempt."""
         self.fence()  # a deposed leader must not create attempt names (handed back or lost)
         new = out.task.next_attempt(self.table.epoch)
-        if not requeue(self.layout, src, new):
+        if not self.folder.requeue(src, new):
             return False
         self.issued.add([new.name])
         self.table.drop(out.task.name)
@@ -252,12 +246,8 @@ class JobDriver:
         """Move the claims of a node presumed dead back to pending; how many moved."""
         if self.takeover is not None:
             return 0  # adopted at the end of the take-over; the next check moves them
-        try:
-            names = sorted(os.listdir(self.layout.claimed_dir(node_id)))
-        except FileNotFoundError:
-            return 0
         moved = 0
-        for name in names:
+        for name in self.folder.claimed_names(node_id):
             out = self.table.outstanding.get(name)
             if out is None or self.final is not None:
                 continue

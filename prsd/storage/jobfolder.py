@@ -1,4 +1,11 @@
-"""One job's folder as the leader ends it: the one end-of-job writer.
+"""One job's folder: the listings and moves the leader decides on, and the one end-of-job writer.
+
+:class:`JobFiles` is the protocol the leader's decisions use; :class:`JobFolder` is
+it over the spool (listings of ``done/<shard>/``, ``returned/``, ``void/`` and
+``claimed/<node>/``, each sorted, dot names left out, a missing folder an empty
+list; the moves of prsd/storage/claim.py; the owner of prsd/storage/jobowner.py,
+fail-closed), and prsd/storage/memfolder.py is it in memory, so a decision is tested
+without files beside the real tests.
 
 Promise: :meth:`JobFolder.end` writes the end of a job in one order, whoever ends it
 (the driver at the job's end, the job boundary after a fault, intake refusing a job):
@@ -15,7 +22,8 @@ leader) therefore never finds it before the rest. A job folder that is gone is n
 created again: the folders inside it (``logs/user/``, ``state/``) are made as needed,
 the job's root never.
 
-Errors: :meth:`JobFolder.end` raises the first ``OSError`` (nothing after it is
+Errors: the listings raise ``OSError`` but for a missing folder; :meth:`JobFolder.owner`
+raises :class:`prsd.storage.jobowner.OwnerRecordError`; :meth:`JobFolder.end` raises the first ``OSError`` (nothing after it is
 written), unless ``on_error`` is given: then each file that cannot be written is
 passed to it and the others are still written (a job failed by a fault says as much
 as its folder still allows).
@@ -24,9 +32,10 @@ as its folder still allows).
 from __future__ import annotations
 
 import functools
-from typing import TYPE_CHECKING, Any
+import os
+from typing import TYPE_CHECKING, Any, Protocol
 
-from prsd.storage import privaterecords
+from prsd.storage import claim, jobowner, privaterecords
 from prsd.storage.atomic import write_atomic
 from prsd.storage.layout import SpoolLayout
 
@@ -34,12 +43,56 @@ if TYPE_CHECKING:
     from collections.abc import Callable, Iterable
     from pathlib import Path
 
-    from prsd.storage.layout import JobLayout
+    from prsd.storage.jobowner import JobOwner
+    from prsd.storage.layout import JobLayout, TaskName
     from prsd.wire.final import FinalState
 
     OnError = Callable[[Path, OSError], None]
 
-__all__ = ["JobFolder"]
+__all__ = ["JobFiles", "JobFolder", "listing"]
+
+
+class JobFiles(Protocol):
+    """What the leader's decisions read and change in one job's folder."""
+
+    @property
+    def layout(self) -> JobLayout: ...
+
+    def done_names(self, shard: str) -> list[str]: ...
+
+    def returned_names(self) -> list[str]: ...
+
+    def void_names(self) -> list[str]: ...
+
+    def claimed_names(self, node_id: str) -> list[str]: ...
+
+    def exists(self, path: Path) -> bool: ...
+
+    def requeue(self, src: Path, new_task: TaskName) -> bool: ...
+
+    def owner(self) -> JobOwner: ...
+
+    def end(
+        self,
+        final: FinalState,
+        status: dict[str, Any] | None,
+        texts: Iterable[tuple[Path, bytes]],
+        *,
+        on_error: OnError | None = None,
+    ) -> None: ...
+
+
+def listing(folder: Path) -> list[str]:
+    """The names in ``folder``, sorted, dot names left out; [] when it does not exist.
+
+    Raises:
+        OSError: it cannot be listed (but for a missing folder).
+    """
+    try:
+        names = os.listdir(folder)
+    except FileNotFoundError:
+        return []
+    return sorted(n for n in names if not n.startswith("."))
 
 
 def _no_grant(fd: int) -> None:
@@ -62,6 +115,34 @@ class JobFolder:
     def of(cls, layout: JobLayout, *, grant: Callable[[int], None] = _no_grant) -> JobFolder:
         """The folder of ``layout`` (a job folder lies in its spool's ``jobs/``)."""
         return cls(SpoolLayout(layout.root.parent.parent), layout.job_id, grant=grant)
+
+    def done_names(self, shard: str) -> list[str]:
+        """The commits in ``tasks/done/<shard>/`` (``<task>.<node>``)."""
+        return listing(self.layout.done / shard)
+
+    def returned_names(self) -> list[str]:
+        """The tasks handed back unrun, in ``tasks/returned/``."""
+        return listing(self.layout.returned)
+
+    def void_names(self) -> list[str]:
+        """The unreadable task files agents set aside, in ``tasks/void/`` (``<task>.<node>``)."""
+        return listing(self.layout.void)
+
+    def claimed_names(self, node_id: str) -> list[str]:
+        """The tasks ``node_id`` holds, in ``tasks/claimed/<node>/``."""
+        return listing(self.layout.claimed_dir(node_id))
+
+    def exists(self, path: Path) -> bool:
+        """Whether ``path`` (in the job's folder) exists, a link not followed."""
+        return os.path.lexists(path)
+
+    def requeue(self, src: Path, new_task: TaskName) -> bool:
+        """:func:`prsd.storage.claim.requeue`: ``src`` back to pending as ``new_task``."""
+        return claim.requeue(self.layout, src, new_task)
+
+    def owner(self) -> JobOwner:
+        """:func:`prsd.storage.jobowner.owner`: the recorded owner, fail-closed."""
+        return jobowner.owner(self.layout)
 
     def end(
         self,
