@@ -29,7 +29,6 @@ OFFENDERS: dict[str, int] = {
     "prsd/azure/watch.py": 1,
     "prsd/cli/inboxview.py": 3,
     "prsd/cli/jobs.py": 3,
-    "prsd/cli/nodes.py": 1,
     "prsd/cli/pipelines.py": 1,
     "prsd/doctor/race.py": 3,
     "prsd/doctor/racer.py": 1,

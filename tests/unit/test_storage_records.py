@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+from typing import TYPE_CHECKING, Any
 
 import pytest
 
@@ -10,12 +11,16 @@ from prsd.errors import ExitCode
 from prsd.pipeline.record import BadRecord as PipelineBadRecord
 from prsd.storage.badrecord import BadRecord, Doc
 from prsd.storage.endrecords import ended_status, final_record
+from prsd.storage.nodesview import NodeSeen, NodesView
 from prsd.storage.pipelinestate import PipelineState
 from prsd.storage.startedrecord import Started
 from prsd.storage.states import ENDED, EXIT_CODES, JobState, job_state
 from prsd.wire.fields import RecordError
 from prsd.wire.final import FinalState
 from prsd.wire.status import validate_status
+
+if TYPE_CHECKING:
+    from collections.abc import Callable
 
 BAD_DOCUMENTS = [
     (b"\xff\xfe", "not JSON"),
@@ -135,3 +140,35 @@ def test_ended_status_is_a_valid_status_document() -> None:
     doc = ended_status("job-1", final)
     assert validate_status(doc) == []
     assert (doc["job_id"], doc["state"], doc["reason"]) == ("job-1", "Failed", "bad spec")
+
+
+def _view() -> NodesView:
+    seen = NodeSeen("host-a", 7, 1.5, True, False, 4, 1)
+    return NodesView(3, 30.0, {"n1": seen, "n2": NodeSeen("host-b", 1, 99.0, False, True, 2, 0)})
+
+
+def test_nodes_view_round_trips() -> None:
+    view = _view()
+    assert NodesView.from_json(view.to_json()) == view
+    doc = json.loads(view.to_json())
+    assert doc["schema"] == 1 and doc["nodes"]["n1"]["silent_s"] == 1.5
+
+
+@pytest.mark.parametrize(
+    ("change", "said"),
+    [
+        (lambda d: d.pop("nodes"), "nodes is missing"),
+        (lambda d: d.update(epoch="3"), "epoch is str"),
+        (lambda d: d["nodes"].update(n1=[]), "list where an object"),
+        (lambda d: d["nodes"]["n1"].pop("alive"), "alive is missing"),
+        (lambda d: d["nodes"]["n1"].update(slots=1.5), "slots is float"),
+        (lambda d: d.update(schema=2), "newer"),
+    ],
+)
+def test_nodes_view_refuses_bad_input(
+    change: Callable[[dict[str, Any]], object], said: str
+) -> None:
+    doc = json.loads(_view().to_json())
+    change(doc)
+    with pytest.raises(BadRecord, match=said):
+        NodesView.from_json(json.dumps(doc).encode())
