@@ -18,8 +18,9 @@ from prsd.errors import PrsdError
 from prsd.leader.bisect import short_is_failure
 from prsd.leader.kept import job_owner, results_to_keep
 from prsd.leader.planner import plan_mini_batches
-from prsd.leader.rerun import RetryOrder, RetryPlan, plan_units, retry_mode
+from prsd.leader.rerun import plan_units, retry_mode
 from prsd.leader.retryplan import PlanNotes, number_runs
+from prsd.storage.retryrecords import RetryOrder, RetryPlan
 from prsd.storage.states import JobState
 
 if TYPE_CHECKING:

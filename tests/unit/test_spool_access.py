@@ -46,7 +46,7 @@ OFFENDERS: dict[str, int] = {
     "prsd/leader/nodereports.py": 1,
     "prsd/leader/planhelper.py": 2,
     "prsd/leader/removal.py": 3,
-    "prsd/leader/rerun.py": 4,
+    "prsd/leader/rerun.py": 2,
     "prsd/leader/resume.py": 1,
     "prsd/leader/split.py": 1,
     "prsd/leader/status.py": 1,

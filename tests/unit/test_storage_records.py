@@ -13,6 +13,7 @@ from prsd.storage.badrecord import BadRecord, Doc
 from prsd.storage.endrecords import ended_status, final_record
 from prsd.storage.nodesview import NodeSeen, NodesView
 from prsd.storage.pipelinestate import PipelineState
+from prsd.storage.retryrecords import RetryOrder, RetryPlan
 from prsd.storage.startedrecord import Started
 from prsd.storage.states import ENDED, EXIT_CODES, JobState, job_state
 from prsd.wire.fields import RecordError
@@ -172,3 +173,45 @@ def test_nodes_view_refuses_bad_input(
     change(doc)
     with pytest.raises(BadRecord, match=said):
         NodesView.from_json(json.dumps(doc).encode())
+
+
+def test_retry_records_round_trip_and_read_records_without_a_version() -> None:
+    plan = RetryPlan("old", "files", ("/d/a.txt",), "c1", "c0", ("x=1",))
+    assert RetryPlan.decode(plan.encode()) == plan
+    assert RetryPlan.decode(b'{"of_job": "old", "mode": "payload"}') == RetryPlan("old", "payload")
+    order = RetryOrder([0, -1], 1, [], 0, ["/d/a.txt"], 1)
+    assert RetryOrder.decode(order.encode()) == order
+    assert RetryOrder.decode(b"{}") == RetryOrder()
+
+
+@pytest.mark.parametrize(
+    "data",
+    [
+        b'{"mode": "files"}',
+        b'{"of_job": "old", "mode": "everything"}',
+        b'{"of_job": 7, "mode": "files"}',
+        b'{"of_job": "old", "mode": "files", "failed_items": "a"}',
+        b'{"of_job": "old", "mode": "files", "overrides": [1]}',
+        b'{"schema": 2, "of_job": "old", "mode": "files"}',
+        b"not json",
+    ],
+)
+def test_retry_plan_refuses_bad_input(data: bytes) -> None:
+    with pytest.raises(BadRecord):
+        RetryPlan.decode(data)
+
+
+@pytest.mark.parametrize(
+    "data",
+    [
+        b'{"units": [0, "1"]}',
+        b'{"units": [true]}',
+        b'{"units": {}}',
+        b'{"kept": 1.5}',
+        b'{"voided": [1]}',
+        b"[]",
+    ],
+)
+def test_retry_order_refuses_bad_input(data: bytes) -> None:
+    with pytest.raises(BadRecord):
+        RetryOrder.decode(data)
