@@ -30,6 +30,7 @@ from prsd.logline import one_line
 from prsd.storage.endrecords import final_record
 from prsd.storage.jobfolder import JobFolder
 from prsd.storage.states import EXIT_CODES, JobState
+from prsd.storage.statusrecord import JobStatus
 from prsd.wire.final import FinalState
 
 if TYPE_CHECKING:
@@ -121,7 +122,7 @@ def finish_job(
         (tree.job_result, text.encode()),
     ]
     last = status.next_document(dataclasses.replace(snap, final=final), now)
-    JobFolder.of(layout, grant=GRANT).end(final, last, texts)
+    JobFolder.of(layout, grant=GRANT).end(final, JobStatus.of(last) if last else None, texts)
     return final
 
 

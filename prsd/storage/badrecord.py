@@ -59,6 +59,12 @@ class Doc:
             )
         self.version = version
 
+    @property
+    def document(self) -> dict[str, Any]:
+        """The whole decoded object."""
+        obj: dict[str, Any] = self._fields.obj
+        return obj
+
     def get(self, key: str, *types: type, default: Any = _MISSING) -> Any:
         """Field ``key``, one of ``types``; missing: ``default``, else :class:`BadRecord`."""
         try:

@@ -17,8 +17,8 @@ from datetime import UTC, datetime
 from typing import Any
 
 from prsd.storage.states import ENDED, EXIT_CODES, JobState
+from prsd.storage.statusrecord import JobStatus
 from prsd.wire.final import FinalState
-from prsd.wire.status import SCHEMA_VERSION
 
 __all__ = ["ended_status", "final_record"]
 
@@ -50,12 +50,7 @@ def final_record(
     )
 
 
-def ended_status(job_id: str, final: FinalState) -> dict[str, Any]:
-    """The status document of a job ended with no driver (see the module docstring)."""
-    return {
-        "schema": SCHEMA_VERSION,
-        "job_id": job_id,
-        "state": final.state,
-        "reason": final.reason,
-        "updated_at": datetime.now(UTC).isoformat(timespec="seconds"),
-    }
+def ended_status(job_id: str, final: FinalState) -> JobStatus:
+    """The status of a job ended with no driver (see the module docstring)."""
+    now = datetime.now(UTC).isoformat(timespec="seconds")
+    return JobStatus(job_id, final.state, final.reason, {"updated_at": now})

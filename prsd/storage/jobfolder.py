@@ -33,7 +33,7 @@ from __future__ import annotations
 
 import functools
 import os
-from typing import TYPE_CHECKING, Any, Protocol
+from typing import TYPE_CHECKING, Protocol
 
 from prsd.storage import claim, jobowner, privaterecords
 from prsd.storage.atomic import write_atomic
@@ -45,6 +45,7 @@ if TYPE_CHECKING:
 
     from prsd.storage.jobowner import JobOwner
     from prsd.storage.layout import JobLayout, TaskName
+    from prsd.storage.statusrecord import JobStatus
     from prsd.wire.final import FinalState
 
     OnError = Callable[[Path, OSError], None]
@@ -75,7 +76,7 @@ class JobFiles(Protocol):
     def end(
         self,
         final: FinalState,
-        status: dict[str, Any] | None,
+        status: JobStatus | None,
         texts: Iterable[tuple[Path, bytes]],
         *,
         on_error: OnError | None = None,
@@ -147,7 +148,7 @@ class JobFolder:
     def end(
         self,
         final: FinalState,
-        status: dict[str, Any] | None,
+        status: JobStatus | None,
         texts: Iterable[tuple[Path, bytes]],
         *,
         on_error: OnError | None = None,
@@ -165,7 +166,7 @@ class JobFolder:
         if status is not None:
             self._step(
                 layout.status,
-                lambda: privaterecords.write_status(layout, status, gid, grant=self.grant),
+                lambda: privaterecords.write_status(layout, status.to_doc(), gid, grant=self.grant),
                 on_error,
             )
         self._step(

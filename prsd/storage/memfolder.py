@@ -18,8 +18,7 @@ with ``fail`` naming a path raises (or hands ``on_error``) an ``OSError`` there.
 from __future__ import annotations
 
 import errno
-import json
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
 from prsd.storage.jobowner import OwnerRecordError
 
@@ -30,6 +29,7 @@ if TYPE_CHECKING:
     from prsd.storage.jobfolder import OnError
     from prsd.storage.jobowner import JobOwner
     from prsd.storage.layout import JobLayout, TaskName
+    from prsd.storage.statusrecord import JobStatus
     from prsd.wire.final import FinalState
 
 __all__ = ["MemoryJobFolder"]
@@ -101,7 +101,7 @@ class MemoryJobFolder:
     def end(
         self,
         final: FinalState,
-        status: dict[str, Any] | None,
+        status: JobStatus | None,
         texts: Iterable[tuple[Path, bytes]],
         *,
         on_error: OnError | None = None,
@@ -109,7 +109,7 @@ class MemoryJobFolder:
         """As :meth:`prsd.storage.jobfolder.JobFolder.end`, in memory."""
         steps = list(texts)
         if status is not None:
-            steps.append((self._layout.status, json.dumps(status).encode()))
+            steps.append((self._layout.status, status.to_json()))
         steps.append((self._layout.final, final.to_json()))
         for path, data in steps:
             try:

@@ -16,6 +16,7 @@ from prsd.storage.pipelinestate import PipelineState
 from prsd.storage.retryrecords import RetryOrder, RetryPlan
 from prsd.storage.startedrecord import Started
 from prsd.storage.states import ENDED, EXIT_CODES, JobState, job_state
+from prsd.storage.statusrecord import JobStatus
 from prsd.wire.fields import RecordError
 from prsd.wire.final import FinalState
 from prsd.wire.status import validate_status
@@ -138,9 +139,42 @@ def test_final_record_takes_its_exit_code_from_its_state() -> None:
 
 def test_ended_status_is_a_valid_status_document() -> None:
     final = final_record(JobState.FAILED, "bad spec")
-    doc = ended_status("job-1", final)
-    assert validate_status(doc) == []
-    assert (doc["job_id"], doc["state"], doc["reason"]) == ("job-1", "Failed", "bad spec")
+    status = ended_status("job-1", final)
+    assert validate_status(status.to_doc()) == []
+    assert JobStatus.from_json(status.to_json()) == status
+    assert (status.job_id, status.state, status.reason) == ("job-1", "Failed", "bad spec")
+
+
+def test_job_status_keeps_every_field_and_refuses_a_document_against_the_schema() -> None:
+    doc = {
+        "schema": 1,
+        "job_id": "j",
+        "state": "Running",
+        "reason": "",
+        "total_mbs": None,
+        "eta_s": 3.5,
+        "added_later": {"x": 1},  # a field a newer leader writes: kept
+    }
+    status = JobStatus.of(doc)
+    assert status.fields == {"total_mbs": None, "eta_s": 3.5, "added_later": {"x": 1}}
+    assert status.to_doc() == doc
+    assert JobStatus.from_json(status.to_json()) == status
+
+
+@pytest.mark.parametrize(
+    ("doc", "said"),
+    [
+        ({"schema": 1, "job_id": "j", "state": "Running"}, "reason: missing"),
+        ({"schema": 1, "job_id": 3, "state": "Running", "reason": ""}, "job_id: int"),
+        ({"schema": 1, "job_id": "j", "state": "x", "reason": "", "eta_s": "1"}, "eta_s: str"),
+        ({"schema": 1, "job_id": "j", "state": "x", "reason": "", "split_done": 1}, "split_done"),
+        ({"job_id": "j", "state": "x", "reason": ""}, "schema: missing"),
+        ({"schema": 2, "job_id": "j", "state": "x", "reason": ""}, "newer"),
+    ],
+)
+def test_job_status_refuses_bad_documents(doc: dict[str, Any], said: str) -> None:
+    with pytest.raises(BadRecord, match=said):
+        JobStatus.from_json(json.dumps(doc).encode())
 
 
 def _view() -> NodesView:
