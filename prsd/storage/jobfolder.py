@@ -22,11 +22,12 @@ leader) therefore never finds it before the rest. A job folder that is gone is n
 created again: the folders inside it (``logs/user/``, ``state/``) are made as needed,
 the job's root never.
 
-Errors: the listings raise ``OSError`` but for a missing folder; :meth:`JobFolder.owner`
-raises :class:`prsd.storage.jobowner.OwnerRecordError`; :meth:`JobFolder.end` raises the first ``OSError`` (nothing after it is
-written), unless ``on_error`` is given: then each file that cannot be written is
-passed to it and the others are still written (a job failed by a fault says as much
-as its folder still allows).
+Errors: the listings raise ``OSError`` but for a missing folder;
+:meth:`JobFolder.owner` raises :class:`prsd.storage.jobowner.OwnerRecordError`;
+:meth:`JobFolder.end` raises the first ``OSError`` (nothing after it is written),
+unless ``on_error`` is given: then each file that cannot be written is passed to it
+and the others are still written (a job failed by a fault says as much as its folder
+still allows).
 """
 
 from __future__ import annotations
