@@ -20,13 +20,14 @@ from typing import TYPE_CHECKING, Any
 from prsd.errors import PrsdError
 from prsd.leader.status import SCHEMA_VERSION, reconcile
 from prsd.storage.layout import valid_job_id
+from prsd.storage.states import ENDED as ENDED_STATES
 from prsd.wire.final import private_final_path
 from prsd.wire.status import merged_with_private_file
 
 if TYPE_CHECKING:
     from prsd.storage.layout import SpoolLayout
 
-ENDED = ("Completed", "Completed with failures", "Failed", "Canceled")
+ENDED = tuple(str(s) for s in ENDED_STATES)  # the states a job ends in, as text
 
 
 class UnknownJob(PrsdError):

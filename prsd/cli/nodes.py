@@ -9,12 +9,14 @@ machine's, marked as such, stale after ``STALE_AFTER_S``.
 
 from __future__ import annotations
 
-import json
+from dataclasses import asdict
 from datetime import UTC, datetime
 from typing import TYPE_CHECKING, Any
 
+from prsd.storage.badrecord import BadRecord
 from prsd.storage.heartbeat import HEARTBEAT_INTERVAL_S, read_heartbeats
 from prsd.storage.lease import read_beat
+from prsd.storage.nodesview import NodesView
 
 if TYPE_CHECKING:
     from prsd.storage.heartbeat import Heartbeat
@@ -37,13 +39,10 @@ def age_s(updated_at: str, now: datetime) -> float | None:
 def leader_view(spool: SpoolLayout) -> dict[str, dict[str, Any]]:
     """The leader's liveness view of the nodes (``leader/nodes.json``), or empty."""
     try:
-        doc = json.loads((spool.leader / "nodes.json").read_bytes())
-        nodes = doc["nodes"]
-    except (OSError, ValueError, TypeError, KeyError):
+        view = NodesView.from_json((spool.leader / "nodes.json").read_bytes())
+    except (OSError, BadRecord):
         return {}
-    return (
-        {k: v for k, v in nodes.items() if isinstance(v, dict)} if isinstance(nodes, dict) else {}
-    )
+    return {node_id: asdict(seen) for node_id, seen in view.nodes.items()}
 
 
 def node_row(

@@ -20,6 +20,7 @@ from prsd.leader.packing import ewma
 from prsd.leader.snapshot import JobSnapshot, NodeRow
 from prsd.leader.verdict import Thresholds, verdict
 from prsd.storage.records import REQUEUED, SUCCEEDED, Outcome
+from prsd.storage.states import JobState
 
 if TYPE_CHECKING:
     from collections.abc import Iterable
@@ -162,7 +163,7 @@ class JobBook:
         v = verdict(self.ledger.counts(), self.thresholds)
         if not v.done or (not v.failed and bisect_busy):
             return None  # running, or complete while a poison-input search still runs
-        return Ending("Failed" if v.failed else "Completed", v.reason)
+        return Ending(JobState.FAILED if v.failed else JobState.COMPLETED, v.reason)
 
     def progress_line(self, now: float) -> str:
         c = self.ledger.counts()

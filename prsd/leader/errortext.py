@@ -22,6 +22,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from prsd.logline import one_line
+from prsd.storage.states import JobState
 
 if TYPE_CHECKING:
     from collections.abc import Iterable
@@ -103,7 +104,7 @@ def job_error_text(
     groups = list(inits)
     ranked = book.ranked()
     lines: list[str] = []
-    if state != "Completed" and reason:
+    if state != JobState.COMPLETED and reason:
         lines.append(reason)
         if fault_file:
             lines.append(f"Full text: {fault_file}")

@@ -1,17 +1,20 @@
 """Ending a job: the output, the result files, and the markers agents watch.
 
-Order matters: the append_row file is published (renamed into place) before
-``final.json`` says Completed, and ``active/<job>`` is removed last, so anyone who
-sees the job ended also sees its output.
+Order matters: the append_row file is published (renamed into place) first; then
+the texts (``job_error.txt``, ``user/error.txt``, ``job_result.txt``), the last
+status and the final record are written by the one end-of-job writer
+(:meth:`prsd.storage.jobfolder.JobFolder.end`: the final state last), which removes
+``active/<job>`` after them, so anyone who sees the job ended also sees its output
+and every file that says why.
 """
 
 from __future__ import annotations
 
+import dataclasses
 from dataclasses import dataclass
-from datetime import UTC, datetime
 from typing import TYPE_CHECKING
 
-from prsd.errors import ExitCode, PrsdError
+from prsd.errors import PrsdError
 from prsd.leader.bisect import short_is_failure
 from prsd.leader.combine import combine_outputs
 from prsd.leader.errortext import compact_error, init_groups, job_error_text
@@ -19,12 +22,15 @@ from prsd.leader.faileditems import write_failed_items
 from prsd.leader.faultfile import job_log, written_fault
 from prsd.leader.joblogs import format_duration
 from prsd.leader.partial import keep_partial_output
-from prsd.leader.privatestatus import job_gid, write_final
+from prsd.leader.privatestatus import GRANT
 from prsd.leader.rerun import job_code_digest, read_retry_plan, retry_summary
 from prsd.leader.status import final_counts
-from prsd.leader.verdict import COMPLETED_WITH_FAILURES, completed_state, failures_reason
+from prsd.leader.verdict import completed_state, failures_reason
 from prsd.logline import one_line
-from prsd.storage.atomic import write_atomic
+from prsd.storage.endrecords import final_record
+from prsd.storage.jobfolder import JobFolder
+from prsd.storage.states import EXIT_CODES, JobState
+from prsd.storage.statusrecord import JobStatus
 from prsd.wire.final import FinalState
 
 if TYPE_CHECKING:
@@ -36,16 +42,10 @@ if TYPE_CHECKING:
     from prsd.leader.ledger import Ledger
     from prsd.leader.merge import OrderedMerge
     from prsd.leader.snapshot import JobSnapshot
+    from prsd.leader.status import StatusWriter
     from prsd.storage.layout import JobLayout
 
 __all__ = ["EXIT_CODES", "FinalState", "JobEnd", "finish_job", "result_text"]
-
-EXIT_CODES = {
-    "Completed": ExitCode.OK,
-    COMPLETED_WITH_FAILURES: ExitCode.OK,  # as Azure: within the thresholds is success
-    "Failed": ExitCode.JOB_FAILED,
-    "Canceled": ExitCode.JOB_CANCELED,
-}
 
 
 @dataclass(frozen=True)
@@ -63,22 +63,30 @@ class JobEnd:
     node_inits: list[NodeInit]  # the nodes' init() failures and environment builds
 
 
-def finish_job(end: JobEnd, snap: JobSnapshot, state: str, reason: str) -> FinalState:
-    """Publish or drop the output and write every end-of-job file."""
+def finish_job(
+    end: JobEnd,
+    snap: JobSnapshot,
+    state: str,
+    reason: str,
+    status: StatusWriter,
+    now: float,
+) -> FinalState:
+    """Publish or drop the output and write every end-of-job file, the job's last
+    status document (from ``status``, unless fenced off) before its final record."""
     layout = end.layout
     listed = write_failed_items(layout.logs, end.failed_items, end.poison_items)
-    if state == "Completed":
+    if state == JobState.COMPLETED:
         counts = snap.counts
         state = completed_state(counts, short_is_failure=short_is_failure(end.spec))
-        if state == COMPLETED_WITH_FAILURES:
+        if state == JobState.COMPLETED_WITH_FAILURES:
             reason = failures_reason(counts, str(listed))
     output = ""
     if end.merge is not None:
-        if state in ("Completed", COMPLETED_WITH_FAILURES):
+        if state in (JobState.COMPLETED, JobState.COMPLETED_WITH_FAILURES):
             try:
                 output = publish_output(end)
             except (OSError, PrsdError) as exc:
-                state, reason = "Failed", f"the output could not be assembled: {exc}"
+                state, reason = JobState.FAILED, f"the output could not be assembled: {exc}"
         else:
             if read_retry_plan(layout.root) is None:
                 output = keep_partial_output(end.merge, end.ledger, end.logs, state)
@@ -88,9 +96,9 @@ def finish_job(end: JobEnd, snap: JobSnapshot, state: str, reason: str) -> Final
     if note:
         end.logs.master(f"retry: {note}")
     root = ""
-    if state == "Failed":
+    if state == JobState.FAILED:
         root = snap.first_error or snap.init_detail
-    elif state == COMPLETED_WITH_FAILURES:
+    elif state == JobState.COMPLETED_WITH_FAILURES:
         root = snap.first_error
     text = result_text(snap, layout, state, reason, output, root, note=note or "")
     summary = job_error_text(
@@ -102,24 +110,19 @@ def finish_job(end: JobEnd, snap: JobSnapshot, state: str, reason: str) -> Final
         job_log=str(job_log(layout.logs)),
         fault_file=written_fault(layout.logs),
     )
-    tree = layout.log_tree
-    write_atomic(tree.job_error, summary.encode())
-    tree.user.mkdir(parents=True, exist_ok=True)
-    write_atomic(tree.user_error, summary.encode())
-    end.logs.result(text)
-    final = FinalState(
-        state,
-        reason,
-        int(EXIT_CODES[state]),
-        output,
-        root,
-        datetime.now(UTC).isoformat(timespec="seconds"),
-        final_counts(snap),
+    final = final_record(
+        JobState(state), reason, output=output, root_cause=root, counts=final_counts(snap)
     )
-    write_final(layout, final.to_json(), job_gid(layout))
     end.logs.progress(f"{snap.progress_line} The job is {state.lower()}. {reason}".strip())
     end.logs.master(f"job {state}: {reason or 'all mini-batches processed'}")
-    (layout.root.parent.parent / "active" / layout.job_id).unlink(missing_ok=True)
+    tree = layout.log_tree
+    texts = [
+        (tree.job_error, summary.encode()),
+        (tree.user_error, summary.encode()),
+        (tree.job_result, text.encode()),
+    ]
+    last = status.next_document(dataclasses.replace(snap, final=final), now)
+    JobFolder.of(layout, grant=GRANT).end(final, JobStatus.of(last) if last else None, texts)
     return final
 
 
@@ -138,8 +141,8 @@ def result_text(
     total: int | str = (
         c.total_mbs if c.total_mbs is not None else f"{snap.planned_mbs} planned so far"
     )
-    lines = [state]
-    if state in ("Failed", COMPLETED_WITH_FAILURES):
+    lines = [str(state)]
+    if state in (JobState.FAILED, JobState.COMPLETED_WITH_FAILURES):
         lines.append(f"Reason: {one_line(reason)}")
         if root_cause:
             lines.append(one_line(compact_error(root_cause)))  # the job's own text: one line

@@ -8,8 +8,9 @@ take-over, its intake) is caught here and ends in one of two ways:
   path (the same code that resumes a job after a leader died), so nothing half done
   in memory is trusted;
 - anything else: the job ends Failed with a one-line reason in its
-  ``logs/job_result.txt``, ``state/final.json`` and ``state/status.json``, written as
-  far as the job's folder still allows, and ``active/<job>`` is removed so that no
+  ``logs/job_result.txt``, ``state/status.json`` and ``state/final.json`` (in that
+  order, the final record last: :meth:`prsd.storage.jobfolder.JobFolder.end`), written
+  as far as the job's folder still allows, and ``active/<job>`` is removed so that no
   leader, restarted or standby, meets the same fault again.
 
 Errors: :func:`end_broken_job` never raises for a missing or unwritable job folder;
@@ -20,26 +21,26 @@ from __future__ import annotations
 
 import os
 import traceback
-from datetime import UTC, datetime
 from typing import TYPE_CHECKING
 
-from prsd.errors import ExitCode, PrsdError
+from prsd.errors import PrsdError
 from prsd.jobspec import JobSpec
 from prsd.leader.faultfile import job_log, written_fault
-from prsd.leader.finish import FinalState
-from prsd.leader.privatestatus import job_gid, write_final, write_status
+from prsd.leader.privatestatus import GRANT
 from prsd.logconfig import get_logger
 from prsd.logline import one_line
-from prsd.storage.atomic import write_atomic
+from prsd.storage.endrecords import ended_status, final_record
+from prsd.storage.jobfolder import JobFolder
 from prsd.storage.readsafe import read_small
-from prsd.wire.status import SCHEMA_VERSION
+from prsd.storage.states import JobState
 
 if TYPE_CHECKING:
-    from collections.abc import Callable
     from pathlib import Path
 
     from prsd.leader.job import JobDriver
+    from prsd.storage.jobfolder import JobFiles
     from prsd.storage.layout import JobLayout, SpoolLayout
+    from prsd.wire.final import FinalState
 
 log = get_logger("prsd.leader")
 
@@ -80,51 +81,42 @@ def _missing_in_job(exc: BaseException, layout: JobLayout | None) -> str | None:
 
 def end_broken_job(spool: SpoolLayout, layout: JobLayout, reason: str) -> FinalState:
     """Fail a job whose driver cannot go on (or never started), as far as possible."""
-    final = FinalState(
-        "Failed", reason, int(ExitCode.JOB_FAILED), "", reason, datetime.now(UTC).isoformat()
-    )
+    return end_broken(JobFolder(spool, layout.job_id, grant=GRANT), reason)
+
+
+def end_broken(folder: JobFiles, reason: str) -> FinalState:
+    """Fail the job in ``folder``: its result, its error texts unless its driver wrote
+    them, its status, its final record last (never raises for a file not written)."""
+    layout = folder.layout
+    final = final_record(JobState.FAILED, reason, root_cause=reason)
     text = f"Failed\nReason: {reason}\nLook first: logs/sys/master_role.txt\n"
-    status = {
-        "schema": SCHEMA_VERSION,
-        "job_id": layout.job_id,
-        "state": "Failed",
-        "reason": reason,
-        "updated_at": datetime.now(UTC).isoformat(timespec="seconds"),
-    }
     tree = layout.log_tree
-    _write_best_effort(layout, tree.job_result, text.encode())
-    if not tree.job_error.exists():  # the driver's own, when it got that far
+    texts = [(tree.job_result, text.encode())]
+    if not folder.exists(tree.job_error):  # the driver's own, when it got that far
         where = written_fault(layout.logs) or job_log(layout.logs)
         said = f"{one_line(reason)}\nFull text: {where}\n".encode()
-        for path in (tree.job_error, tree.user_error):
-            _write_best_effort(layout, path, said)
-    # The final state last: whoever sees it ended finds every file that says why.
-    gid = job_gid(layout)
-    _write_best_effort(layout, layout.status, lambda: write_status(layout, status, gid))
-    _write_best_effort(layout, layout.final, lambda: write_final(layout, final.to_json(), gid))
-    (spool.active / layout.job_id).unlink(missing_ok=True)
+        texts += [(tree.job_error, said), (tree.user_error, said)]
+    folder.end(
+        final,
+        ended_status(layout.job_id, final),
+        texts,
+        on_error=lambda path, exc: _not_written(layout, path, exc),
+    )
     log.error("job failed by a fault", job_id=layout.job_id, reason=reason)
     return final
 
 
-def _write_best_effort(layout: JobLayout, path: Path, data: bytes | Callable[[], None]) -> None:
-    """Write one end-of-job file (``data``, or a call that writes it); a job folder
-    that is gone is not created again."""
-    if not layout.root.is_dir():
+def _not_written(layout: JobLayout, path: Path, exc: OSError) -> None:
+    """Log an end-of-job file that could not be written (a job folder that is gone:
+    once, for the job's final record)."""
+    if isinstance(exc, FileNotFoundError) and path != layout.final:
         return
-    try:
-        path.parent.mkdir(parents=True, exist_ok=True)
-        if callable(data):
-            data()
-        else:
-            write_atomic(path, data)
-    except OSError as exc:
-        log.error(
-            "cannot write the end of a broken job",
-            job_id=layout.job_id,
-            path=str(path),
-            error=str(exc),
-        )
+    log.error(
+        "cannot write the end of a broken job",
+        job_id=layout.job_id,
+        path=str(path),
+        error=str(exc),
+    )
 
 
 MAX_STATE_BYTES = 64 * 1024 * 1024  # spec.json / final.json a new leader resumes from

@@ -22,18 +22,18 @@ import json
 import os
 import secrets
 import stat
-from datetime import UTC, datetime
 from typing import TYPE_CHECKING
 
-from prsd.errors import ExitCode, JobSpecError, PrsdError
+from prsd.errors import JobSpecError, PrsdError
 from prsd.jobspec.load import find_job_file, load_job_spec
-from prsd.leader.finish import FinalState
 from prsd.leader.inboxsweep import decodable, shown
-from prsd.leader.privatestatus import job_gid, write_final, write_status
+from prsd.leader.privatestatus import GRANT
 from prsd.leader.readme import write_job_notes, write_readme
 from prsd.leader.retryfiles import adopt_retry_files
 from prsd.logconfig import get_logger
 from prsd.storage.atomic import move_verified, write_atomic
+from prsd.storage.endrecords import ended_status, final_record
+from prsd.storage.jobfolder import JobFolder
 from prsd.storage.jobid import (
     assign_job_id,
     base_name,
@@ -56,13 +56,14 @@ from prsd.storage.jobroot import (
 )
 from prsd.storage.layout import SpoolLayout
 from prsd.storage.readsafe import UntrustedFile, read_small
-from prsd.wire.status import SCHEMA_VERSION
+from prsd.storage.states import JobState
 
 if TYPE_CHECKING:
     from pathlib import Path
 
     from prsd.jobspec import JobSpec
     from prsd.storage.layout import JobLayout
+    from prsd.wire.final import FinalState
 
 log = get_logger("prsd.leader")
 
@@ -286,34 +287,23 @@ def fail_intake(layout: JobLayout, error: PrsdError) -> FinalState:
     leader's log only.
     """
     reason = error.one_line()
-    final = FinalState(
-        "Failed", reason, int(ExitCode.JOB_FAILED), "", "", datetime.now(UTC).isoformat()
-    )
     if isinstance(error, SealError):
         log.error(
             "job folder not sealed; nothing written in it", job_id=layout.job_id, error=reason
         )
-        return final
+        return final_record(JobState.FAILED, reason)
     if isinstance(error, JobSpecError) and not error.location:
         try:
             reason = f"{find_job_file(layout.root)}: {reason}"
         except JobSpecError:
             pass
-        final = dataclasses.replace(final, reason=reason)
+    final = final_record(JobState.FAILED, reason)
     layout.logs.mkdir(parents=True, exist_ok=True)
-    layout.state.mkdir(parents=True, exist_ok=True)
     write_readme(layout)
     text = f"Failed\nReason: {reason}\nThe job was not started: fix the job folder and submit it again.\n"
-    write_atomic(layout.log_tree.job_result, text.encode())
-    gid = job_gid(layout)
-    write_final(layout, final.to_json(), gid)
-    status = {
-        "schema": SCHEMA_VERSION,
-        "job_id": layout.job_id,
-        "state": "Failed",
-        "reason": reason,
-    }
-    write_status(layout, status, gid)
+    JobFolder.of(layout, grant=GRANT).end(
+        final, ended_status(layout.job_id, final), [(layout.log_tree.job_result, text.encode())]
+    )
     return final
 
 

@@ -15,7 +15,6 @@ seconds) from its caller.
 
 from __future__ import annotations
 
-import os
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
@@ -31,6 +30,7 @@ from prsd.leader.ledger import Ledger
 from prsd.leader.merge import open_merge
 from prsd.leader.nodereports import blind_nodes, read_node_reports
 from prsd.leader.planner import input_kind
+from prsd.leader.privatestatus import GRANT
 from prsd.leader.results import Results
 from prsd.leader.resume import merge_reports
 from prsd.leader.splitting import SPLIT_BUDGET_S, Plan, split_step
@@ -39,10 +39,11 @@ from prsd.leader.takeover import TakeOver
 from prsd.leader.tasks import OutTask, TaskTable
 from prsd.leader.verdict import Thresholds
 from prsd.leader.voided import scan_void
-from prsd.storage.claim import requeue
+from prsd.storage.jobfolder import JobFolder
 from prsd.storage.layout import JobLayout, TaskName, parse_done_name
 from prsd.storage.records import REQUEUED, MiniBatch, Outcome
 from prsd.storage.seats import free_seats
+from prsd.storage.states import JobState
 
 if TYPE_CHECKING:
     from collections.abc import Callable
@@ -51,6 +52,7 @@ if TYPE_CHECKING:
     from prsd.jobspec import JobSpec
     from prsd.leader.snapshot import JobSnapshot
     from prsd.leader.takeover import Look
+    from prsd.storage.jobfolder import JobFiles
     from prsd.wire.final import FinalState
 
 LIST_INTERVAL_S = (
@@ -84,6 +86,7 @@ class JobDriver:
         resume: bool = False,
     ) -> None:
         self.layout = layout
+        self.folder: JobFiles = JobFolder.of(layout, grant=GRANT)  # its spool side
         self.spec = spec
         self.book = JobBook(
             Ledger(spec.max_retries),
@@ -147,7 +150,7 @@ class JobDriver:
         try:
             self._round(now, hints)
         except PrsdError as exc:
-            self.finish("Failed", exc.one_line(), now)
+            self.finish(JobState.FAILED, exc.one_line(), now)
         if self.final is None and self.status.due(now):
             self.status.write(self.snapshot(now), now)
         return self.final is not None
@@ -200,11 +203,7 @@ class JobDriver:
 
     def _scan_done(self, now: float) -> None:
         for shard in self.table.active_shards():
-            try:
-                names = os.listdir(self.layout.done / shard)
-            except FileNotFoundError:
-                continue
-            for name in names:
+            for name in self.folder.done_names(shard):
                 parsed = parse_done_name(name)
                 if parsed is not None and self.final is None:
                     self._ingest(parsed[0].name, parsed[1], now)
@@ -220,11 +219,7 @@ class JobDriver:
         self._log_progress(now)
 
     def _scan_returned(self) -> None:
-        try:
-            names = sorted(n for n in os.listdir(self.layout.returned) if not n.startswith("."))
-        except FileNotFoundError:
-            return
-        for name in names:
+        for name in self.folder.returned_names():
             out = self.table.outstanding.get(name)
             if out is not None:
                 self._requeue(out, self.layout.returned_task(out.task), "handed back")
@@ -233,7 +228,7 @@ class JobDriver:
         """Move a task that never finished back to pending as its next attempt."""
         self.fence()  # a deposed leader must not create attempt names (handed back or lost)
         new = out.task.next_attempt(self.table.epoch)
-        if not requeue(self.layout, src, new):
+        if not self.folder.requeue(src, new):
             return False
         self.issued.add([new.name])
         self.table.drop(out.task.name)
@@ -251,12 +246,8 @@ class JobDriver:
         """Move the claims of a node presumed dead back to pending; how many moved."""
         if self.takeover is not None:
             return 0  # adopted at the end of the take-over; the next check moves them
-        try:
-            names = sorted(os.listdir(self.layout.claimed_dir(node_id)))
-        except FileNotFoundError:
-            return 0
         moved = 0
-        for name in names:
+        for name in self.folder.claimed_names(node_id):
             out = self.table.outstanding.get(name)
             if out is None or self.final is not None:
                 continue
@@ -294,12 +285,12 @@ class JobDriver:
             return
         self._last_cancel_check = now
         if self.layout.cancel.exists():
-            self.finish("Canceled", "Canceled by prsctl cancel.", now)
+            self.finish(JobState.CANCELED, "Canceled by prsctl cancel.", now)
 
     def _check_progress(self, now: float) -> None:
         reason = self.book.timed_out(now)
         if reason is not None:
-            self.finish("Failed", PrsdError(reason).one_line(), now)
+            self.finish(JobState.FAILED, PrsdError(reason).one_line(), now)
 
     def _check_nodes(self, now: float) -> None:
         if now - self._last_nodes_check < NODES_CHECK_S:
@@ -316,7 +307,7 @@ class JobDriver:
                 )
         reason = self.book.init_failed(now)
         if reason is not None:
-            self.finish("Failed", PrsdError(reason).one_line(), now)
+            self.finish(JobState.FAILED, PrsdError(reason).one_line(), now)
 
     def _bisect_step(self, now: float) -> None:
         if self.bisect.step(now):
@@ -358,8 +349,7 @@ class JobDriver:
             list(self.book.node_inits),
         )
         self._plan.close()
-        self.final = finish_job(end, self.snapshot(now), state, reason)
-        self.status.write(self.snapshot(now), now)
+        self.final = finish_job(end, self.snapshot(now), state, reason, self.status, now)
         self.logs.close()
         self.issued.close()
 
@@ -397,7 +387,7 @@ class JobDriver:
             self._adopt(look, orphans, now)
         except PrsdError as exc:
             self.takeover = None
-            self.finish("Failed", f"the job could not be resumed: {exc.one_line()}", now)
+            self.finish(JobState.FAILED, f"the job could not be resumed: {exc.one_line()}", now)
         return self.final is None
 
     def _adopt(self, look: Look, orphans: dict[int, MiniBatch], now: float) -> None:

@@ -14,12 +14,13 @@ Errors: :func:`record_start` raises OSError (the caller's job boundary handles i
 
 from __future__ import annotations
 
-import json
 import time
 from datetime import UTC, datetime
 from typing import TYPE_CHECKING
 
 from prsd.storage.atomic import write_atomic
+from prsd.storage.badrecord import BadRecord
+from prsd.storage.startedrecord import Started
 
 if TYPE_CHECKING:
     from pathlib import Path
@@ -39,10 +40,8 @@ def record_start(layout: JobLayout) -> None:
     path = started_path(layout)
     if path.exists():
         return
-    now = time.time()
-    doc = {"unix_s": now, "started_at": datetime.fromtimestamp(now, UTC).isoformat()}
     path.parent.mkdir(parents=True, exist_ok=True)
-    write_atomic(path, json.dumps(doc).encode())
+    write_atomic(path, Started(time.time()).to_json())
 
 
 def age_s(recorded_unix_s: float, wall_now_s: float) -> float:
@@ -53,11 +52,9 @@ def age_s(recorded_unix_s: float, wall_now_s: float) -> float:
 def read_start(layout: JobLayout) -> float | None:
     """The recorded start (Unix seconds), or None."""
     try:
-        doc = json.loads(started_path(layout).read_bytes())
-        value = doc["unix_s"]
-    except (OSError, ValueError, TypeError, KeyError):
+        return Started.from_json(started_path(layout).read_bytes()).unix_s
+    except (OSError, BadRecord):
         return None
-    return float(value) if isinstance(value, (int, float)) else None
 
 
 def restore_start(driver: JobDriver, now: float) -> None:

@@ -7,7 +7,6 @@ the same object with ``until_job`` set.
 
 from __future__ import annotations
 
-import json
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
@@ -49,6 +48,7 @@ from prsd.storage.faults import FaultState, probe_writable, storage_fault
 from prsd.storage.heartbeat import read_heartbeats
 from prsd.storage.lease import NODE_LEASE_S
 from prsd.storage.spool import active_jobs, stranded_jobs
+from prsd.storage.states import JobState
 from prsd.storage.watch import Doorbell
 from prsd.tunables import inbox_grace_s
 
@@ -217,7 +217,7 @@ class Leader:
         log.error("job fault", job_id=job_id, error=reason, exc_info=exc)
         write_fault_traceback(driver.layout.logs, exc)
         try:
-            driver.finish("Failed", reason, now)
+            driver.finish(JobState.FAILED, reason, now)
         except Deposed:
             raise
         except Exception as again:  # noqa: BLE001 - the job's boundary, ending it
@@ -288,9 +288,7 @@ class Leader:
         assert self.nodes is not None
         view = nodes_view(self.nodes, beats, self.epoch, self.node_lease_s, now)
         try:
-            write_atomic(
-                self.spool.leader / "nodes.json", json.dumps(view, indent=1).encode(), durable=False
-            )
+            write_atomic(self.spool.leader / "nodes.json", view.to_json(), durable=False)
         except OSError as exc:
             if not self._storage_fault(exc, now, None):
                 log.warning("cannot write leader/nodes.json", error=str(exc))

@@ -10,7 +10,9 @@ lease from its own start before presuming anyone dead (FILESYSTEMS.md section 5.
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
+
+from prsd.storage.nodesview import NodeSeen, NodesView
 
 if TYPE_CHECKING:
     from collections.abc import Hashable
@@ -45,22 +47,21 @@ class Observer:
 
 def nodes_view(
     observer: Observer, beats: dict[str, Heartbeat], epoch: int, lease_s: float, now: float
-) -> dict[str, Any]:
+) -> NodesView:
     """The leader's view of the nodes (``leader/nodes.json``): alive or not, by observation."""
-    return {
-        "schema": 1,
-        "epoch": epoch,
-        "node_lease_s": lease_s,
-        "nodes": {
-            node_id: {
-                "host": beat.host,
-                "seq": beat.seq,
-                "silent_s": round(observer.silent_for(node_id, now), 1),
-                "alive": not observer.expired(node_id, now),
-                "draining": beat.draining,
-                "slots": beat.slots,
-                "gpus": beat.gpus,
-            }
+    return NodesView(
+        epoch,
+        lease_s,
+        {
+            node_id: NodeSeen(
+                beat.host,
+                beat.seq,
+                round(observer.silent_for(node_id, now), 1),
+                not observer.expired(node_id, now),
+                beat.draining,
+                beat.slots,
+                beat.gpus,
+            )
             for node_id, beat in beats.items()
         },
-    }
+    )

@@ -19,6 +19,7 @@ from typing import TYPE_CHECKING
 from prsd.errors import PrsdError
 from prsd.leader.merge import Piece
 from prsd.storage.faults import storage_fault
+from prsd.storage.states import JobState
 
 if TYPE_CHECKING:
     from collections.abc import Callable
@@ -35,7 +36,7 @@ def keep_partial_output(merge: OrderedMerge, ledger: Ledger, logs: JobLogs, stat
     job may have failed for that very reason) is left out and named in the job log;
     every other succeeded row is published.
     """
-    if state != "Failed" or ledger.counts().succeeded_mbs == 0:
+    if state != JobState.FAILED or ledger.counts().succeeded_mbs == 0:
         merge.abandon()
         return ""
     for i in range(merge.next_index, len(ledger)):

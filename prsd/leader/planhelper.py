@@ -28,13 +28,14 @@ from prsd.errors import PrsdError
 from prsd.jobspec import JobSpec
 from prsd.leader.planner import plan_mini_batches
 from prsd.leader.planwire import Record, encode
-from prsd.leader.rerun import RetryInput, RetryOrder, retry_batches
+from prsd.leader.rerun import RetryInput, retry_batches
 
 if TYPE_CHECKING:
     from collections.abc import Callable, Iterator
 
     from prsd.leader.split import SkipReporter
     from prsd.storage.records import MiniBatch
+    from prsd.storage.retryrecords import RetryOrder
 
 ALIVE_S = 2.0
 MODULE = "prsd.leader.planhelper"

@@ -41,7 +41,8 @@ from prsd.errors import InputError
 from prsd.leader.planhelper import MODULE, encode_request, planned_batches
 from prsd.leader.planowner import plan_identity, private_folders
 from prsd.leader.planwire import RecordReader
-from prsd.leader.rerun import RetryOrder, load_retry, write_order
+from prsd.leader.rerun import load_retry, write_order
+from prsd.storage.retryrecords import RetryOrder
 
 if TYPE_CHECKING:
     from collections.abc import Callable, Iterator

@@ -1,108 +1,50 @@
-"""A job's error text is its owner's: the status record split in a public and a private file.
+"""A job's error text is its owner's (and its admins'): the leader's private records.
 
-``state/status.json`` stays readable by every user (state, counts, times), but the
-fields that carry text from the job (its reason, ``first_error``, ``errors``,
-``last_errors``: tracebacks and messages written from the job's data) are written
-only to ``state/status.private.json`` beside it, mode 0640, the daemons' uid and the
-job's group (the group of ``spec.json``); ``state/final.json`` likewise keeps the
-state, exit code and time for everyone and leaves its ``reason`` and ``root_cause`` to
-``state/final.private.json`` (same owner and mode). ``prsctl status`` merges the private
-records over the public ones when the user can read them (the owner, root, members of
-the job's group, and members of ``PRSD_ADMIN_GROUP`` through an ACL entry:
-prsd/leader/adminread.py): for them nothing changed; for everyone else a job shows its state
-and counts and never its error text.
+The split of ``state/status.json`` and ``state/final.json`` into a public and a
+private file, and the order they are written in, are the storage layer's
+(prsd/storage/privaterecords.py). The leader adds one thing: members of
+``PRSD_ADMIN_GROUP`` read each private file too, through an ACL entry
+(prsd/leader/adminread.py), so ``prsctl status`` shows them the job's text as it
+shows its owner and the job's group.
 
-The private record is written before the public one, so a reader who can read both
-never finds a public record newer than the private text it should show.
-
-Errors: writing raises what :func:`prsd.storage.atomic.write_atomic` raises; a job
-with no owner record keeps its private files root's alone (0640, the daemons' group).
+Errors: as prsd/storage/privaterecords.py (OSError when a file cannot be written).
 """
 
 from __future__ import annotations
 
-import json
-import os
 from typing import TYPE_CHECKING, Any
 
 from prsd.leader.adminread import let_admins_read
-from prsd.storage.atomic import write_atomic
-from prsd.storage.jobowner import OwnerRecordError, owner
-from prsd.storage.readsafe import UntrustedFile, read_small
-from prsd.wire.final import PRIVATE_FINAL, public_final
-from prsd.wire.status import PRIVATE_KEYS, PRIVATE_STATUS, split_private
+from prsd.storage import privaterecords
+from prsd.storage.privaterecords import PRIVATE_MODE, job_gid, read_final
+from prsd.wire.status import PRIVATE_KEYS
 
 if TYPE_CHECKING:
     from prsd.storage.layout import JobLayout
 
-PRIVATE_MODE = 0o640
-
-
-def job_gid(layout: JobLayout) -> int | None:
-    """The job's group (from its owner record); None when there is no valid record."""
-    try:
-        return owner(layout).gid
-    except OwnerRecordError:
-        return None
+GRANT = let_admins_read
+"""What the leader grants on each private file: the admin group's read access."""
 
 
 def give_to_job(layout: JobLayout, name: str, gid: int | None) -> None:
-    """Give ``state/<name>`` (a daemons' file) mode 0640 and the job's group."""
-    fd = os.open(layout.state / name, os.O_RDONLY | os.O_NOFOLLOW | os.O_CLOEXEC)
-    try:
-        if gid is not None and os.geteuid() == 0:
-            os.fchown(fd, -1, gid)
-        os.fchmod(fd, PRIVATE_MODE)
-        let_admins_read(fd)
-    finally:
-        os.close(fd)
+    """Give ``state/<name>`` mode 0640, the job's group, and the admins' read access."""
+    privaterecords.give_to_job(layout, name, gid, GRANT)
 
 
 def write_status(
     layout: JobLayout, doc: dict[str, Any], gid: int | None, *, durable: bool = False
 ) -> None:
-    """Write the private fields of ``doc`` (0640, job's group), then the public rest.
-
-    Raises:
-        OSError: a file could not be written.
-    """
-    public, private = split_private(doc)
-    write_atomic(
-        layout.state / PRIVATE_STATUS,
-        json.dumps(private, indent=1).encode(),
-        durable=durable,
-        mode=0o600,
-    )
-    give_to_job(layout, PRIVATE_STATUS, gid)
-    write_atomic(layout.status, json.dumps(public, indent=1).encode(), durable=durable)
+    """:func:`prsd.storage.privaterecords.write_status`, the admins let in."""
+    privaterecords.write_status(layout, doc, gid, durable=durable, grant=GRANT)
 
 
 def write_final(layout: JobLayout, data: bytes, gid: int | None) -> None:
-    """Write ``state/final.private.json`` (0640, the job's group), then ``final.json``
-    with its ``reason`` and ``root_cause`` blanked (every user's: state, exit code, time).
-
-    Raises:
-        OSError: a file could not be written.
-    """
-    write_atomic(layout.state / PRIVATE_FINAL, data, mode=0o600)
-    give_to_job(layout, PRIVATE_FINAL, gid)
-    write_atomic(layout.final, public_final(data))
-
-
-def read_final(layout: JobLayout, max_bytes: int) -> bytes:
-    """The whole ``final.json`` record (the private copy where there is one: a job ended
-    by an older leader has only ``final.json``), read as the daemons' own file.
-
-    Raises:
-        UntrustedFile: neither is a regular file of the daemons within ``max_bytes``.
-    """
-    try:
-        return read_small(layout.state / PRIVATE_FINAL, max_bytes, daemon_owned=True)
-    except UntrustedFile:
-        return read_small(layout.final, max_bytes, daemon_owned=True)
+    """:func:`prsd.storage.privaterecords.write_final`, the admins let in."""
+    privaterecords.write_final(layout, data, gid, grant=GRANT)
 
 
 __all__ = [
+    "GRANT",
     "PRIVATE_KEYS",
     "PRIVATE_MODE",
     "give_to_job",

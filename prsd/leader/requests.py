@@ -32,6 +32,7 @@ from prsd.storage.requests import (
     remove,
     write_reply,
 )
+from prsd.storage.states import JobState
 
 if TYPE_CHECKING:
     from prsd.leader.job import JobDriver
@@ -143,7 +144,7 @@ class RequestDesk:
         asker = person(got.uid)
         driver.logs.master(f"{got.request.action} requested by {asker}")
         log.info("request accepted", job_id=driver.job_id, action=got.request.action, by=str(asker))
-        driver.finish("Canceled", f"{decision.message}.", now)
+        driver.finish(JobState.CANCELED, f"{decision.message}.", now)
 
     def _answer(self, name: str, ok: bool, message: str) -> None:
         """Reply, then remove the request (even when the reply could not be written:

@@ -24,7 +24,7 @@ from __future__ import annotations
 
 import json
 import os
-from dataclasses import asdict, dataclass, field
+from dataclasses import asdict, dataclass
 from typing import TYPE_CHECKING
 
 from prsd.errors import InputError, PrsdError
@@ -39,7 +39,9 @@ from prsd.leader.retryplan import (
     plan_payload_units,
 )
 from prsd.storage.atomic import write_atomic
+from prsd.storage.badrecord import BadRecord
 from prsd.storage.jobowner import OwnerRecordError, owner
+from prsd.storage.retryrecords import NAMED, RetryOrder, RetryPlan, named
 
 if TYPE_CHECKING:
     from collections.abc import Callable, Iterable, Iterator
@@ -49,33 +51,6 @@ if TYPE_CHECKING:
     from prsd.leader.retryplan import Kept
     from prsd.storage.layout import JobLayout
     from prsd.storage.records import MiniBatch
-
-NAMED = 10  # inputs named in a message before "and N more"
-
-
-@dataclass(frozen=True)
-class RetryPlan:
-    of_job: str  # the earlier job's id (same spool)
-    mode: str  # files (matched input by input) | payload (tables) | groups (partitions)
-    failed_items: tuple[str, ...] = ()  # the earlier job's failed inputs (to name removals)
-    code: str = ""  # digest of this retry's code snapshot
-    earlier_code: str = ""  # digest of the earlier job's code snapshot
-    overrides: tuple[str, ...] = ()  # --set KEY=VALUE applied to the earlier job.yaml
-
-    def encode(self) -> bytes:
-        return json.dumps(asdict(self), indent=1).encode()
-
-    @classmethod
-    def decode(cls, data: bytes) -> RetryPlan:
-        obj = json.loads(data)
-        return cls(
-            str(obj["of_job"]),
-            str(obj["mode"]),
-            tuple(str(i) for i in obj.get("failed_items", ())),
-            str(obj.get("code", "")),
-            str(obj.get("earlier_code", "")),
-            tuple(str(o) for o in obj.get("overrides", ())),
-        )
 
 
 def read_retry_plan(job_root: Path) -> RetryPlan | None:
@@ -92,7 +67,7 @@ def read_retry_plan(job_root: Path) -> RetryPlan | None:
         return None
     try:
         return RetryPlan.decode(data)
-    except (ValueError, KeyError, TypeError) as exc:
+    except BadRecord as exc:
         raise InputError(f"{job_root / RETRY_FILE} is not a retry plan: {exc}") from exc
 
 
@@ -116,49 +91,6 @@ def changed_since(path: str, since_ns: int) -> bool:
     except OSError:
         return True
     return max(st.st_mtime_ns, st.st_ctime_ns) > since_ns
-
-
-@dataclass
-class RetryOrder:
-    """``retry_order.json``: the output's units in order, and what the split found."""
-
-    units: list[int] = field(default_factory=list)  # k: run mini-batch k; -1-r: kept r
-    kept: int = 0
-    voided: list[str] = field(default_factory=list)
-    voided_count: int = 0
-    gone_failed: list[str] = field(default_factory=list)
-    gone_failed_count: int = 0
-
-    def encode(self) -> bytes:
-        return json.dumps(asdict(self), separators=(",", ":")).encode()
-
-    @classmethod
-    def decode(cls, data: bytes) -> RetryOrder:
-        obj = json.loads(data)
-        return cls(**{k: obj[k] for k in cls.__dataclass_fields__ if k in obj})
-
-    def summary(self, of_job: str) -> str:
-        """One line for the logs: kept results, voided ones, failed inputs gone."""
-        runs = sum(1 for u in self.units if u >= 0)
-        parts = [f"{self.kept} results of job {of_job} (and its earlier jobs) kept"]
-        parts.append(f"{runs} mini-batches run again")
-        if self.voided_count:
-            parts.append(
-                f"{self.voided_count} earlier results no longer match the input (an input "
-                f"edited, removed or added among them) and ran again, from "
-                f"{_named(self.voided, self.voided_count)}"
-            )
-        if self.gone_failed_count:
-            parts.append(
-                f"{self.gone_failed_count} failed input files were removed: "
-                f"{_named(self.gone_failed, self.gone_failed_count)}"
-            )
-        return "; ".join(parts)
-
-
-def _named(names: list[str], count: int) -> str:
-    shown = ", ".join(os.path.basename(n) or n for n in names[:NAMED])
-    return shown + (f" and {count - NAMED} more" if count > NAMED else "")
 
 
 @dataclass(frozen=True)
@@ -290,7 +222,7 @@ def _refuse_changed_tables(plan: RetryPlan, kept: list[KeptResult], spec: JobSpe
         raise InputError(
             f"the input changed since job {plan.of_job} ({len(edited)} files edited or added, "
             "or folders with files added or removed: "
-            f"{_named(edited, len(edited))}); partition groups draw rows from every file, so "
+            f"{named(edited, len(edited))}); partition groups draw rows from every file, so "
             "no earlier group can be kept: submit the job anew"
         )
 

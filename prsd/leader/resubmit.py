@@ -18,8 +18,10 @@ from prsd.errors import PrsdError
 from prsd.leader.bisect import short_is_failure
 from prsd.leader.kept import job_owner, results_to_keep
 from prsd.leader.planner import plan_mini_batches
-from prsd.leader.rerun import RetryOrder, RetryPlan, plan_units, retry_mode
+from prsd.leader.rerun import plan_units, retry_mode
 from prsd.leader.retryplan import PlanNotes, number_runs
+from prsd.storage.retryrecords import RetryOrder, RetryPlan
+from prsd.storage.states import JobState
 
 if TYPE_CHECKING:
     from pathlib import Path
@@ -62,7 +64,7 @@ def check_may_retry(old: JobLayout, final_state: str) -> None:
     owner = job_owner(old)
     if owner.uid != os.geteuid():
         raise PrsdError(f"job {old.job_id} belongs to {owner.user}: only {owner.user} can retry it")
-    if final_state == "Completed":
+    if final_state == JobState.COMPLETED:
         raise PrsdError(f"every mini-batch of job {old.job_id} succeeded: nothing to retry")
 
 

@@ -21,6 +21,7 @@ from prsd.leader.privatestatus import job_gid, write_status
 from prsd.logconfig import get_logger
 from prsd.storage.layout import SpoolLayout
 from prsd.storage.lease import current_epoch
+from prsd.storage.states import JobState
 from prsd.wire.status import SCHEMA_VERSION, STATUS_SCHEMA, reconcile, validate_status
 
 if TYPE_CHECKING:
@@ -66,6 +67,15 @@ class StatusWriter:
     def write(self, snap: JobSnapshot, now: float) -> bool:
         """Replace status.json unless it is fenced off (see :func:`fenced_off`); True
         when written."""
+        doc = self.next_document(snap, now)
+        if doc is None:
+            return False
+        write_status(self.layout, doc, self.gid)
+        return True
+
+    def next_document(self, snap: JobSnapshot, now: float) -> dict[str, Any] | None:
+        """The next status document, or None when it is fenced off (logged once); the
+        job's last one is written by the end-of-job writer (prsd/leader/finish.py)."""
         self._last = now
         self.seq += 1
         doc = summary(snap, self)
@@ -74,9 +84,8 @@ class StatusWriter:
             if not self.fenced:
                 log.warning("status not written", job_id=self.layout.job_id, why=why)
             self.fenced = True
-            return False
-        write_status(self.layout, doc, self.gid)
-        return True
+            return None
+        return doc
 
 
 def fenced_off(layout: JobLayout, epoch: int, seq: int, *, ended: bool) -> str:
@@ -138,7 +147,7 @@ def summary(snap: JobSnapshot, writer: StatusWriter) -> dict[str, Any]:
         "name": snap.name,
         "epoch": writer.epoch,
         "seq": writer.seq,
-        "state": final.state if final else "Running",
+        "state": final.state if final else JobState.RUNNING,
         "reason": final.reason if final else "",
         "started_at": writer.started_wall.isoformat(timespec="seconds"),
         "updated_at": datetime.now(UTC).isoformat(timespec="seconds"),

@@ -26,6 +26,8 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
+from prsd.storage.states import JobState
+
 
 @dataclass(frozen=True)
 class Thresholds:
@@ -109,8 +111,8 @@ def verdict(counts: Counts, th: Thresholds) -> Verdict:
     return Verdict(True, False)
 
 
-COMPLETED = "Completed"
-COMPLETED_WITH_FAILURES = "Completed with failures"
+COMPLETED = JobState.COMPLETED
+COMPLETED_WITH_FAILURES = JobState.COMPLETED_WITH_FAILURES
 
 
 def completed_state(counts: Counts, *, short_is_failure: bool) -> str:

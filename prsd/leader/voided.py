@@ -15,7 +15,6 @@ those mini-batches (it changed while the job ran).
 
 from __future__ import annotations
 
-import os
 import re
 from typing import TYPE_CHECKING, Protocol
 
@@ -33,6 +32,7 @@ if TYPE_CHECKING:
     from prsd.leader.joblogs import JobLogs
     from prsd.leader.ledger import Ledger
     from prsd.leader.tasks import OutTask, TaskTable
+    from prsd.storage.jobfolder import JobFiles
     from prsd.storage.layout import JobLayout
     from prsd.storage.records import MiniBatch
 
@@ -41,6 +41,7 @@ class JobDriver(Protocol):
     """What of the job's driver replanning reads and writes (prsd.leader.job)."""
 
     layout: JobLayout
+    folder: JobFiles
     spec: JobSpec
     table: TaskTable
     ledger: Ledger
@@ -67,11 +68,7 @@ def voided_tasks(names: list[str], outstanding: set[str]) -> list[tuple[str, str
 
 def scan_void(driver: JobDriver) -> int:
     """Plan again the mini-batches of every outstanding task found in ``void/``."""
-    try:
-        names = os.listdir(driver.layout.void)
-    except FileNotFoundError:
-        return 0
-    found = voided_tasks(names, set(driver.table.outstanding))
+    found = voided_tasks(driver.folder.void_names(), set(driver.table.outstanding))
     for task, node in found:
         replan_voided(driver, driver.table.outstanding[task], node)
     return len(found)

@@ -20,13 +20,11 @@ take-over, and nothing is released twice (a rename happens once).
 
 from __future__ import annotations
 
-import json
+import dataclasses
 import os
-from datetime import UTC, datetime
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
-from prsd.errors import ExitCode
 from prsd.logconfig import get_logger
 from prsd.pipeline.folder import PipelineFolder
 from prsd.pipeline.graph import downstream
@@ -49,6 +47,8 @@ from prsd.pipeline.view import (
     step_views,
 )
 from prsd.storage.atomic import write_atomic
+from prsd.storage.endrecords import final_record
+from prsd.storage.states import JobState
 from prsd.wire.logtree import LogTree
 
 if TYPE_CHECKING:
@@ -99,23 +99,24 @@ class PipelineDesk:
         try:
             record = read_record(folder)
         except BadRecord as exc:
-            self._end(opened, "Failed", f"the pipeline record is broken: {exc}", {}, None)
+            self._end(opened, JobState.FAILED, f"the pipeline record is broken: {exc}", {}, None)
             return True
         if record.pipeline_id != opened.pipeline_id:
-            self._end(opened, "Failed", "the pipeline record names another pipeline", {}, None)
+            why = "the pipeline record names another pipeline"
+            self._end(opened, JobState.FAILED, why, {}, None)
             return True
         owner = opened.owner_uid
         views = step_views(self.spool, folder, record, owner)
         state = desk_state(folder)
         skips = plan_skips(record, views, canceled=os.path.lexists(folder / CANCEL))
         if skips:
-            state.setdefault("skipped", {}).update(skips)
-            opened.write(STATE, json.dumps(state, indent=1).encode())
+            state = state.skipping(skips)
+            opened.write(STATE, state.to_json())
             views = step_views(self.spool, folder, record, owner)
         # Only jobs the leader recorded for the pipeline's owner are acted on.
         mine = [v for v in views.values() if job_owner_uid(self.spool, v.job_id) == owner]
         if os.path.lexists(folder / CANCEL):
-            state["canceled"] = True
+            state = dataclasses.replace(state, canceled=True)
             self._cancel_running(mine)
         moved = bool(skips)
         for view in mine:
@@ -131,17 +132,16 @@ class PipelineDesk:
                     continue
                 moved = self._release(opened, name, view) or moved
         if taken:  # next round skips what depends on it, or everything still waiting
-            state.setdefault("skipped", {}).update(taken)
-            opened.write(STATE, json.dumps(state, indent=1).encode())
+            opened.write(STATE, state.skipping(taken).to_json())
             return True
         if all(v.state in ENDED for v in views.values()):
-            self._finish(opened, record, views, bool(state.get("canceled")))
+            self._finish(opened, record, views, state.canceled)
             return True
         return moved
 
     def _cancel_running(self, views: list[StepView]) -> None:
         for view in views:
-            if view.state == "Running":
+            if view.state == JobState.RUNNING:
                 job = self.spool.job(view.job_id)
                 if not os.path.lexists(job.cancel):
                     write_atomic(job.cancel, b"", durable=False)
@@ -169,20 +169,20 @@ class PipelineDesk:
         failed = [v for v in views.values() if v.state in FAILED]
         failed = failed or [v for v in views.values() if v.state == "Skipped"]
         if canceled:
-            state, reason = "Canceled", "Canceled by prsctl cancel."
+            state, reason = JobState.CANCELED, "Canceled by prsctl cancel."
         elif failed:
             first = failed[0]
-            state = "Failed"
+            state = JobState.FAILED
             reason = f"step {first.name} ended {first.state}: {first_error(self.spool, first)}"
         else:
-            state, reason = "Completed", f"all {len(views)} steps completed"
+            state, reason = JobState.COMPLETED, f"all {len(views)} steps completed"
         self._end(opened, state, reason, views, record)
         log.info("pipeline ended", pipeline=opened.pipeline_id, state=state)
 
     def _end(
         self,
         opened: PipelineFolder,
-        state: str,
+        state: JobState,
         reason: str,
         views: dict[str, StepView],
         record: PipelineRecord | None,
@@ -190,25 +190,15 @@ class PipelineDesk:
         lines = [state, reason]
         for view in views.values():
             where = self.spool.job(view.job_id).logs
-            extra = f": {view.reason}" if view.reason and view.state != "Completed" else ""
+            extra = f": {view.reason}" if view.reason and view.state != JobState.COMPLETED else ""
             lines.append(f"  step {view.name} ({view.kind}) {view.state}{extra} [{where}]")
         if record is not None and record.ignored:
             lines.append("not used by prsd (Azure only): " + ", ".join(record.ignored))
         result = LogTree.of_job(Path()).job_result  # logs/job_result.txt, as for a job
         text = ("\n".join(lines) + "\n").encode()
         opened.write(result.name, text, sub=result.parent.as_posix())
-        code = {"Completed": ExitCode.OK, "Canceled": ExitCode.JOB_CANCELED}.get(
-            state, ExitCode.JOB_FAILED
-        )
-        final: dict[str, Any] = {
-            "state": state,
-            "reason": reason,
-            "exit_code": int(code),
-            "output": "",
-            "root_cause": reason if state == "Failed" else "",
-            "finished_at": datetime.now(UTC).isoformat(timespec="seconds"),
-        }
-        opened.write(FINAL, json.dumps(final, indent=1).encode())
+        root_cause = reason if state == JobState.FAILED else ""
+        opened.write(FINAL, final_record(state, reason, root_cause=root_cause).to_json())
 
 
 def plan_skips(

@@ -14,6 +14,7 @@ import re
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
+from prsd.storage.badrecord import BadRecord
 from prsd.storage.layout import valid_job_id
 from prsd.storage.readsafe import UntrustedFile, read_small
 
@@ -22,16 +23,27 @@ if TYPE_CHECKING:
 
     from prsd.storage.layout import SpoolLayout
 
+__all__ = [
+    "CANCEL",
+    "MAX_RECORD_BYTES",
+    "RECORD",
+    "STATE",
+    "STEPS",
+    "BadRecord",
+    "PipelineRecord",
+    "StepRecord",
+    "parse_record",
+    "pipeline_ids",
+    "pipelines_folder",
+    "read_record",
+]
+
 RECORD = "pipeline.json"
 STEPS = "steps"
 STATE = "state.json"
 CANCEL = "cancel"
 MAX_RECORD_BYTES = 1 << 20
 _STEP = re.compile(r"^[A-Za-z_][A-Za-z0-9_]{0,99}$")
-
-
-class BadRecord(ValueError):
-    """A pipeline record that is missing, malformed or names something unsafe."""
 
 
 @dataclass(frozen=True)

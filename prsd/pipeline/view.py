@@ -15,11 +15,14 @@ from __future__ import annotations
 import json
 import os
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
 from prsd.pipeline.record import STATE, STEPS, PipelineRecord
+from prsd.storage.badrecord import BadRecord
 from prsd.storage.jobowner import OwnerRecordError, owner
+from prsd.storage.pipelinestate import PipelineState
 from prsd.storage.readsafe import UntrustedFile, read_small
+from prsd.storage.states import JobState
 from prsd.wire.final import PRIVATE_FINAL
 
 if TYPE_CHECKING:
@@ -27,8 +30,8 @@ if TYPE_CHECKING:
 
     from prsd.storage.layout import SpoolLayout
 
-SUCCEEDED = frozenset({"Completed", "Completed with failures"})
-FAILED = frozenset({"Failed", "Canceled", "Lost"})
+SUCCEEDED = frozenset({JobState.COMPLETED, JobState.COMPLETED_WITH_FAILURES})
+FAILED = frozenset({JobState.FAILED, JobState.CANCELED, "Lost"})
 ENDED = SUCCEEDED | FAILED | {"Skipped"}
 MAX_STATE_BYTES = 1 << 20
 
@@ -44,14 +47,14 @@ class StepView:
     reason: str = ""
 
 
-def desk_state(folder: Path) -> dict[str, Any]:
-    """The leader's own record in the pipeline folder (skips, cancel, final)."""
+def desk_state(folder: Path) -> PipelineState:
+    """The leader's own record in the pipeline folder (skips, cancel); none yet, or one
+    that cannot be believed: an empty one."""
     try:
         raw = read_small(folder / STATE, MAX_STATE_BYTES, daemon_owned=True)
-        doc = json.loads(raw)
-    except (OSError, UntrustedFile, ValueError):
-        return {"skipped": {}}
-    return doc if isinstance(doc, dict) else {"skipped": {}}
+        return PipelineState.from_json(raw)
+    except (OSError, UntrustedFile, BadRecord):
+        return PipelineState()
 
 
 def step_views(
@@ -62,14 +65,14 @@ def step_views(
     names another user's job shows that step Lost to every reader, never that job)."""
     if owner_uid is None:
         owner_uid = folder_owner(folder)
-    skipped = desk_state(folder).get("skipped", {})
+    skipped = desk_state(folder).skipped
     out = {}
     for name, step in record.steps.items():
         state, reason = _where(spool, folder, name, step.job_id, owner_uid)
         if step.reused and state == "Lost":
-            state, reason = "Completed", "reused from the earlier run"
+            state, reason = JobState.COMPLETED, "reused from the earlier run"
         if name in skipped and state in ("Waiting", "Lost"):
-            state, reason = "Skipped", str(skipped[name])
+            state, reason = "Skipped", skipped[name]
         out[name] = StepView(name, step.kind, step.job_id, state, reason)
     return out
 
@@ -113,7 +116,7 @@ def _where(
     for path in (job.state / PRIVATE_FINAL, job.final):  # the reason, where this user may
         try:
             final = json.loads(read_small(path, MAX_STATE_BYTES, daemon_owned=True))
-            return str(final.get("state", "Failed")), str(final.get("reason", ""))
+            return str(final.get("state", JobState.FAILED)), str(final.get("reason", ""))
         except (OSError, UntrustedFile, ValueError):
             continue
-    return "Running", ""
+    return JobState.RUNNING, ""

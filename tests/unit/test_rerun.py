@@ -9,7 +9,6 @@ import pytest
 
 from prsd.errors import JobSpecError
 from prsd.jobspec.overrides import apply_overrides, parse_override
-from prsd.leader.rerun import RetryOrder, RetryPlan
 from prsd.leader.retryplan import (
     Kept,
     PlanNotes,
@@ -23,6 +22,7 @@ from prsd.leader.retryplan import (
 )
 from prsd.leader.split import plan_file_batches
 from prsd.storage.records import MiniBatch
+from prsd.storage.retryrecords import RetryOrder, RetryPlan
 
 
 def _kept(ref: int, items: list[str], since: int = 0) -> Kept:

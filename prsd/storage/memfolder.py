@@ -1,0 +1,122 @@
+"""A job's folder in memory, with the protocol of :class:`prsd.storage.jobfolder.JobFiles`.
+
+Promise: :class:`MemoryJobFolder` keeps a job's files as a dict from path to bytes
+(paths of the same :class:`prsd.storage.layout.JobLayout` as the real folder), lists
+them as :class:`prsd.storage.jobfolder.JobFolder` does (sorted, dot names left out),
+moves them as :func:`prsd.storage.atomic.move_verified` does (the source gone: True
+only if the destination is there), and records each write,
+rename and removal in ``log`` in the order made, so a leader decision is tested, and
+the order it writes in read, with no file system. :meth:`MemoryJobFolder.end` writes
+in the same order as the real one (texts, status, final record, then ``active/``
+removed) and writes the records as the real one's private copies hold them.
+
+Errors: :meth:`MemoryJobFolder.owner` raises
+:class:`prsd.storage.jobowner.OwnerRecordError` when no owner was given; ``end``
+with ``fail`` naming a path raises (or hands ``on_error``) an ``OSError`` there.
+"""
+
+from __future__ import annotations
+
+import errno
+from typing import TYPE_CHECKING
+
+from prsd.storage.jobowner import OwnerRecordError
+
+if TYPE_CHECKING:
+    from collections.abc import Iterable
+    from pathlib import Path
+
+    from prsd.storage.jobfolder import OnError
+    from prsd.storage.jobowner import JobOwner
+    from prsd.storage.layout import JobLayout, TaskName
+    from prsd.storage.statusrecord import JobStatus
+    from prsd.wire.final import FinalState
+
+__all__ = ["MemoryJobFolder"]
+
+
+class MemoryJobFolder:
+    """The files of the job at ``layout``, held in memory (see the module docstring)."""
+
+    def __init__(self, layout: JobLayout, owner: JobOwner | None = None) -> None:
+        self._layout = layout
+        self._owner = owner
+        self.files: dict[Path, bytes] = {}
+        self.log: list[str] = []  # "write <path>", "move <src> <dest>", "remove <path>"
+        self.fail: set[Path] = set()  # writes that fail (OSError), for fault tests
+        self.active = True  # active/<job> exists
+
+    @property
+    def layout(self) -> JobLayout:
+        return self._layout
+
+    def put(self, path: Path, data: bytes = b"") -> None:
+        """Place a file (what an agent or an earlier writer left), not logged."""
+        self.files[path] = data
+
+    def _names(self, folder: Path) -> list[str]:
+        return sorted(
+            p.name for p in self.files if p.parent == folder and not p.name.startswith(".")
+        )
+
+    def done_names(self, shard: str) -> list[str]:
+        return self._names(self._layout.done / shard)
+
+    def returned_names(self) -> list[str]:
+        return self._names(self._layout.returned)
+
+    def void_names(self) -> list[str]:
+        return self._names(self._layout.void)
+
+    def claimed_names(self, node_id: str) -> list[str]:
+        return self._names(self._layout.claimed_dir(node_id))
+
+    def exists(self, path: Path) -> bool:
+        return path in self.files
+
+    def requeue(self, src: Path, new_task: TaskName) -> bool:
+        dest = self._layout.pending_task(new_task)
+        if src not in self.files:
+            return dest in self.files  # as a verified move: the move happened already
+        self.files[dest] = self.files.pop(src)
+        self.log.append(f"move {src} {dest}")
+        return True
+
+    def owner(self) -> JobOwner:
+        if self._owner is None:
+            raise OwnerRecordError("no valid owner record: none in memory")
+        return self._owner
+
+    def write(self, path: Path, data: bytes) -> None:
+        """Replace ``path`` (as an atomic write).
+
+        Raises:
+            OSError: ``path`` is in :attr:`fail`.
+        """
+        if path in self.fail:
+            raise OSError(errno.EIO, "a failing write (memory folder)", str(path))
+        self.files[path] = data
+        self.log.append(f"write {path}")
+
+    def end(
+        self,
+        final: FinalState,
+        status: JobStatus | None,
+        texts: Iterable[tuple[Path, bytes]],
+        *,
+        on_error: OnError | None = None,
+    ) -> None:
+        """As :meth:`prsd.storage.jobfolder.JobFolder.end`, in memory."""
+        steps = list(texts)
+        if status is not None:
+            steps.append((self._layout.status, status.to_json()))
+        steps.append((self._layout.final, final.to_json()))
+        for path, data in steps:
+            try:
+                self.write(path, data)
+            except OSError as exc:
+                if on_error is None:
+                    raise
+                on_error(path, exc)
+        self.active = False
+        self.log.append("remove active")
