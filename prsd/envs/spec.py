@@ -9,7 +9,7 @@ change it), so two jobs with the same needs share one built environment per node
 Conda-only packages become PyPI requirements of the same name (``numpy=1.26`` ->
 ``numpy==1.26.*``); ``python`` and ``pip`` are never installed as packages: the
 ``python`` entry is the interpreter pin. Azure's own SDK packages (``azureml-*``,
-:mod:`prsd.envs.azureonly`) are left out of a conda file and listed in
+:mod:`prsd.envs.azureonly`) are left out of a conda or requirements file and listed in
 :attr:`EnvSpec.left_out`, which :func:`left_out_note` words for the user.
 
 Errors: :class:`EnvError` (one line) for a file that does not parse, a section of
@@ -149,7 +149,8 @@ def left_out_note(spec: EnvSpec, where: str) -> str:
 
 
 def parse_requirements(text: str, where: str = "requirements file") -> EnvSpec:
-    """Read a ``requirements.txt``-style file (``# python=3.11`` on a line pins python).
+    """Read a ``requirements.txt``-style file (``# python=3.11`` on a line pins python);
+    Azure's SDK packages are left out as from a conda file.
 
     Raises:
         EnvError: an option line (``-r``, ``-e``, ``--index-url`` ...), which would let
@@ -171,7 +172,9 @@ def parse_requirements(text: str, where: str = "requirements file") -> EnvSpec:
                 f"{where} line {number}: options such as {line.split()[0]} are not allowed"
             )
         pip.append(_pip_line(line, f"{where} line {number}"))
-    return EnvSpec("requirements", text, python, tuple(pip))
+    left_out = tuple(p for p in pip if is_azure_only(p))
+    kept = tuple(p for p in pip if not is_azure_only(p))
+    return EnvSpec("requirements", text, python, kept, left_out=left_out)
 
 
 def parse_pin(text: str, where: str) -> Pin:
