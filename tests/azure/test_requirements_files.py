@@ -60,7 +60,11 @@ def _node(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:
     monkeypatch.setenv("PRSD_ENV_PYTHONS", "/root/.pyenv/versions/3.11.*/bin/python")
     monkeypatch.setenv("PRSD_CONDA", "none")
     monkeypatch.setenv("PRSD_CONTAINER_RUNTIME", "none")
-    monkeypatch.setenv("PIP_INDEX_URL", f"file://{tmp_path}/no-index")  # nothing is fetched
+    empty = tmp_path / "empty-index"  # nothing is fetched: no registry, no mirror, no links
+    empty.mkdir()
+    for name in ("PIP_INDEX_URL", "PIP_EXTRA_INDEX_URL"):
+        monkeypatch.setenv(name, f"file://{empty}")
+    monkeypatch.setenv("PIP_FIND_LINKS", str(empty))
 
 
 def test_include_lines() -> None:
@@ -162,3 +166,40 @@ def test_a_missing_r_file_is_refused_at_submission(
         f"{job / 'requirements.txt'}: -r more/extra.txt: cannot read {job / 'more' / 'extra.txt'}"
     )
     assert said in done.stderr, done.stderr
+
+
+def test_pins_of_left_out_azure_packages_are_kept_as_constraints(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """``azureml-dataset-runtime[pandas]`` holds pandas below 2 on Azure; left out, its pin
+    stays: uv picks pandas 1.9 of 1.9 and 2.1 (local source packages named pandas)."""
+    from tests.srcpkg import make_sdist
+
+    links = tmp_path / "links"
+    make_sdist(links, "pandas", "1.9")
+    make_sdist(links, "pandas", "2.1")
+    script = """
+        from importlib.metadata import version
+
+        def run(mini_batch):
+            return ["pandas-%s %s" % (version("pandas"), p) for p in mini_batch]
+    """
+    conda = (
+        "dependencies:\n  - python=3.11\n  - pip:\n"
+        "      - azureml-dataset-runtime[pandas,fuse]\n      - pandas\n"
+    )
+    job = make_job(tmp_path, script, YAML.format(environment="{conda_file: ./conda.yml}"), files=2)
+    (job / "conda.yml").write_text(conda, encoding="utf-8")
+    _node(monkeypatch, tmp_path)
+    monkeypatch.setenv("PIP_FIND_LINKS", str(links))
+    done = run_prsd(job, tmp_path / "spool")
+    assert done.returncode == 0, done.stdout + done.stderr
+    assert (
+        "azureml-dataset-runtime[pandas,fuse] left out: Azure's SDK packages are not installed "
+        "(workers import prsd's own azureml.core); the pins they hold others to are kept: "
+        "pandas<2.0.0, numpy<2.0.0"
+    ) in done.stderr, done.stderr
+    got = {ln.split()[0] for ln in done.output("out.txt").read_text().splitlines()}
+    assert got == {"pandas-1.9"}, got
+    build = (done.logs / "sys" / "environment").glob("*.txt")
+    assert any("kept as constraints" in p.read_text() for p in build)
