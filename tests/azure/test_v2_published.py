@@ -86,16 +86,16 @@ def test_mnist_batch_prediction_notebook_is_accepted_as_published(tmp_path: Path
 def test_pipeline_with_parallel_nodes_notebook_is_accepted_as_published(tmp_path: Path) -> None:
     nb = tmp_path / "1g"
     shutil.copytree(PUBLISHED / "parallel_nodes", nb)
-    for folder, files in {
+    for where, files in {
         "dataset/iris-mltable": ["iris.csv"],
         "dataset/mnist-data": ["0.png", "1.png"],
         "model/iris_model": ["model.pkl"],
     }.items():  # stand-ins of the published data and model (not read here)
-        (nb / folder).mkdir(parents=True)
+        (nb / where).mkdir(parents=True)
         for name in files:
-            (nb / folder / name).write_bytes(b"stand-in")
+            (nb / where / name).write_bytes(b"stand-in")
         paths = [{"file": f"./{name}"} for name in files]
-        (nb / folder / "MLTable").write_text(yaml.safe_dump({"paths": paths}))
+        (nb / where / "MLTable").write_text(yaml.safe_dump({"paths": paths}))
     spool = tmp_path / "spool"
     r = _cells_before_stream(nb / "pipeline_with_parallel_nodes.py", nb, spool)
     assert r.returncode == 0, r.stdout[-3000:] + r.stderr[-3000:]
