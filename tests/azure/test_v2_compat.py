@@ -126,3 +126,33 @@ def test_the_hook_is_installed_by_the_distribution() -> None:
         [sys.executable, "-c", code], capture_output=True, text=True, timeout=60, check=False
     )
     assert proc.stdout.strip() == "prsd_azure_ai_ml.hook", proc.stdout + proc.stderr
+
+
+def test_without_prsd_the_import_fails_whole_naming_what_to_install(tmp_path: Path) -> None:
+    """Azure's real SDK on the path (``-S``: no .pth files, so no prsd), and the hook."""
+    import importlib.util
+
+    spec = importlib.util.find_spec("azure.ai.ml")  # found, not imported
+    assert spec is not None and spec.origin is not None
+    site = Path(spec.origin).parents[3]  # .../site-packages
+    script = textwrap.dedent("""
+        import sys
+        import prsd_azure_ai_ml.hook
+        prsd_azure_ai_ml.hook.install()
+        try:
+            import azure.ai.ml
+        except ImportError as exc:
+            print("refused:", exc)
+        print("left:", "azure.ai.ml" in sys.modules)
+    """)
+    env = {**_env(), "PYTHONPATH": f"{COMPAT}:{site}"}
+    proc = subprocess.run(
+        [sys.executable, "-S", "-c", script],
+        cwd=tmp_path, capture_output=True, text=True, timeout=120, env=env, check=False,
+    )  # fmt: skip
+    assert proc.returncode == 0, proc.stdout + proc.stderr
+    assert (
+        "refused: prsd-azure-ai-ml maps azure.ai.ml.MLClient onto prsd, which cannot be imported "
+        "here (No module named 'prsd'); install prsd in this environment"
+    ) in proc.stdout, proc.stdout + proc.stderr
+    assert "left: False" in proc.stdout
