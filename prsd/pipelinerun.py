@@ -187,8 +187,12 @@ def run_pipeline_here(
     quiet: bool = False,
 ) -> int:
     """``prsd run`` of a pipeline file: submit, drive here, print the result (130 when a
-    second Ctrl-C left early)."""
-    record = submit_here(path, spool, overrides, name, quiet=quiet)
+    second Ctrl-C left early). This node builds every step's environment, so a step's
+    python pin no interpreter here meets is refused before any id is printed."""
+    from prsd.cli.buildable import refuse_unbuildable
+
+    check = partial(refuse_unbuildable, spool.root)
+    record = submit_here(path, spool, overrides, name, quiet=quiet, check=check)
     return drive_here(spool, record, node_id)
 
 

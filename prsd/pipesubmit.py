@@ -38,7 +38,7 @@ from prsd.storage.atomic import fsync_tree, move_verified, write_atomic
 from prsd.submit import _fresh_id, copy_named_code, snapshot_code
 
 if TYPE_CHECKING:
-    from collections.abc import Mapping, Sequence
+    from collections.abc import Callable, Mapping, Sequence
 
     from prsd.jobspec import JobSpec
     from prsd.storage.layout import SpoolLayout
@@ -70,6 +70,7 @@ def submit_pipeline(
     retry_of: str = "",
     origin: Path | None = None,
     specs: dict[str, JobSpec] | None = None,
+    check: Callable[[Path, JobSpec], None] | None = None,
 ) -> PipelineRecord:
     """Check the pipeline file ``path`` and stage it in ``pipelines/``; its record.
 
@@ -78,6 +79,9 @@ def submit_pipeline(
         retry_of: the pipeline this one runs again.
         origin: the folder the file's relative paths mean (default: the file's own).
         specs: filled with each staged step's spec as checked (for its notes).
+        check: ``check(step_folder, spec)`` may refuse a step's spec before anything is
+            staged (``prsd run``: an environment this node cannot build); its
+            JobSpecError, keyed in the step's job, is keyed in the pipeline file.
 
     Raises:
         JobSpecError: anything in the file, its components or its steps that cannot run.
@@ -118,7 +122,7 @@ def submit_pipeline(
     staging = folder / f".submit-{secrets.token_hex(8)}"
     staging.mkdir(mode=0o700)
     try:
-        checked = _stage(staging, pipeline, jobs, spool)
+        checked = _stage(staging, pipeline, jobs, spool, check)
         write_atomic(staging / RECORD, record.to_json())
         text = yaml.safe_dump(doc.data, sort_keys=False, allow_unicode=True)
         write_atomic(staging / PIPELINE_FILE, text.encode())
@@ -134,7 +138,11 @@ def submit_pipeline(
 
 
 def _stage(
-    staging: Path, pipeline: Pipeline, jobs: dict[str, StepJob], spool: SpoolLayout
+    staging: Path,
+    pipeline: Pipeline,
+    jobs: dict[str, StepJob],
+    spool: SpoolLayout,
+    check: Callable[[Path, JobSpec], None] | None,
 ) -> dict[str, JobSpec]:
     (staging / STEPS).mkdir()
     specs = {}
@@ -145,6 +153,12 @@ def _stage(
                 _inline_conda(job, pipeline)
             _write_step(folder, job, pipeline)
             specs[name] = _check_step(folder, job, pipeline, spool, Path(tmp))
+            if check is not None:
+                try:
+                    check(folder, specs[name])
+                except JobSpecError as exc:
+                    keyed = JobSpecError(f"jobs.{name}.{exc.key}", exc.location, exc.problem)
+                    raise _in_pipeline(keyed, pipeline) from None
     return specs
 
 

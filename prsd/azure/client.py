@@ -2,7 +2,8 @@
 
 Guarantees: the spool is ``spool=``, else ``PRSD_SPOOL``; the Azure arguments
 (credential, subscription, resource group, workspace) are accepted and kept, so a
-notebook's construction line changes only by ``spool=``; ``MLClient.from_config()``
+notebook's construction line changes only by ``spool=`` (the credential is not used,
+said once per process on stderr); ``MLClient.from_config()``
 reads the spool from the ``config.json`` v1 reads (:mod:`prsd.azure.config`), so that
 line need not change at all. ``local=True`` runs each submitted job in a background
 ``prsd run`` (no daemons). ``jobs`` is served, and ``compute`` as far as notebooks
@@ -22,6 +23,16 @@ from prsd.azure.config import find_config, read_config
 from prsd.azure.jobs import JobOperations
 
 DOCS = "docs/azure-sdk.md"
+_SAID: set[str] = set()
+
+
+def _say_once(key: str, text: str) -> None:
+    """A note on stderr, once per process for each ``key``."""
+    if key in _SAID:
+        return
+    _SAID.add(key)
+    sys.stderr.write(f"prsd: note: {text}\n")
+    sys.stderr.flush()
 
 
 class MLClient:
@@ -48,6 +59,12 @@ class MLClient:
         self.workspace_name = workspace_name
         self.jobs = JobOperations(self.spool, python or "", local=local)
         self.compute = ComputeOperations(self.spool)
+        if credential is not None:
+            _say_once(
+                "credential",
+                f"the credential ({type(credential).__name__}) is accepted and not used: "
+                f"jobs go to the spool {self.spool}, which needs none",
+            )
 
     @classmethod
     def from_config(

@@ -25,7 +25,7 @@ from prsd.pipeline.view import SUCCEEDED, step_views
 from prsd.pipesubmit import PIPELINE_FILE, submit_pipeline
 
 if TYPE_CHECKING:
-    from collections.abc import Mapping, Sequence
+    from collections.abc import Callable, Mapping, Sequence
 
     from prsd.jobspec import JobSpec
     from prsd.pipeline.record import PipelineRecord
@@ -43,11 +43,17 @@ def say_notes(specs: Mapping[str, JobSpec], prog: str, *, quiet: bool) -> None:
 
 
 def submit_here(
-    path: Path, spool: SpoolLayout, overrides: Sequence[str], name: str | None, *, quiet: bool
+    path: Path,
+    spool: SpoolLayout,
+    overrides: Sequence[str],
+    name: str | None,
+    *,
+    quiet: bool,
+    check: Callable[[Path, JobSpec], None] | None = None,
 ) -> PipelineRecord:
-    """Submit the pipeline file and say what was made of it."""
+    """Submit the pipeline file and say what was made of it (``check``: see submit_pipeline)."""
     specs: dict[str, JobSpec] = {}
-    record = submit_pipeline(path, spool, overrides=overrides, name=name, specs=specs)
+    record = submit_pipeline(path, spool, overrides=overrides, name=name, specs=specs, check=check)
     console.say(f"pipeline {record.pipeline_id}")
     for step in record.steps.values():
         console.say(f"  step {step.name} ({step.kind}): job {step.job_id}")

@@ -108,7 +108,15 @@ def build_with_uv(
     if not spec.pip:
         return
     reqs = prefix / ".prsd-requirements.txt"
-    reqs.write_text("".join(f"{line}\n" for line in spec.pip))
+    lines = list(spec.pip)
+    if spec.constraints:  # pins of Azure's left-out packages: constraints, not installs
+        kept = prefix / ".prsd-constraints.txt"
+        kept.write_text("".join(f"{line}\n" for line in spec.constraints))
+        log.write(
+            f"kept as constraints (from Azure's left-out packages): {', '.join(spec.constraints)}\n"
+        )
+        lines.insert(0, f"-c {kept}")
+    reqs.write_text("".join(f"{line}\n" for line in lines))
     cmd = commands.uv_install(uv, str(prefix), str(reqs), wheels_only=not source_builds)
     on_phase(phase.RESOLVING)
     if build_as is None:

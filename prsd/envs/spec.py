@@ -9,7 +9,7 @@ change it), so two jobs with the same needs share one built environment per node
 Conda-only packages become PyPI requirements of the same name (``numpy=1.26`` ->
 ``numpy==1.26.*``); ``python`` and ``pip`` are never installed as packages: the
 ``python`` entry is the interpreter pin. Azure's own SDK packages (``azureml-*``,
-:mod:`prsd.envs.azureonly`) are left out of a conda file and listed in
+:mod:`prsd.envs.azureonly`) are left out of a conda or requirements file and listed in
 :attr:`EnvSpec.left_out`, which :func:`left_out_note` words for the user.
 
 Errors: :class:`EnvError` (one line) for a file that does not parse, a section of
@@ -25,7 +25,7 @@ import re
 from dataclasses import dataclass, field
 from typing import Any
 
-from prsd.envs.azureonly import is_azure_only
+from prsd.envs.azureonly import constraints_of, is_azure_only
 
 _CONDA_SPEC = re.compile(r"^(?:[\w.-]+::)?([A-Za-z0-9_.\-]+)\s*(.*)$")
 _PIN = re.compile(r"^(\d+(?:\.\d+){0,2})(?:\.\*)?$")
@@ -71,6 +71,8 @@ class EnvSpec:
         from_conda: those of ``pip`` that were conda packages (said in the build log).
         channels: the conda channels named.
         left_out: Azure SDK packages of the file that are not installed.
+        constraints: the pins those packages put on others, kept as constraints
+            (:func:`prsd.envs.azureonly.constraints_of`).
     """
 
     kind: str
@@ -80,6 +82,7 @@ class EnvSpec:
     from_conda: tuple[str, ...] = ()
     channels: tuple[str, ...] = field(default=())
     left_out: tuple[str, ...] = ()
+    constraints: tuple[str, ...] = ()
 
     def key(self, interpreter: str) -> str:
         """The cache key: what is installed, on which interpreter (path and version)."""
@@ -88,6 +91,8 @@ class EnvSpec:
             "pip": list(self.pip),
             "interpreter": interpreter,
         }
+        if self.constraints:  # absent otherwise: the keys of earlier builds stay
+            body["constraints"] = list(self.constraints)
         digest = hashlib.sha256(json.dumps(body, sort_keys=True).encode()).hexdigest()
         return digest[:24]
 
@@ -134,7 +139,14 @@ def parse_conda(text: str, where: str = "conda file") -> EnvSpec:
     conda = [p for p in conda if not is_azure_only(p)]
     pip = [p for p in pip if not is_azure_only(p)]
     return EnvSpec(
-        "conda", text, python, (*conda, *pip), tuple(conda), tuple(map(str, channels)), left_out
+        "conda",
+        text,
+        python,
+        (*conda, *pip),
+        tuple(conda),
+        tuple(map(str, channels)),
+        left_out,
+        _constraints(left_out),
     )
 
 
@@ -142,14 +154,24 @@ def left_out_note(spec: EnvSpec, where: str) -> str:
     """The line that says which Azure SDK packages are not installed ("" when none)."""
     if not spec.left_out:
         return ""
+    kept = (
+        f"; the pins they hold others to are kept: {', '.join(spec.constraints)}"
+        if spec.constraints
+        else ""
+    )
     return (
         f"{where}: {', '.join(spec.left_out)} left out: Azure's SDK packages are not installed "
-        "(workers import prsd's own azureml.core)"
+        f"(workers import prsd's own azureml.core){kept}"
     )
 
 
+def _constraints(left_out: tuple[str, ...]) -> tuple[str, ...]:
+    return tuple(dict.fromkeys(pin for p in left_out for pin in constraints_of(p)))
+
+
 def parse_requirements(text: str, where: str = "requirements file") -> EnvSpec:
-    """Read a ``requirements.txt``-style file (``# python=3.11`` on a line pins python).
+    """Read a ``requirements.txt``-style file (``# python=3.11`` on a line pins python);
+    Azure's SDK packages are left out as from a conda file.
 
     Raises:
         EnvError: an option line (``-r``, ``-e``, ``--index-url`` ...), which would let
@@ -171,7 +193,11 @@ def parse_requirements(text: str, where: str = "requirements file") -> EnvSpec:
                 f"{where} line {number}: options such as {line.split()[0]} are not allowed"
             )
         pip.append(_pip_line(line, f"{where} line {number}"))
-    return EnvSpec("requirements", text, python, tuple(pip))
+    left_out = tuple(p for p in pip if is_azure_only(p))
+    kept = tuple(p for p in pip if not is_azure_only(p))
+    return EnvSpec(
+        "requirements", text, python, kept, left_out=left_out, constraints=_constraints(left_out)
+    )
 
 
 def parse_pin(text: str, where: str) -> Pin:

@@ -7,7 +7,9 @@ path as written, so nodes build from what was submitted; a registered environmen
 (``azureml:<name>:<version>`` / ``@latest``) is recorded by name and resolved on the
 nodes. ``python`` wins over all of them (those then listed as ignored); an ``image``
 is recorded (:mod:`prsd.envs.image` names it as not used). Azure's SDK packages
-(``azureml-*``) in a conda file are not installed, and a note says which. Azure's curated names
+(``azureml-*``) in a conda or requirements file are not installed, and a note says
+which. A ``-r FILE`` in either (relative to the file naming it, inside the job folder) is
+read in at intake (:mod:`prsd.envs.reqfiles`). Azure's curated names
 (``azureml:AzureML-...``) build nothing unless registered in the spool.
 
 :func:`conda_mapping` reads a pipeline step's conda file at submit, wherever it lies,
@@ -28,6 +30,7 @@ import yaml
 
 from prsd.envs.interp import MISMATCH_MODES
 from prsd.envs.registry import parse_reference
+from prsd.envs.reqfiles import inline_conda, inline_requirements
 from prsd.envs.spec import EnvError, left_out_note, parse_conda, parse_requirements
 from prsd.jobspec import said
 from prsd.jobspec.paths import local_text, stays_inside
@@ -74,9 +77,11 @@ def environment_to_build(setting: Setting | None, base: Path) -> tuple[dict[str,
     if len(files) > 1:
         raise site.error("names both conda_file and requirements; keep one")
     for key in files:
-        text, source = _read(entry[key], site.child(key), base)
+        text, source, folder = _read(entry[key], site.child(key), base)
         parse = parse_conda if key == "conda_file" else parse_requirements
+        inline = inline_conda if key == "conda_file" else inline_requirements
         try:
+            text = inline(text, folder, source, inside=base)
             spec = parse(text, source)
         except EnvError as exc:
             raise site.child(key).error(str(exc)) from None
@@ -107,6 +112,7 @@ def conda_mapping(text: str, site: Site, base: Path) -> dict[str, Any]:
         raise site.error(f"{path} is not a file")
     try:
         raw = read_limited(path, FILE_LIMIT, what=site.key).decode("utf-8-sig")
+        raw = inline_conda(raw, path.parent, str(path))
         parse_conda(raw, str(path))
         data = yaml.safe_load(raw)
     except EnvError as exc:
@@ -118,9 +124,10 @@ def conda_mapping(text: str, site: Site, base: Path) -> dict[str, Any]:
     return data
 
 
-def _read(value: Any, site: Site, base: Path) -> tuple[str, str]:
+def _read(value: Any, site: Site, base: Path) -> tuple[str, str, Path]:
+    """The file's text, its name as written, and the folder its ``-r`` paths mean."""
     if isinstance(value, dict):
-        return yaml.safe_dump(value, sort_keys=False), f"{site.key} (inline)"
+        return yaml.safe_dump(value, sort_keys=False), f"{site.key} (inline)", base
     text = as_str(value, site, "a file in the job folder")
     path = base / text
     if not stays_inside(path, base):
@@ -129,6 +136,6 @@ def _read(value: Any, site: Site, base: Path) -> tuple[str, str]:
         raise site.error(f"{path} is not a file")
     data = read_limited(path, FILE_LIMIT, what=site.key)
     try:
-        return data.decode("utf-8-sig"), text
+        return data.decode("utf-8-sig"), text, path.parent
     except UnicodeDecodeError:
         raise site.error(f"{path} is not UTF-8 text") from None
