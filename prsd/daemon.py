@@ -248,7 +248,7 @@ def _run_retry(spool: SpoolLayout, args: argparse.Namespace) -> int:
 
     if args.job_dir is not None:
         raise PrsdError("give a job to run or --retry JOB, not both")
-    if (spool.root / "pipelines" / args.retry / "pipeline.json").exists():
+    if spool.pipeline(args.retry).record.exists():
         return retry_pipeline_here(spool, args.retry, args.overrides, args.name, _node_id(args))
     old = resolve_job(spool, args.retry)
     require_owner(spool, old, "retry it")

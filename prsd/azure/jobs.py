@@ -36,6 +36,7 @@ from prsd.azure.watch import (
     step_tails,
     v2_status,
 )
+from prsd.storage.layout import PipelineLayout, SpoolLayout
 
 if TYPE_CHECKING:
     import builtins
@@ -104,8 +105,8 @@ class JobOperations:
         return data
 
     def _folder(self, name: str) -> Path:
-        folder = self.spool / "pipelines" / name
-        if not (folder / "pipeline.json").is_file():
+        folder = SpoolLayout(self.spool).pipeline(name).root
+        if not _record_path(folder).is_file():
             raise KeyError(f"no job {name!r} in {self.spool}")
         return folder
 
@@ -116,7 +117,7 @@ class JobOperations:
         if job is None:
             from azure.ai.ml import load_job
 
-            record = read_json(folder / "pipeline.json") or {}
+            record = read_json(_record_path(folder)) or {}
             job = load_job(source=str(record.get("file", "")))
             job.name = name
         job._status = v2_status_of(self.spool, folder)
@@ -129,7 +130,7 @@ class JobOperations:
                 "jobs.list() without parent_job_name is not supported by prsd"
             )
         folder = self._folder(parent_job_name)
-        record = read_json(folder / "pipeline.json") or {}
+        record = read_json(_record_path(folder)) or {}
         for key, step in (record.get("steps") or {}).items():
             yield _StepJob(
                 key,
@@ -176,13 +177,10 @@ class JobOperations:
     def _show(
         self, folder: Path, seen: dict[str, str], tails: dict[str, builtins.list[Tail]]
     ) -> None:
-        record = read_json(folder / "pipeline.json") or {}
+        record = read_json(_record_path(folder)) or {}
         for key, (state, _) in step_states(self.spool, folder).items():
-            job = (
-                self.spool
-                / "jobs"
-                / str((record.get("steps") or {}).get(key, {}).get("job_id", "-"))
-            )
+            job_id = str((record.get("steps") or {}).get(key, {}).get("job_id", "-"))
+            job = SpoolLayout(self.spool).job(job_id).root
             status = v2_status(state)
             if status != "NotStarted" and key not in tails:
                 tails[key] = step_tails(job)
@@ -202,9 +200,9 @@ class JobOperations:
     ) -> None:
         """Copy an output (or, without ``output_name``, the steps' logs) into ``download_path``."""
         folder = self._folder(name)
-        record = read_json(folder / "pipeline.json") or {}
+        record = read_json(_record_path(folder)) or {}
         steps = {
-            k: self.spool / "jobs" / str(v.get("job_id", ""))
+            k: SpoolLayout(self.spool).job(str(v.get("job_id", ""))).root
             for k, v in (record.get("steps") or {}).items()
         }
         dest_root = Path(download_path)
@@ -227,6 +225,11 @@ class JobOperations:
             shutil.copyfile(src, dest / src.name)
         else:
             raise FileNotFoundError(f"output {output_name!r} of job {name} was not written ({src})")
+
+
+def _record_path(folder: Path) -> Path:
+    """The pipeline's ``pipeline.json``."""
+    return PipelineLayout(folder, folder.name).record
 
 
 def v2_status_of(spool: Path, folder: Path) -> str:

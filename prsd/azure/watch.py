@@ -63,7 +63,9 @@ def step_states(spool: Path, folder: Path) -> dict[str, tuple[str, str]]:
 
 def pipeline_status(spool: Path, folder: Path) -> str:
     """The pipeline's v1 status: its end, else ``NotStarted`` or ``Running`` from its steps."""
-    final = read_json(folder / "final.json")
+    from prsd.storage.layout import PipelineLayout
+
+    final = read_json(PipelineLayout(folder, folder.name).final)
     if final is not None:
         return azure_status(str(final.get("state", "Failed")))
     states = {azure_status(s) for s, _ in step_states(spool, folder).values()}
@@ -73,10 +75,11 @@ def pipeline_status(spool: Path, folder: Path) -> str:
 def step_tails(job_root: Path) -> list[Tail]:
     """Tails of a step job's environment builds, progress overview and command output
     (``std_log.txt``)."""
-    from prsd.wire.logtree import LogTree
+    from prsd.storage.layout import JobLayout
 
-    tree = LogTree.of_job(job_root)
-    return [BuildTail(job_root / "nodes", "*.json"),
+    job = JobLayout(job_root, job_root.name)
+    tree = job.log_tree
+    return [BuildTail(job.node_reports, "*.json"),
             Tail(tree.root, tree.pattern(tree.progress_overview("*"))),
             Tail(tree.root, tree.pattern(tree.std_log))]  # fmt: skip
 

@@ -103,8 +103,8 @@ def cmd_gc(spool: SpoolLayout, args: argparse.Namespace) -> int:
 
 def read_ended(spool: SpoolLayout) -> list[Ended]:
     """Every job of the spool with a readable final state."""
-    from prsd.leader.finish import FinalState
-    from prsd.leader.owners import job_owner
+    from prsd.storage.askers import job_owner
+    from prsd.wire.final import FinalState
 
     found = []
     for job_id in job_ids(spool):
@@ -118,9 +118,8 @@ def read_ended(spool: SpoolLayout) -> list[Ended]:
 
 
 def _is_admin(uid: int) -> bool:
-    from prsd.leader.askrule import ADMIN_GROUP_ENV
-    from prsd.leader.owners import in_group
     from prsd.settings import setting
+    from prsd.storage.askers import ADMIN_GROUP_ENV, in_group
 
     group = setting(ADMIN_GROUP_ENV)
     return group is not None and in_group(uid, group.value)

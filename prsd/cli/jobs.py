@@ -18,10 +18,9 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from prsd.errors import PrsdError
-from prsd.leader.status import SCHEMA_VERSION, reconcile
 from prsd.storage.layout import valid_job_id
 from prsd.wire.final import private_final_path
-from prsd.wire.status import merged_with_private_file
+from prsd.wire.status import SCHEMA_VERSION, merged_with_private_file, reconcile
 
 if TYPE_CHECKING:
     from prsd.storage.layout import SpoolLayout

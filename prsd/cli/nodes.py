@@ -37,7 +37,7 @@ def age_s(updated_at: str, now: datetime) -> float | None:
 def leader_view(spool: SpoolLayout) -> dict[str, dict[str, Any]]:
     """The leader's liveness view of the nodes (``leader/nodes.json``), or empty."""
     try:
-        doc = json.loads((spool.leader / "nodes.json").read_bytes())
+        doc = json.loads(spool.nodes_view.read_bytes())
         nodes = doc["nodes"]
     except (OSError, ValueError, TypeError, KeyError):
         return {}

@@ -19,10 +19,10 @@ from prsd.cli import console
 from prsd.errors import PrsdError
 from prsd.jobspec.pipefile import pipeline_file
 from prsd.jobspec.said import note_lines, spec_notes, stderr_text
-from prsd.pipeline.desk import FINAL
-from prsd.pipeline.record import CANCEL, BadRecord, pipeline_ids, read_record
+from prsd.pipeline.record import BadRecord, pipeline_ids, read_record
 from prsd.pipeline.view import SUCCEEDED, step_views
 from prsd.pipesubmit import PIPELINE_FILE, submit_pipeline
+from prsd.storage.layout import PIPELINE_CANCEL, PIPELINE_FINAL
 
 if TYPE_CHECKING:
     from collections.abc import Mapping, Sequence
@@ -59,10 +59,10 @@ def pipeline_status(spool: SpoolLayout, pid: str) -> dict[str, Any]:
     """``prsctl status PIPELINE --json``: the pipeline's state and its steps' (docs/pipelines.md)."""
     from prsd.cli.jobs import read_status
 
-    folder = spool.root / "pipelines" / pid
+    folder = spool.pipeline(pid).root
     record = read_record(folder)
     try:
-        final = json.loads((folder / FINAL).read_bytes())
+        final = json.loads((folder / PIPELINE_FINAL).read_bytes())
     except (OSError, ValueError):
         final = None
     steps = []
@@ -147,7 +147,7 @@ def readable_pipelines(spool: SpoolLayout) -> list[str]:
     out = []
     for pid in pipeline_ids(spool):
         try:
-            read_record(spool.root / "pipelines" / pid)
+            read_record(spool.pipeline(pid).root)
         except BadRecord:
             continue
         out.append(pid)
@@ -234,11 +234,11 @@ def handle_cancel(spool: SpoolLayout, pid: str) -> None:
     """``prsctl cancel PIPELINE``: ask the leader to cancel running steps and skip the rest."""
     from prsd.cli.liveness import fleet_warning, read_fleet
 
-    folder = spool.root / "pipelines" / pid
-    if (folder / FINAL).exists():
+    folder = spool.pipeline(pid).root
+    if (folder / PIPELINE_FINAL).exists():
         console.say(f"pipeline {pid} already ended: {pipeline_status(spool, pid)['state']}")
         return
-    (folder / CANCEL).touch()
+    (folder / PIPELINE_CANCEL).touch()
     down = fleet_warning(read_fleet(spool, datetime.now(UTC)), f"cancel of pipeline {pid} asked")
     if down is not None and "leader" in down:
         console.say(
@@ -265,8 +265,8 @@ def retry_pipeline(
     Raises:
         PrsdError: the pipeline has not ended, or nothing failed.
     """
-    folder = spool.root / "pipelines" / pid
-    if not (folder / FINAL).exists():
+    folder = spool.pipeline(pid).root
+    if not (folder / PIPELINE_FINAL).exists():
         raise PrsdError(f"pipeline {pid} has not ended; retry it once it has")
     record = read_record(folder)
     views = step_views(spool, folder, record)

@@ -29,8 +29,8 @@ from prsd.cli.gc import cmd_gc
 from prsd.cli.jobs import all_statuses, is_ended, read_status, resolve_job
 from prsd.cli.settings import spool_folder
 from prsd.errors import ExitCode, PrsdError
-from prsd.leader.status import SCHEMA_VERSION
 from prsd.storage.spool import open_spool
+from prsd.wire.status import SCHEMA_VERSION
 
 if TYPE_CHECKING:
     from prsd.storage.layout import SpoolLayout

@@ -17,7 +17,6 @@ from prsd.leader.combine import combine_outputs
 from prsd.leader.errortext import compact_error, init_groups, job_error_text
 from prsd.leader.faileditems import write_failed_items
 from prsd.leader.faultfile import job_log, written_fault
-from prsd.leader.joblogs import format_duration
 from prsd.leader.partial import keep_partial_output
 from prsd.leader.privatestatus import job_gid, write_final
 from prsd.leader.rerun import job_code_digest, read_retry_plan, retry_summary
@@ -25,6 +24,7 @@ from prsd.leader.status import final_counts
 from prsd.leader.verdict import COMPLETED_WITH_FAILURES, completed_state, failures_reason
 from prsd.logline import one_line
 from prsd.storage.atomic import write_atomic
+from prsd.wire.durations import format_duration
 from prsd.wire.final import FinalState
 
 if TYPE_CHECKING:
@@ -119,7 +119,7 @@ def finish_job(end: JobEnd, snap: JobSnapshot, state: str, reason: str) -> Final
     write_final(layout, final.to_json(), job_gid(layout))
     end.logs.progress(f"{snap.progress_line} The job is {state.lower()}. {reason}".strip())
     end.logs.master(f"job {state}: {reason or 'all mini-batches processed'}")
-    (layout.root.parent.parent / "active" / layout.job_id).unlink(missing_ok=True)
+    layout.spool.active_marker(layout.job_id).unlink(missing_ok=True)
     return final
 
 

@@ -30,14 +30,7 @@ from prsd.errors import ExitCode
 from prsd.logconfig import get_logger
 from prsd.pipeline.folder import PipelineFolder
 from prsd.pipeline.graph import downstream
-from prsd.pipeline.record import (
-    CANCEL,
-    STATE,
-    BadRecord,
-    pipeline_ids,
-    pipelines_folder,
-    read_record,
-)
+from prsd.pipeline.record import BadRecord, pipeline_ids, pipelines_folder, read_record
 from prsd.pipeline.stdlog import publish_std_log
 from prsd.pipeline.view import (
     ENDED,
@@ -49,6 +42,7 @@ from prsd.pipeline.view import (
     step_views,
 )
 from prsd.storage.atomic import write_atomic
+from prsd.storage.layout import PIPELINE_CANCEL, PIPELINE_FINAL, PIPELINE_STATE
 from prsd.wire.logtree import LogTree
 
 if TYPE_CHECKING:
@@ -60,7 +54,6 @@ if TYPE_CHECKING:
 log = get_logger("prsd.leader")
 
 CHECK_S = 0.5
-FINAL = "final.json"
 
 
 class PipelineDesk:
@@ -84,8 +77,8 @@ class PipelineDesk:
         for pid in pipeline_ids(self.spool):
             if self.only is not None and pid not in self.only:
                 continue
-            folder = self.spool.root / "pipelines" / pid
-            if os.path.lexists(folder / FINAL):
+            folder = self.spool.pipeline(pid).root
+            if os.path.lexists(folder / PIPELINE_FINAL):
                 continue
             try:
                 with PipelineFolder(self.spool, pid) as opened:
@@ -107,14 +100,14 @@ class PipelineDesk:
         owner = opened.owner_uid
         views = step_views(self.spool, folder, record, owner)
         state = desk_state(folder)
-        skips = plan_skips(record, views, canceled=os.path.lexists(folder / CANCEL))
+        skips = plan_skips(record, views, canceled=os.path.lexists(folder / PIPELINE_CANCEL))
         if skips:
             state.setdefault("skipped", {}).update(skips)
-            opened.write(STATE, json.dumps(state, indent=1).encode())
+            opened.write(PIPELINE_STATE, json.dumps(state, indent=1).encode())
             views = step_views(self.spool, folder, record, owner)
         # Only jobs the leader recorded for the pipeline's owner are acted on.
         mine = [v for v in views.values() if job_owner_uid(self.spool, v.job_id) == owner]
-        if os.path.lexists(folder / CANCEL):
+        if os.path.lexists(folder / PIPELINE_CANCEL):
             state["canceled"] = True
             self._cancel_running(mine)
         moved = bool(skips)
@@ -132,7 +125,7 @@ class PipelineDesk:
                 moved = self._release(opened, name, view) or moved
         if taken:  # next round skips what depends on it, or everything still waiting
             state.setdefault("skipped", {}).update(taken)
-            opened.write(STATE, json.dumps(state, indent=1).encode())
+            opened.write(PIPELINE_STATE, json.dumps(state, indent=1).encode())
             return True
         if all(v.state in ENDED for v in views.values()):
             self._finish(opened, record, views, bool(state.get("canceled")))
@@ -208,7 +201,7 @@ class PipelineDesk:
             "root_cause": reason if state == "Failed" else "",
             "finished_at": datetime.now(UTC).isoformat(timespec="seconds"),
         }
-        opened.write(FINAL, json.dumps(final, indent=1).encode())
+        opened.write(PIPELINE_FINAL, json.dumps(final, indent=1).encode())
 
 
 def plan_skips(

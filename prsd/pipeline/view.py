@@ -17,14 +17,15 @@ import os
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
-from prsd.pipeline.record import STATE, STEPS, PipelineRecord
 from prsd.storage.jobowner import OwnerRecordError, owner
+from prsd.storage.layout import PIPELINE_STATE, PIPELINE_STEPS
 from prsd.storage.readsafe import UntrustedFile, read_small
 from prsd.wire.final import PRIVATE_FINAL
 
 if TYPE_CHECKING:
     from pathlib import Path
 
+    from prsd.pipeline.record import PipelineRecord
     from prsd.storage.layout import SpoolLayout
 
 SUCCEEDED = frozenset({"Completed", "Completed with failures"})
@@ -47,7 +48,7 @@ class StepView:
 def desk_state(folder: Path) -> dict[str, Any]:
     """The leader's own record in the pipeline folder (skips, cancel, final)."""
     try:
-        raw = read_small(folder / STATE, MAX_STATE_BYTES, daemon_owned=True)
+        raw = read_small(folder / PIPELINE_STATE, MAX_STATE_BYTES, daemon_owned=True)
         doc = json.loads(raw)
     except (OSError, UntrustedFile, ValueError):
         return {"skipped": {}}
@@ -97,7 +98,7 @@ def job_owner_uid(spool: SpoolLayout, job_id: str) -> int | None:
 def _where(
     spool: SpoolLayout, folder: Path, name: str, job_id: str, owner_uid: int | None
 ) -> tuple[str, str]:
-    if os.path.lexists(folder / STEPS / name):
+    if os.path.lexists(folder / PIPELINE_STEPS / name):
         return "Waiting", ""
     if os.path.lexists(spool.inbox / job_id):
         return "Queued", ""
