@@ -269,7 +269,7 @@ def _warn_if_unserved(spool: Any) -> None:
     """A line on stderr when no leader or agent serves the spool (nothing would run it)."""
     from datetime import UTC, datetime
 
-    from prsd.cli.liveness import fleet_warning, read_fleet
+    from prsd.read.fleet import fleet_warning, read_fleet
 
     what = "queued (MLClient(..., local=True) runs it in this machine, no daemons)"
     warning = fleet_warning(read_fleet(spool, datetime.now(UTC)), what)

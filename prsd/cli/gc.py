@@ -18,8 +18,8 @@ from datetime import UTC, datetime
 from typing import TYPE_CHECKING
 
 from prsd.cli import console
-from prsd.cli.jobs import ENDED, job_ids
 from prsd.errors import ExitCode, PrsdError, SpoolError
+from prsd.read.jobs import ENDED, job_ids
 
 if TYPE_CHECKING:
     import argparse
@@ -126,7 +126,7 @@ def _is_admin(uid: int) -> bool:
 
 
 def _remove(spool: SpoolLayout, chosen: list[tuple[Ended, float]], wait_s: float) -> int:
-    from prsd.cli.liveness import fleet_warning, read_fleet
+    from prsd.read.fleet import fleet_warning, read_fleet
     from prsd.storage.requests import read_reply, send_request
 
     if not spool.requests.is_dir():

@@ -1,4 +1,4 @@
-"""``prsctl nodes``: the agents' heartbeats as rows (slots, GPUs, heartbeat age, work).
+"""The agents' heartbeats as rows (slots, GPUs, heartbeat age, work), for ``prsctl nodes``.
 
 Liveness comes from the leader's view (``leader/nodes.json``): the leader watches
 each heartbeat *change* on its own monotonic clock, so a node whose clock is off is
