@@ -151,7 +151,7 @@ def _fresh_id(spool: SpoolLayout, name: str) -> str:
     """An id never given in this spool and not waiting in its inbox."""
     while True:
         job_id = make_job_id(name)
-        if not ever_given(spool, job_id) and not os.path.lexists(spool.inbox / job_id):
+        if not ever_given(spool, job_id) and not os.path.lexists(spool.queued(job_id)):
             return job_id
 
 

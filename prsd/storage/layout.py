@@ -19,7 +19,7 @@ Layout (docs/spool.md)::
     requests/                                users' requests about their jobs
     jobs/<job_id>/job.yaml, origin.json, code/, spec.json, owner.json
     jobs/<job_id>/retry.json, retry_kept.jsonl, retry_order.json   (a retry job)
-    jobs/<job_id>/state/status.json, final.json, cancel, started.json
+    jobs/<job_id>/state/status.json, final.json, cancel, started.json, issued.e<n>.log
     jobs/<job_id>/tasks/pending/<shard>/<task>
     jobs/<job_id>/tasks/claimed/<node>/<task>
     jobs/<job_id>/tasks/done/<shard>/<task>.<node>
@@ -53,6 +53,8 @@ MB_DIGITS = 9
 
 REFUSED = ".refused"
 """``jobs/.refused/``: a leading dot, so no job id ever names it."""
+ISSUE_LOG_PREFIX = "issued.e"
+"""``state/issued.e<epoch>.log``: the task names one leader created (prsd/leader/issued.py)."""
 PIPELINE_RECORD = "pipeline.json"
 PIPELINE_STATE = "state.json"
 PIPELINE_FINAL = "final.json"
@@ -266,6 +268,10 @@ class JobLayout:
     def started(self) -> Path:
         """``state/started.json``: when the job first ran (its clock survives a takeover)."""
         return self.state / "started.json"
+
+    def issue_log(self, epoch: int) -> Path:
+        """``state/issued.e<epoch>.log``: every task name the leader of ``epoch`` created."""
+        return self.state / f"{ISSUE_LOG_PREFIX}{epoch:08d}.log"
 
     @property
     def retry_plan(self) -> Path:
