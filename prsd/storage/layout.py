@@ -363,6 +363,13 @@ class JobLayout:
     def worker_dir(self, node_id: str, process: str) -> Path:
         return self.work / node_id / process
 
+    def daemon_names(self) -> frozenset[str]:
+        """The names the daemons keep at the top of this job's folder: never an output."""
+        kept = [self.job_yaml, self.origin, self.spec, self.owner_record, self.code]
+        kept += [self.state, self.tasks, self.results, self.node_reports, self.logs, self.work]
+        kept += [self.retry_plan, self.retry_kept, self.retry_order]
+        return frozenset(p.name for p in kept)
+
     def task_dirs(self) -> tuple[Path, ...]:
         """Directories created when the job is taken in."""
         return (
