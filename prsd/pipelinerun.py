@@ -29,7 +29,7 @@ from prsd.leader.election import Deposed, Election
 from prsd.leader.job import Hint
 from prsd.leader.leader import Leader, LeaderLinks
 from prsd.pipeline.view import step_views
-from prsd.storage.layout import PIPELINE_CANCEL, PIPELINE_FINAL
+from prsd.storage.pipelinelayout import PIPELINE_CANCEL, PIPELINE_FINAL
 from prsd.wire.logtree import LogTree
 from prsd.wire.nodereport import environment_line
 

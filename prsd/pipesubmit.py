@@ -35,7 +35,8 @@ from prsd.jobspec.yamlsafe import Doc, read_yaml
 from prsd.pipeline.record import PipelineRecord, StepRecord, pipelines_folder
 from prsd.storage.atomic import fsync_tree, move_verified, write_atomic
 from prsd.storage.codedigest import code_digest
-from prsd.storage.layout import PIPELINE_RECORD, PIPELINE_STEPS, JobLayout
+from prsd.storage.layout import JobLayout
+from prsd.storage.pipelinelayout import PIPELINE_RECORD, PIPELINE_STEPS
 from prsd.submit import _fresh_id, copy_named_code, snapshot_code
 
 if TYPE_CHECKING:

@@ -36,7 +36,8 @@ from prsd.azure.watch import (
     step_tails,
     v2_status,
 )
-from prsd.storage.layout import PipelineLayout, SpoolLayout
+from prsd.storage.layout import SpoolLayout
+from prsd.storage.pipelinelayout import PipelineLayout
 
 if TYPE_CHECKING:
     import builtins

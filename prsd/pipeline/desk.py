@@ -42,7 +42,7 @@ from prsd.pipeline.view import (
     step_views,
 )
 from prsd.storage.atomic import write_atomic
-from prsd.storage.layout import PIPELINE_CANCEL, PIPELINE_FINAL, PIPELINE_STATE
+from prsd.storage.pipelinelayout import PIPELINE_CANCEL, PIPELINE_FINAL, PIPELINE_STATE
 from prsd.wire.logtree import LogTree
 
 if TYPE_CHECKING:

@@ -17,7 +17,7 @@ from typing import TYPE_CHECKING, Self
 
 from prsd.storage.atomic import move_out_verified, rename_at
 from prsd.storage.dirfd import open_under
-from prsd.storage.layout import PIPELINE_STEPS
+from prsd.storage.pipelinelayout import PIPELINE_STEPS
 
 if TYPE_CHECKING:
     from pathlib import Path

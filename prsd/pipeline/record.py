@@ -14,7 +14,8 @@ import re
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
-from prsd.storage.layout import PIPELINE_RECORD, valid_job_id
+from prsd.storage.layout import valid_job_id
+from prsd.storage.pipelinelayout import PIPELINE_RECORD
 from prsd.storage.readsafe import UntrustedFile, read_small
 
 if TYPE_CHECKING:

@@ -18,7 +18,7 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
 from prsd.storage.jobowner import OwnerRecordError, owner
-from prsd.storage.layout import PIPELINE_STATE, PIPELINE_STEPS
+from prsd.storage.pipelinelayout import PIPELINE_STATE, PIPELINE_STEPS
 from prsd.storage.readsafe import UntrustedFile, read_small
 from prsd.wire.final import PRIVATE_FINAL
 

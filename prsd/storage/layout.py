@@ -7,7 +7,8 @@ order: ``000000042.a3.e2`` is mini-batch 42 (the first of the task), attempt 3,
 written by leader epoch 2; a lexical sort of a directory gives input order.
 
 Every name of the spool is spelled here, and only here: other modules take their
-paths from a :class:`SpoolLayout`, :class:`JobLayout` or :class:`PipelineLayout`
+paths from a :class:`SpoolLayout`, :class:`JobLayout` or
+:class:`~prsd.storage.pipelinelayout.PipelineLayout` (a pipeline's folder, beside)
 (tests/unit/test_spool_paths.py fails on a spool name joined by hand elsewhere). The
 one exception is ``logs/``, whose tree :class:`prsd.wire.logtree.LogTree` names for the
 worker side too.
@@ -41,6 +42,7 @@ import re
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
+from prsd.storage.pipelinelayout import PipelineLayout
 from prsd.wire.logtree import LogTree
 
 if TYPE_CHECKING:
@@ -55,12 +57,6 @@ REFUSED = ".refused"
 """``jobs/.refused/``: a leading dot, so no job id ever names it."""
 ISSUE_LOG_PREFIX = "issued.e"
 """``state/issued.e<epoch>.log``: the task names one leader created (prsd/leader/issued.py)."""
-PIPELINE_RECORD = "pipeline.json"
-PIPELINE_STATE = "state.json"
-PIPELINE_FINAL = "final.json"
-PIPELINE_CANCEL = "cancel"
-
-PIPELINE_STEPS = "steps"
 
 _NODE_RE = re.compile(r"^[A-Za-z0-9][A-Za-z0-9_.-]{0,62}$")
 _JOB_RE = re.compile(r"^[a-z0-9][a-z0-9_-]{0,99}$")
@@ -383,44 +379,3 @@ class JobLayout:
             self.outputs,
             self.logs,
         )
-
-
-@dataclass(frozen=True)
-class PipelineLayout:
-    """Paths of one pipeline folder (``pipelines/<id>/``), which its submitter owns."""
-
-    root: Path
-    pipeline_id: str
-
-    @property
-    def record(self) -> Path:
-        """``pipeline.json``: what the submitter wrote (prsd.pipeline.record)."""
-        return self.root / PIPELINE_RECORD
-
-    @property
-    def state(self) -> Path:
-        """``state.json``: the leader's view of the steps while the pipeline runs."""
-        return self.root / PIPELINE_STATE
-
-    @property
-    def final(self) -> Path:
-        """``final.json``: the pipeline's end, written last."""
-        return self.root / PIPELINE_FINAL
-
-    @property
-    def steps(self) -> Path:
-        """``steps/``: the step job folders not yet moved to the inbox."""
-        return self.root / PIPELINE_STEPS
-
-    @property
-    def cancel(self) -> Path:
-        """``cancel``: the submitter asks the leader to cancel the pipeline."""
-        return self.root / PIPELINE_CANCEL
-
-    def step(self, name: str) -> Path:
-        return self.steps / name
-
-    @property
-    def log_tree(self) -> LogTree:
-        """The pipeline's ``logs/`` (its ``job_result.txt``)."""
-        return LogTree.of_job(self.root)

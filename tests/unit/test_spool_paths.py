@@ -1,7 +1,8 @@
-"""Every name of the spool is spelled once, in prsd/storage/layout.py.
+"""Every name of the spool is spelled once, in prsd/storage/layout.py (a pipeline's
+folder in prsd/storage/pipelinelayout.py beside it).
 
-The names are read from layout.py itself: each string literal it joins into a path
-(``self.root / "jobs"``) and each string constant it defines (``REFUSED``). A module
+The names are read from those modules themselves: each string literal they join into
+a path (``self.root / "jobs"``) and each string constant they define (``REFUSED``). A module
 outside the storage layer that joins one of them by hand (``/``, ``os.path.join``,
 ``joinpath``, ``open_under``'s list of names) fails this test: it should take the path
 from a ``SpoolLayout``, ``JobLayout`` or ``PipelineLayout`` instead. prsd/wire and
@@ -17,21 +18,22 @@ from pathlib import Path
 import pytest
 
 ROOT = Path(__file__).resolve().parents[2]
-LAYOUT = ROOT / "prsd" / "storage" / "layout.py"
+LAYOUTS = (ROOT / "prsd/storage/layout.py", ROOT / "prsd/storage/pipelinelayout.py")
 EXEMPT = ("prsd/storage/", "prsd/wire/", "prsd/worker/")
 JOINS = {"join", "joinpath", "open_under"}
 
 
-def spool_names(layout: Path = LAYOUT) -> frozenset[str]:
-    """The names layout.py joins into paths or defines as module constants."""
-    tree = ast.parse(layout.read_text(encoding="utf-8"))
+def spool_names(layouts: tuple[Path, ...] = LAYOUTS) -> frozenset[str]:
+    """The names the layout modules join into paths or define as module constants."""
     names: set[str] = set()
-    for node in ast.walk(tree):
-        if isinstance(node, ast.BinOp) and isinstance(node.op, ast.Div):
-            names.update(_text(side) for side in (node.left, node.right) if _text(side))
-    for stmt in tree.body:
-        if isinstance(stmt, ast.Assign) and _text(stmt.value):
-            names.add(_text(stmt.value))
+    for layout in layouts:
+        tree = ast.parse(layout.read_text(encoding="utf-8"))
+        for node in ast.walk(tree):
+            if isinstance(node, ast.BinOp) and isinstance(node.op, ast.Div):
+                names.update(_text(side) for side in (node.left, node.right) if _text(side))
+        for stmt in tree.body:
+            if isinstance(stmt, ast.Assign) and _text(stmt.value):
+                names.add(_text(stmt.value))
     return frozenset(names)
 
 
