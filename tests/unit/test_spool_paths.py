@@ -17,6 +17,8 @@ from pathlib import Path
 
 import pytest
 
+from prsd.storage.layout import SpoolLayout
+
 ROOT = Path(__file__).resolve().parents[2]
 LAYOUTS = (ROOT / "prsd/storage/layout.py", ROOT / "prsd/storage/pipelinelayout.py")
 EXEMPT = ("prsd/storage/", "prsd/wire/", "prsd/worker/")
@@ -101,3 +103,16 @@ def test_a_hand_join_is_found() -> None:
     )
     found = hand_joins(source, spool_names())
     assert [line.split(":")[0] for line in found] == ["2", "3", "4", "5"]
+
+
+def test_a_job_knows_its_spool_and_a_pipeline_its_files(tmp_path: Path) -> None:
+    spool = SpoolLayout(tmp_path / "spool")
+    job = spool.job("j-1")
+    assert job.spool == spool
+    assert job.node_report("n1") == tmp_path / "spool/jobs/j-1/nodes/n1.json"
+    assert spool.nodes_view == tmp_path / "spool/leader/nodes.json"
+    assert spool.refused == tmp_path / "spool/jobs/.refused"
+    pipeline = spool.pipeline("p-1")
+    assert pipeline.record == tmp_path / "spool/pipelines/p-1/pipeline.json"
+    assert pipeline.step("a") == tmp_path / "spool/pipelines/p-1/steps/a"
+    assert {"retry_kept.jsonl", "retry_order.json", "state"} <= job.daemon_names()
