@@ -241,14 +241,14 @@ def _run(spool: SpoolLayout, args: argparse.Namespace) -> int:
 def _run_retry(spool: SpoolLayout, args: argparse.Namespace) -> int:
     """``prsd run --retry JOB``: ``prsctl retry``'s new job (or pipeline), run here."""
     from prsd.cli.access import require_owner
-    from prsd.cli.jobs import resolve_job
     from prsd.cli.runview import write_line
     from prsd.pipelinerun import retry_pipeline_here
+    from prsd.read.jobs import resolve_job
     from prsd.submit import submit_retry
 
     if args.job_dir is not None:
         raise PrsdError("give a job to run or --retry JOB, not both")
-    if (spool.root / "pipelines" / args.retry / "pipeline.json").exists():
+    if spool.pipeline(args.retry).record.exists():
         return retry_pipeline_here(spool, args.retry, args.overrides, args.name, _node_id(args))
     old = resolve_job(spool, args.retry)
     require_owner(spool, old, "retry it")
@@ -266,9 +266,9 @@ def _run_job(spool: SpoolLayout, submit_job: Callable[[], str], args: argparse.N
     """Submit (``submit_job`` prints the id), then follow the job the daemons run or lead
     and serve it here until it ends; its exit code."""
     from prsd.agent.forks import ForkServer
-    from prsd.cli.liveness import daemons_serve
     from prsd.cli.runview import progress_view, write_line
     from prsd.embedded import LeftEarly
+    from prsd.read.fleet import daemons_serve
 
     handed = not args.embedded and daemons_serve(spool, datetime.now(UTC))
     node_id = _node_id(args)

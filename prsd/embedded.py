@@ -26,12 +26,12 @@ import anyio
 import anyio.to_thread
 
 from prsd.agent.agent import Agent, AgentOptions
-from prsd.cli.jobs import read_status
 from prsd.leader.election import Deposed, Election
 from prsd.leader.finish import FinalState
 from prsd.leader.job import Hint
 from prsd.leader.leader import Leader, LeaderLinks
 from prsd.leader.privatestatus import read_final
+from prsd.read.jobs import read_job_status
 from prsd.storage.requests import remove, send_request
 
 MAX_FINAL_BYTES = 1 << 20
@@ -110,7 +110,7 @@ async def run_interruptible(
             final = await _lead_until_done(leader, job_id, say)
             agent.job_ended()
         if on_progress is not None:  # the view ends on the job's last counts
-            on_progress(await anyio.to_thread.run_sync(read_status, spool, job_id))
+            on_progress(await anyio.to_thread.run_sync(read_job_status, spool, job_id))
         outer.cancel_scope.cancel()
     if ctrl_c.left:
         return await anyio.to_thread.run_sync(_left_job, spool, job_id, ctrl_c)
@@ -136,7 +136,7 @@ async def follow_interruptible(
         outer.start_soon(ctrl_c.listen, outer.cancel_scope)
         final = await _wait_for_final(final_path)
         if on_progress is not None:
-            on_progress(await anyio.to_thread.run_sync(read_status, spool, job_id))
+            on_progress(await anyio.to_thread.run_sync(read_job_status, spool, job_id))
         outer.cancel_scope.cancel()
     if ctrl_c.left:
         return await anyio.to_thread.run_sync(_left_job, spool, job_id, ctrl_c)
@@ -211,7 +211,7 @@ def _left_job(spool: SpoolLayout, job_id: str, ctrl_c: CtrlC) -> LeftEarly:
     """(After this process stopped leading.) Withdraw an unanswered cancel; the state."""
     if ctrl_c.withdraw is not None:
         ctrl_c.withdraw()
-    state = str(read_status(spool, job_id).get("state", ""))
+    state = str(read_job_status(spool, job_id).get("state", ""))
     ended = spool.job(job_id).final.exists()
     return LeftEarly(state if ended else "")
 
@@ -257,5 +257,5 @@ async def _report_progress(
     """The job's status document, read from the spool (whoever leads), at once and then
     every PROGRESS_EVERY_S."""
     while True:
-        show(await anyio.to_thread.run_sync(read_status, spool, job_id))
+        show(await anyio.to_thread.run_sync(read_job_status, spool, job_id))
         await anyio.sleep(PROGRESS_EVERY_S)

@@ -28,9 +28,8 @@ from prsd.jobspec.pipefile import pipeline_file
 from prsd.leader.election import Deposed, Election
 from prsd.leader.job import Hint
 from prsd.leader.leader import Leader, LeaderLinks
-from prsd.pipeline.desk import FINAL
-from prsd.pipeline.record import CANCEL
 from prsd.pipeline.view import step_views
+from prsd.storage.pipelinelayout import PIPELINE_CANCEL, PIPELINE_FINAL
 from prsd.wire.logtree import LogTree
 from prsd.wire.nodereport import environment_line
 
@@ -80,7 +79,7 @@ async def run_pipeline(
         only_jobs=steps | {record.pipeline_id},
     )
     agent = Agent(spool, options, bell=links.agent_bell, on_commit=on_commit, only_job=steps)
-    folder = spool.root / "pipelines" / record.pipeline_id
+    folder = spool.pipeline(record.pipeline_id).root
     ctrl_c = pipeline_ctrl_c(folder, record.pipeline_id, on_progress)
     async with anyio.create_task_group() as outer:
         if interrupts:
@@ -96,7 +95,7 @@ async def run_pipeline(
         outer.cancel_scope.cancel()
     if ctrl_c.left:
         return await anyio.to_thread.run_sync(_left_pipeline, folder, ctrl_c)
-    final: dict[str, Any] = json.loads((folder / FINAL).read_bytes())
+    final: dict[str, Any] = json.loads((folder / PIPELINE_FINAL).read_bytes())
     return final
 
 
@@ -106,9 +105,9 @@ async def _until_final(
     leader: Leader,
     on_progress: Callable[[str], None] | None,
 ) -> None:
-    folder = spool.root / "pipelines" / record.pipeline_id
+    folder = spool.pipeline(record.pipeline_id).root
     waited = 0.0
-    while not await anyio.to_thread.run_sync((folder / FINAL).exists):
+    while not await anyio.to_thread.run_sync((folder / PIPELINE_FINAL).exists):
         await anyio.sleep(0.2)
         waited += 0.2
         if on_progress is not None and waited >= PROGRESS_EVERY_S:
@@ -120,7 +119,7 @@ def pipeline_ctrl_c(folder: Path, pid: str, say: Callable[[str], None] | None) -
     """Ctrl-C for a pipeline: its cancel is the pipeline's cancel mark (as ``prsctl cancel``)."""
 
     def ask() -> Callable[[], None]:
-        (folder / CANCEL).touch()
+        (folder / PIPELINE_CANCEL).touch()
         return partial(_withdraw, folder)
 
     return CtrlC(f"pipeline {pid}", ask, folder, say)
@@ -128,16 +127,16 @@ def pipeline_ctrl_c(folder: Path, pid: str, say: Callable[[str], None] | None) -
 
 def _withdraw(folder: Path) -> None:
     """A cancel mark no leader acted on (the pipeline has not ended) is taken back."""
-    if not (folder / FINAL).exists():
+    if not (folder / PIPELINE_FINAL).exists():
         with contextlib.suppress(FileNotFoundError):
-            (folder / CANCEL).unlink()
+            (folder / PIPELINE_CANCEL).unlink()
 
 
 def _left_pipeline(folder: Path, ctrl_c: CtrlC) -> LeftEarly:
     if ctrl_c.withdraw is not None:
         ctrl_c.withdraw()
     try:
-        final = json.loads((folder / FINAL).read_bytes())
+        final = json.loads((folder / PIPELINE_FINAL).read_bytes())
     except (OSError, ValueError):
         return LeftEarly("")
     return LeftEarly(str(final.get("state", "")))
@@ -163,7 +162,7 @@ async def _lead(leader: Leader) -> None:
 def progress_line(spool: SpoolLayout, record: PipelineRecord, leader: Leader) -> str:
     """``pipeline NAME: step a Completed; step b Running (progress)``; a step whose
     environment is being built says so (``; building environment: resolving (0:00:12)``)."""
-    folder = spool.root / "pipelines" / record.pipeline_id
+    folder = spool.pipeline(record.pipeline_id).root
     parts = []
     for view in step_views(spool, folder, record).values():
         driver = leader.drivers.get(view.job_id)
@@ -214,7 +213,7 @@ def drive_here(spool: SpoolLayout, record: PipelineRecord, node_id: str) -> int:
     if isinstance(final, LeftEarly):
         console.say(left_early_line(spool, record.pipeline_id, final))
         return 130
-    result = LogTree.of_job(spool.root / "pipelines" / record.pipeline_id).job_result
+    result = LogTree.of_job(spool.pipeline(record.pipeline_id).root).job_result
     try:
         console.say(result.read_text(encoding="utf-8").rstrip())
     except OSError:

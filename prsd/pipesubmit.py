@@ -32,9 +32,11 @@ from prsd.jobspec.runner import RUNNER_FOLDER, RUNNER_SCRIPT, RUNNER_TEXT
 from prsd.jobspec.stepjob import COMMAND_FILE, COMMAND_FOLDER, SOURCE_FOLDER, Binder, StepJob
 from prsd.jobspec.steps import Pipeline, read_pipeline
 from prsd.jobspec.yamlsafe import Doc, read_yaml
-from prsd.leader.resubmit import code_digest
-from prsd.pipeline.record import RECORD, STEPS, PipelineRecord, StepRecord, pipelines_folder
+from prsd.pipeline.record import PipelineRecord, StepRecord, pipelines_folder
 from prsd.storage.atomic import fsync_tree, move_verified, write_atomic
+from prsd.storage.codedigest import code_digest
+from prsd.storage.layout import JobLayout
+from prsd.storage.pipelinelayout import PIPELINE_RECORD, PIPELINE_STEPS
 from prsd.submit import _fresh_id, copy_named_code, snapshot_code
 
 if TYPE_CHECKING:
@@ -94,7 +96,7 @@ def submit_pipeline(
     stem = path.parent.name if path.stem in ("pipeline", "job") else path.stem
     base = name or pipeline.name or stem
     pid = _fresh_id(spool, base)
-    while os.path.lexists(spool.root / "pipelines" / pid):
+    while os.path.lexists(spool.pipeline(pid).root):
         pid = _fresh_id(spool, base)
     ids: dict[str, str] = {}
     for step in pipeline.steps:
@@ -123,7 +125,7 @@ def submit_pipeline(
     staging.mkdir(mode=0o700)
     try:
         checked = _stage(staging, pipeline, jobs, spool, check)
-        write_atomic(staging / RECORD, record.to_json())
+        write_atomic(staging / PIPELINE_RECORD, record.to_json())
         text = yaml.safe_dump(doc.data, sort_keys=False, allow_unicode=True)
         write_atomic(staging / PIPELINE_FILE, text.encode())
         fsync_tree(staging)
@@ -144,11 +146,11 @@ def _stage(
     spool: SpoolLayout,
     check: Callable[[Path, JobSpec], None] | None,
 ) -> dict[str, JobSpec]:
-    (staging / STEPS).mkdir()
+    (staging / PIPELINE_STEPS).mkdir()
     specs = {}
     with tempfile.TemporaryDirectory(prefix="prsd-standin-") as tmp:
         for name, job in jobs.items():
-            folder = staging / STEPS / name
+            folder = staging / PIPELINE_STEPS / name
             if job.command is None:
                 _inline_conda(job, pipeline)
             _write_step(folder, job, pipeline)
@@ -177,8 +179,9 @@ def _inline_conda(job: StepJob, pipeline: Pipeline) -> None:
 
 def _write_step(folder: Path, job: StepJob, pipeline: Pipeline) -> None:
     folder.mkdir(mode=0o700)
+    step = JobLayout(folder, job.job_id)
     text = yaml.safe_dump(job.yaml, sort_keys=False, allow_unicode=True)
-    (folder / "job.yaml").write_text(text, encoding="utf-8")
+    step.job_yaml.write_text(text, encoding="utf-8")
     if job.command is None:
         return  # origin.json and code/ are written once the spec is checked
     (folder / RUNNER_FOLDER).mkdir()
@@ -210,6 +213,7 @@ def _check_step(
     tmp: Path,
 ) -> JobSpec:
     """Load the step's spec as the leader will (stand-ins for upstream outputs)."""
+    staged = JobLayout(folder, job.job_id)
     step = pipeline.steps[job.step]
     target = spool.jobs / job.job_id
     try:
@@ -237,11 +241,11 @@ def _check_step(
     skip.update(os.path.realpath(p) for p in spec.side_inputs.values())
     skip.add(os.path.realpath(spool.root))
     if Path(spec.code_dir) == pipeline.folder:  # no task.code: the entry script alone
-        copy_named_code(spec, folder / "code")
+        copy_named_code(spec, staged.code)
     else:
-        snapshot_code(Path(spec.code_dir), folder / "code", skip)
-    origin = {"job_dir": str(pipeline.folder), "name": "", "code": code_digest(folder / "code")}
-    (folder / "origin.json").write_text(json.dumps(origin, indent=1), encoding="utf-8")
+        snapshot_code(Path(spec.code_dir), staged.code, skip)
+    origin = {"job_dir": str(pipeline.folder), "name": "", "code": code_digest(staged.code)}
+    staged.origin.write_text(json.dumps(origin, indent=1), encoding="utf-8")
     return spec
 
 

@@ -31,10 +31,12 @@ import yaml
 from prsd.errors import JobSpecError, PrsdError
 from prsd.jobspec import JobSpec
 from prsd.jobspec.load import find_job_file, load_job_spec
-from prsd.leader.resubmit import code_digest
-from prsd.leader.retryfiles import RETRY_FILE
 from prsd.storage.atomic import fsync_dir, fsync_tree, move_verified, write_atomic
+from prsd.storage.codedigest import code_digest
 from prsd.storage.jobid import ever_given, make_job_id
+from prsd.storage.jobowner import OwnerRecordError, owner
+from prsd.storage.layout import JobLayout
+from prsd.storage.states import JobState
 
 if TYPE_CHECKING:
     from collections.abc import Callable, Sequence
@@ -90,26 +92,27 @@ def submit(
         check(spec)
     job_id = _fresh_id(spool, name or spec.name)
     staging = _staging(spool)
+    staged = JobLayout(staging, job_id)
     try:
         source = job_file or find_job_file(job_dir)
         if parsed:
             data = apply_overrides(read_yaml(source).data, parsed)
             text = yaml.safe_dump(data, sort_keys=False, allow_unicode=True)
-            (staging / "job.yaml").write_text(text, encoding="utf-8")
+            staged.job_yaml.write_text(text, encoding="utf-8")
         else:
-            shutil.copyfile(source, staging / "job.yaml")
+            shutil.copyfile(source, staged.job_yaml)
         skip = _skip_paths(spec, spool)
         code = Path(spec.code_dir)
         if job_file is not None and code == job_dir:
-            copy_named_code(spec, staging / "code")
+            copy_named_code(spec, staged.code)
         else:
-            snapshot_code(code, staging / "code", skip)
+            snapshot_code(code, staged.code, skip)
         origin = {
             "job_dir": str(job_dir),
             "name": name or "",
-            "code": code_digest(staging / "code"),
+            "code": code_digest(staged.code),
         }
-        write_atomic(staging / "origin.json", json.dumps(origin, indent=1).encode())
+        write_atomic(staged.origin, json.dumps(origin, indent=1).encode())
         check_as_leader(staging, spool.job(job_id).root, daemon_uid, (source, job_dir, code))
         _publish(staging, spool, job_id)
     except BaseException:
@@ -139,8 +142,9 @@ def check_as_leader(
         )
     except JobSpecError as exc:
         location = exc.location
-        for staged, user in zip(("job.yaml", "origin.json", "code"), shown, strict=True):
-            location = location.replace(str(staging / staged), str(user))
+        job = JobLayout(staging, staging.name)
+        for staged, user in zip((job.job_yaml, job.origin, job.code), shown, strict=True):
+            location = location.replace(str(staged), str(user))
         raise JobSpecError(exc.key, location, exc.problem) from None
 
 
@@ -148,7 +152,7 @@ def _fresh_id(spool: SpoolLayout, name: str) -> str:
     """An id never given in this spool and not waiting in its inbox."""
     while True:
         job_id = make_job_id(name)
-        if not ever_given(spool, job_id) and not os.path.lexists(spool.inbox / job_id):
+        if not ever_given(spool, job_id) and not os.path.lexists(spool.queued(job_id)):
             return job_id
 
 
@@ -260,41 +264,55 @@ def submit_retry(
     """
     from prsd.jobspec.overrides import apply_overrides, parse_override
     from prsd.jobspec.yamlsafe import read_yaml
-    from prsd.leader.resubmit import check_may_retry, draft_retry
-    from prsd.leader.retryfiles import KEPT_FILE
+    from prsd.leader.resubmit import draft_retry  # the leader's own planning, dry run
 
     old = spool.job(job_id)
     if not old.final.exists():
         raise PrsdError(f"job {job_id} has not ended; retry it once it has")
-    check_may_retry(old, json.loads(old.final.read_bytes()).get("state", ""))
+    _check_may_retry(old, json.loads(old.final.read_bytes()).get("state", ""))
     if not old.spec.exists():
         raise PrsdError(f"job {job_id} was refused when it was taken in: submit it anew")
     parsed = [parse_override(o) for o in overrides]
     old_name = JobSpec.from_json(old.spec.read_text("utf-8")).name
     new_id = _fresh_id(spool, name or f"{old_name}-retry")
     staging = _staging(spool)
+    staged = JobLayout(staging, new_id)
     try:
         yaml_text = find_job_file(old.root).read_text(encoding="utf-8")
         if parsed:
             data = apply_overrides(read_yaml(find_job_file(old.root)).data, parsed)
             yaml_text = yaml.safe_dump(data, sort_keys=False, allow_unicode=True)
-        (staging / "job.yaml").write_text(yaml_text, encoding="utf-8")
+        staged.job_yaml.write_text(yaml_text, encoding="utf-8")
         if code_dir is None:
-            shutil.copytree(old.code, staging / "code", symlinks=True)
+            shutil.copytree(old.code, staged.code, symlinks=True)
         else:
-            snapshot_code(code_dir.absolute(), staging / "code", {os.path.realpath(spool.root)})
+            snapshot_code(code_dir.absolute(), staged.code, {os.path.realpath(spool.root)})
         origin = json.loads(old.origin.read_text(encoding="utf-8")) if old.origin.exists() else {}
         origin["name"] = name or ""
-        write_atomic(staging / "origin.json", json.dumps(origin, indent=1).encode())
+        write_atomic(staged.origin, json.dumps(origin, indent=1).encode())
         spec = load_job_spec(staging) if parsed or code_dir is not None else None
         spec = spec or JobSpec.from_json(old.spec.read_text(encoding="utf-8"))
-        draft = draft_retry(
-            old, spec, code=code_digest(staging / "code"), overrides=tuple(overrides)
-        )
-        write_atomic(staging / KEPT_FILE, "".join(k.to_line() for k in draft.kept).encode())
-        write_atomic(staging / RETRY_FILE, draft.plan.encode())
+        draft = draft_retry(old, spec, code=code_digest(staged.code), overrides=tuple(overrides))
+        write_atomic(staged.retry_kept, "".join(k.to_line() for k in draft.kept).encode())
+        write_atomic(staged.retry_plan, draft.plan.encode())
         _publish(staging, spool, new_id)
     except BaseException:
         shutil.rmtree(staging, ignore_errors=True)
         raise
     return new_id, draft.runs, draft.summary
+
+
+def _check_may_retry(old: JobLayout, final_state: str) -> None:
+    """Refuse a retry of another user's job, or of one with nothing left to run.
+
+    Raises:
+        PrsdError: with the reason.
+    """
+    try:
+        found = owner(old)
+    except OwnerRecordError as exc:
+        raise PrsdError(f"job {old.job_id}: {exc.one_line()}; a retry needs its owner") from exc
+    if found.uid != os.geteuid():
+        raise PrsdError(f"job {old.job_id} belongs to {found.user}: only {found.user} can retry it")
+    if final_state == JobState.COMPLETED:
+        raise PrsdError(f"every mini-batch of job {old.job_id} succeeded: nothing to retry")

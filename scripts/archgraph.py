@@ -6,7 +6,8 @@
     python scripts/archgraph.py --check DOC     # exit 1 if DOC's graph is not current
 
 A package is a folder of ``prsd`` (``prsd.leader``) or a top-level module
-(``prsd.errors``); ``azureml_user`` is one node. Every import counts: relative ones,
+(``prsd.errors``); ``azureml_user`` is one node, and so is ``azureml`` (the v1 SDK
+names of compat/azureml-v1). Every import counts: relative ones,
 those inside functions and those under ``TYPE_CHECKING``. The drawing is sorted, so
 the same code always gives the same text.
 """
@@ -21,18 +22,20 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parent.parent
 BEGIN = "<!-- archgraph:begin (scripts/archgraph.py --write docs/architecture.md) -->"
 END = "<!-- archgraph:end -->"
+COMPAT = ROOT / "compat" / "azureml-v1"
 
 
 def _module(path: Path) -> tuple[str, bool]:
-    parts = [p for p in path.relative_to(ROOT).with_suffix("").parts if p != "__init__"]
+    base = COMPAT if path.is_relative_to(COMPAT) else ROOT
+    parts = [p for p in path.relative_to(base).with_suffix("").parts if p != "__init__"]
     return ".".join(parts), path.name == "__init__.py"
 
 
 def node_of(module: str) -> str | None:
     """The graph node a module belongs to (None: not ours)."""
     parts = module.split(".")
-    if parts[0] == "azureml_user":
-        return "azureml_user"
+    if parts[0] in ("azureml_user", "azureml"):
+        return parts[0]
     if parts[0] != "prsd":
         return None
     if len(parts) == 1:
@@ -47,7 +50,11 @@ def node_of(module: str) -> str | None:
 def edges() -> dict[str, set[str]]:
     """node -> the other nodes it imports."""
     graph: dict[str, set[str]] = {}
-    files = [*ROOT.joinpath("prsd").rglob("*.py"), *ROOT.joinpath("azureml_user").rglob("*.py")]
+    files = [
+        *ROOT.joinpath("prsd").rglob("*.py"),
+        *ROOT.joinpath("azureml_user").rglob("*.py"),
+        *COMPAT.joinpath("azureml").rglob("*.py"),
+    ]
     for path in sorted(files):
         name, is_package = _module(path)
         here = node_of(name)

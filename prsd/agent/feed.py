@@ -33,7 +33,6 @@ from prsd.storage.claim import (
     try_claim,
 )
 from prsd.storage.fstype import is_local_spool
-from prsd.storage.layout import SpoolLayout
 from prsd.storage.lease import current_epoch
 from prsd.storage.pendinghint import read_hint
 from prsd.wire.fields import RecordError
@@ -140,7 +139,7 @@ class TaskFeed:
     def _hinted(self) -> list[Path]:
         """The hint's names this node has not tried, as ``pending/`` paths."""
         layout = self.ctx.layout
-        epoch = current_epoch(SpoolLayout(layout.root.parent.parent))
+        epoch = current_epoch(layout.spool)
         self._forget_old()
         fresh = [
             layout.pending_task(t) for t in read_hint(layout, epoch) if t.name not in self._tried

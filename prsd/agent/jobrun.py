@@ -32,7 +32,7 @@ from prsd.agent.workerstate import (
 from prsd.agent.writer import FileWriter
 from prsd.envs.agentside import JobEnvironment
 from prsd.storage.atomic import write_atomic
-from prsd.storage.layout import TaskName, node_report
+from prsd.storage.layout import TaskName
 from prsd.wire.nodereport import NodeReport
 
 if TYPE_CHECKING:
@@ -336,7 +336,7 @@ class JobRun:
             environment=self.environment.report().get("environment"),
             **asdict(self.statistics()),
         )
-        path = node_report(self.ctx.layout, self.ctx.node_id)
+        path = self.ctx.layout.node_report(self.ctx.node_id)
         data = report.encode()
 
         def write() -> None:

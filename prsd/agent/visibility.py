@@ -14,7 +14,6 @@ from typing import TYPE_CHECKING
 
 from prsd.logconfig import get_logger
 from prsd.storage.atomic import write_atomic
-from prsd.storage.layout import node_report
 from prsd.wire.nodereport import NodeReport
 
 if TYPE_CHECKING:
@@ -54,7 +53,7 @@ def unseen(spec: JobSpec) -> list[str]:
 def report_unseen(layout: JobLayout, node_id: str, missing: list[str]) -> None:
     """Log what this node cannot see and write it to its node report (best effort)."""
     log.error("cannot see the job's files", job_id=layout.job_id, node_id=node_id, missing=missing)
-    path = node_report(layout, node_id)
+    path = layout.node_report(node_id)
     report = NodeReport(
         node_id, updated_at=datetime.now(UTC).isoformat(timespec="seconds"), cannot_see=missing
     )

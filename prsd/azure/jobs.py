@@ -36,6 +36,8 @@ from prsd.azure.watch import (
     step_tails,
     v2_status,
 )
+from prsd.storage.layout import SpoolLayout
+from prsd.storage.pipelinelayout import PipelineLayout
 
 if TYPE_CHECKING:
     import builtins
@@ -104,8 +106,8 @@ class JobOperations:
         return data
 
     def _folder(self, name: str) -> Path:
-        folder = self.spool / "pipelines" / name
-        if not (folder / "pipeline.json").is_file():
+        folder = SpoolLayout(self.spool).pipeline(name).root
+        if not _record_path(folder).is_file():
             raise KeyError(f"no job {name!r} in {self.spool}")
         return folder
 
@@ -116,7 +118,7 @@ class JobOperations:
         if job is None:
             from azure.ai.ml import load_job
 
-            record = read_json(folder / "pipeline.json") or {}
+            record = read_json(_record_path(folder)) or {}
             job = load_job(source=str(record.get("file", "")))
             job.name = name
         job._status = v2_status_of(self.spool, folder)
@@ -129,7 +131,7 @@ class JobOperations:
                 "jobs.list() without parent_job_name is not supported by prsd"
             )
         folder = self._folder(parent_job_name)
-        record = read_json(folder / "pipeline.json") or {}
+        record = read_json(_record_path(folder)) or {}
         for key, step in (record.get("steps") or {}).items():
             yield _StepJob(
                 key,
@@ -176,13 +178,10 @@ class JobOperations:
     def _show(
         self, folder: Path, seen: dict[str, str], tails: dict[str, builtins.list[Tail]]
     ) -> None:
-        record = read_json(folder / "pipeline.json") or {}
+        record = read_json(_record_path(folder)) or {}
         for key, (state, _) in step_states(self.spool, folder).items():
-            job = (
-                self.spool
-                / "jobs"
-                / str((record.get("steps") or {}).get(key, {}).get("job_id", "-"))
-            )
+            job_id = str((record.get("steps") or {}).get(key, {}).get("job_id", "-"))
+            job = SpoolLayout(self.spool).job(job_id).root
             status = v2_status(state)
             if status != "NotStarted" and key not in tails:
                 tails[key] = step_tails(job)
@@ -202,9 +201,9 @@ class JobOperations:
     ) -> None:
         """Copy an output (or, without ``output_name``, the steps' logs) into ``download_path``."""
         folder = self._folder(name)
-        record = read_json(folder / "pipeline.json") or {}
+        record = read_json(_record_path(folder)) or {}
         steps = {
-            k: self.spool / "jobs" / str(v.get("job_id", ""))
+            k: SpoolLayout(self.spool).job(str(v.get("job_id", ""))).root
             for k, v in (record.get("steps") or {}).items()
         }
         dest_root = Path(download_path)
@@ -227,6 +226,11 @@ class JobOperations:
             shutil.copyfile(src, dest / src.name)
         else:
             raise FileNotFoundError(f"output {output_name!r} of job {name} was not written ({src})")
+
+
+def _record_path(folder: Path) -> Path:
+    """The pipeline's ``pipeline.json``."""
+    return PipelineLayout(folder, folder.name).record
 
 
 def v2_status_of(spool: Path, folder: Path) -> str:
@@ -266,7 +270,7 @@ def _warn_if_unserved(spool: Any) -> None:
     """A line on stderr when no leader or agent serves the spool (nothing would run it)."""
     from datetime import UTC, datetime
 
-    from prsd.cli.liveness import fleet_warning, read_fleet
+    from prsd.read.fleet import fleet_warning, read_fleet
 
     what = "queued (MLClient(..., local=True) runs it in this machine, no daemons)"
     warning = fleet_warning(read_fleet(spool, datetime.now(UTC)), what)

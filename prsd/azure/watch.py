@@ -49,34 +49,42 @@ def v2_status(prsd_state: str) -> str:
 
 def step_states(spool: Path, folder: Path) -> dict[str, tuple[str, str]]:
     """Each step's (prsd state, reason) of the pipeline in ``folder``; empty if unreadable."""
-    from prsd.pipeline.record import read_record
-    from prsd.pipeline.view import step_views
+    return _step_states(_read_status(spool, folder))
+
+
+def _read_status(spool: Path, folder: Path) -> dict[str, Any] | None:
+    """The pipeline's document (prsd.read.pipelines); None if its record is unreadable."""
+    from prsd.read.pipelines import read_pipeline_status
     from prsd.storage.layout import SpoolLayout
 
     try:
-        record = read_record(folder)
+        return read_pipeline_status(SpoolLayout(spool), folder.name)
     except (OSError, ValueError):
-        return {}
-    views = step_views(SpoolLayout(spool), folder, record)
-    return {k: (v.state, v.reason) for k, v in views.items()}
+        return None
+
+
+def _step_states(doc: dict[str, Any] | None) -> dict[str, tuple[str, str]]:
+    steps = doc["steps"] if doc is not None else []
+    return {str(s["step"]): (str(s["state"]), str(s["reason"])) for s in steps}
 
 
 def pipeline_status(spool: Path, folder: Path) -> str:
     """The pipeline's v1 status: its end, else ``NotStarted`` or ``Running`` from its steps."""
-    final = read_json(folder / "final.json")
-    if final is not None:
-        return azure_status(str(final.get("state", "Failed")))
-    states = {azure_status(s) for s, _ in step_states(spool, folder).values()}
+    doc = _read_status(spool, folder)
+    if doc is not None and doc["exit_code"] is not None:
+        return azure_status(str(doc["state"]))
+    states = {azure_status(s) for s, _ in _step_states(doc).values()}
     return "NotStarted" if states <= {"NotStarted"} else "Running"
 
 
 def step_tails(job_root: Path) -> list[Tail]:
     """Tails of a step job's environment builds, progress overview and command output
     (``std_log.txt``)."""
-    from prsd.wire.logtree import LogTree
+    from prsd.storage.layout import JobLayout
 
-    tree = LogTree.of_job(job_root)
-    return [BuildTail(job_root / "nodes", "*.json"),
+    job = JobLayout(job_root, job_root.name)
+    tree = job.log_tree
+    return [BuildTail(job.node_reports, "*.json"),
             Tail(tree.root, tree.pattern(tree.progress_overview("*"))),
             Tail(tree.root, tree.pattern(tree.std_log))]  # fmt: skip
 

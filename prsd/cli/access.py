@@ -15,9 +15,8 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from prsd.errors import PrsdError
-from prsd.leader.askrule import ADMIN_GROUP_ENV, may_act, who_may
-from prsd.leader.owners import in_group, job_owner, person
 from prsd.settings import setting
+from prsd.storage.askers import ADMIN_GROUP_ENV, in_group, job_owner, may_act, person, who_may
 from prsd.storage.atomic import TMP_PREFIX
 
 if TYPE_CHECKING:

@@ -13,8 +13,8 @@ from dataclasses import dataclass
 from datetime import UTC, datetime
 from typing import TYPE_CHECKING
 
-from prsd.cli.liveness import fleet_warning, read_fleet
 from prsd.errors import SpoolError
+from prsd.read.fleet import fleet_warning, read_fleet
 from prsd.storage.requests import read_reply, send_request
 
 if TYPE_CHECKING:

@@ -72,7 +72,7 @@ def environment_lines(spool: SpoolLayout, job_id: str, now: datetime | None = No
     """One line per node whose report says its environment is building or failed."""
     now = now or datetime.now(UTC)
     lines = []
-    for path in sorted((spool.job(job_id).root / "nodes").glob("*.json")):
+    for path in sorted(spool.job(job_id).node_reports.glob("*.json")):
         try:
             report = NodeReport.decode(path.read_bytes())
         except (OSError, ValueError):  # ValueError: RecordError, a torn or foreign report

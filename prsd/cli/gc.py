@@ -18,8 +18,8 @@ from datetime import UTC, datetime
 from typing import TYPE_CHECKING
 
 from prsd.cli import console
-from prsd.cli.jobs import ENDED, job_ids
 from prsd.errors import ExitCode, PrsdError, SpoolError
+from prsd.read.jobs import ENDED, job_ids
 
 if TYPE_CHECKING:
     import argparse
@@ -103,8 +103,8 @@ def cmd_gc(spool: SpoolLayout, args: argparse.Namespace) -> int:
 
 def read_ended(spool: SpoolLayout) -> list[Ended]:
     """Every job of the spool with a readable final state."""
-    from prsd.leader.finish import FinalState
-    from prsd.leader.owners import job_owner
+    from prsd.storage.askers import job_owner
+    from prsd.wire.final import FinalState
 
     found = []
     for job_id in job_ids(spool):
@@ -118,16 +118,15 @@ def read_ended(spool: SpoolLayout) -> list[Ended]:
 
 
 def _is_admin(uid: int) -> bool:
-    from prsd.leader.askrule import ADMIN_GROUP_ENV
-    from prsd.leader.owners import in_group
     from prsd.settings import setting
+    from prsd.storage.askers import ADMIN_GROUP_ENV, in_group
 
     group = setting(ADMIN_GROUP_ENV)
     return group is not None and in_group(uid, group.value)
 
 
 def _remove(spool: SpoolLayout, chosen: list[tuple[Ended, float]], wait_s: float) -> int:
-    from prsd.cli.liveness import fleet_warning, read_fleet
+    from prsd.read.fleet import fleet_warning, read_fleet
     from prsd.storage.requests import read_reply, send_request
 
     if not spool.requests.is_dir():

@@ -17,8 +17,6 @@ import os
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
-from prsd.leader.inboxsweep import refused_folder
-
 if TYPE_CHECKING:
     from prsd.storage.layout import SpoolLayout
 
@@ -82,14 +80,12 @@ def inbox_summary(spool: SpoolLayout) -> InboxSummary:
     except OSError:
         pass
     try:
-        names = sorted(
-            (n for n in os.listdir(refused_folder(spool)) if n.endswith(".json")), reverse=True
-        )
+        names = sorted((n for n in os.listdir(spool.refused) if n.endswith(".json")), reverse=True)
     except OSError:
         names = []
     summary.refused_count = len(names)
     for name in names[:MAX_REFUSED_SHOWN]:
-        record = _record(refused_folder(spool) / name)
+        record = _record(spool.refused / name)
         if record is not None:
             summary.refused.append(record)
     return summary

@@ -19,10 +19,10 @@ from prsd.cli import console
 from prsd.errors import PrsdError
 from prsd.jobspec.pipefile import pipeline_file
 from prsd.jobspec.said import note_lines, spec_notes, stderr_text
-from prsd.pipeline.desk import FINAL
-from prsd.pipeline.record import CANCEL, BadRecord, pipeline_ids, read_record
+from prsd.pipeline.record import pipeline_ids, read_record
 from prsd.pipeline.view import SUCCEEDED, step_views
 from prsd.pipesubmit import PIPELINE_FILE, submit_pipeline
+from prsd.read.pipelines import NOT_STARTED, has_ended, read_pipeline_status, readable_pipelines
 
 if TYPE_CHECKING:
     from collections.abc import Callable, Mapping, Sequence
@@ -61,70 +61,9 @@ def submit_here(
     return record
 
 
-def pipeline_status(spool: SpoolLayout, pid: str) -> dict[str, Any]:
-    """``prsctl status PIPELINE --json``: the pipeline's state and its steps' (docs/pipelines.md)."""
-    from prsd.cli.jobs import read_status
-
-    folder = spool.root / "pipelines" / pid
-    record = read_record(folder)
-    try:
-        final = json.loads((folder / FINAL).read_bytes())
-    except (OSError, ValueError):
-        final = None
-    steps = []
-    for view in step_views(spool, folder, record).values():
-        step: dict[str, Any] = {
-            "step": view.name,
-            "kind": view.kind,
-            "job_id": view.job_id,
-            "state": view.state,
-            "reason": view.reason,
-            "depends_on": list(record.steps[view.name].deps),
-        }
-        if view.state not in ("Waiting", "Skipped", "Lost", "Queued"):
-            doc = read_status(spool, view.job_id)
-            step.update({k: doc.get(k) for k in _STEP_FIELDS if k in doc})
-        steps.append(step)
-    return {
-        "pipeline_id": pid,
-        "name": record.name,
-        "kind": "pipeline",
-        "state": final["state"] if final else "Running",
-        "reason": final["reason"] if final else "",
-        "exit_code": final["exit_code"] if final else None,
-        "retry_of": record.retry_of,
-        "elapsed_s": _elapsed(steps, final),
-        "steps": steps,
-        "ignored": list(record.ignored),
-    }
-
-
-_STEP_FIELDS = (
-    "succeeded_mbs",
-    "failed_mbs",
-    "total_mbs",
-    "planned_mbs",
-    "started_at",
-    "elapsed_s",
-)
-
-
-def _elapsed(steps: list[dict[str, Any]], final: dict[str, Any] | None) -> float | None:
-    """Seconds from the first step's start to the pipeline's end (or now)."""
-    starts = [s["started_at"] for s in steps if isinstance(s.get("started_at"), str)]
-    if not starts:
-        return None
-    try:
-        first = min(datetime.fromisoformat(t) for t in starts)
-        end = datetime.fromisoformat(final["finished_at"]) if final else datetime.now(UTC)
-    except (ValueError, KeyError, TypeError):
-        return None
-    return max(0.0, round((end - first).total_seconds(), 1))
-
-
 def table_rows(spool: SpoolLayout, docs: list[dict[str, Any]]) -> list[dict[str, Any]]:
     """``prsctl status`` rows: jobs outside pipelines, then each pipeline with its steps."""
-    pipelines = [pipeline_status(spool, pid) for pid in readable_pipelines(spool)]
+    pipelines = [read_pipeline_status(spool, pid) for pid in readable_pipelines(spool)]
     # A Lost step names a job that is not this pipeline's (another user's, or gone):
     # that job keeps its own row and lends the step nothing.
     in_pipelines = {s["job_id"] for p in pipelines for s in p["steps"] if s["state"] != "Lost"}
@@ -148,27 +87,14 @@ def table_rows(spool: SpoolLayout, docs: list[dict[str, Any]]) -> list[dict[str,
     return rows
 
 
-def readable_pipelines(spool: SpoolLayout) -> list[str]:
-    """The pipelines whose record this user may read."""
-    out = []
-    for pid in pipeline_ids(spool):
-        try:
-            read_record(spool.root / "pipelines" / pid)
-        except BadRecord:
-            continue
-        out.append(pid)
-    return out
-
-
 def is_pipeline_id(spool: SpoolLayout, text: str) -> bool:
     return text in pipeline_ids(spool)
 
 
 def started_steps(spool: SpoolLayout, pid: str) -> list[tuple[str, str]]:
     """(step, job id) of the steps whose job exists, in dependency order."""
-    doc = pipeline_status(spool, pid)
-    waiting = ("Waiting", "Skipped", "Lost", "Queued")
-    return [(s["step"], s["job_id"]) for s in doc["steps"] if s["state"] not in waiting]
+    doc = read_pipeline_status(spool, pid)
+    return [(s["step"], s["job_id"]) for s in doc["steps"] if s["state"] not in NOT_STARTED]
 
 
 def handle_submit(
@@ -195,7 +121,7 @@ def handle_submit(
 
 def handle_status(spool: SpoolLayout, pid: str, as_json: bool) -> None:
     """``prsctl status PIPELINE``: JSON, or the pipeline's line and one line per step."""
-    doc = pipeline_status(spool, pid)
+    doc = read_pipeline_status(spool, pid)
     if as_json:
         sys.stdout.write(json.dumps(doc, indent=1, sort_keys=True) + "\n")
         return
@@ -215,14 +141,14 @@ def watch_pipeline(spool: SpoolLayout, pid: str, interval_s: float) -> int:
     """``prsctl status PIPELINE --watch``: a line each time a step moves, until the
     pipeline ends; then its view, and the pipeline's exit code (0, 42, 43)."""
     last = ""
-    doc = pipeline_status(spool, pid)
+    doc = read_pipeline_status(spool, pid)
     while doc["exit_code"] is None:
         line = _progress(doc)
         if line != last:
             console.say(line)
             last = line
         time.sleep(interval_s)
-        doc = pipeline_status(spool, pid)
+        doc = read_pipeline_status(spool, pid)
     handle_status(spool, pid, as_json=False)
     return int(doc["exit_code"])
 
@@ -238,13 +164,12 @@ def _progress(doc: dict[str, Any]) -> str:
 
 def handle_cancel(spool: SpoolLayout, pid: str) -> None:
     """``prsctl cancel PIPELINE``: ask the leader to cancel running steps and skip the rest."""
-    from prsd.cli.liveness import fleet_warning, read_fleet
+    from prsd.read.fleet import fleet_warning, read_fleet
 
-    folder = spool.root / "pipelines" / pid
-    if (folder / FINAL).exists():
-        console.say(f"pipeline {pid} already ended: {pipeline_status(spool, pid)['state']}")
+    if has_ended(spool, pid):
+        console.say(f"pipeline {pid} already ended: {read_pipeline_status(spool, pid)['state']}")
         return
-    (folder / CANCEL).touch()
+    spool.pipeline(pid).cancel.touch()
     down = fleet_warning(read_fleet(spool, datetime.now(UTC)), f"cancel of pipeline {pid} asked")
     if down is not None and "leader" in down:
         console.say(
@@ -271,8 +196,8 @@ def retry_pipeline(
     Raises:
         PrsdError: the pipeline has not ended, or nothing failed.
     """
-    folder = spool.root / "pipelines" / pid
-    if not (folder / FINAL).exists():
+    folder = spool.pipeline(pid).root
+    if not has_ended(spool, pid):
         raise PrsdError(f"pipeline {pid} has not ended; retry it once it has")
     record = read_record(folder)
     views = step_views(spool, folder, record)

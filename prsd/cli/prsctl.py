@@ -26,11 +26,11 @@ from prsd.cli.envs import add_parser as add_env_parser
 from prsd.cli.envs import cmd_env
 from prsd.cli.gc import add_parser as add_gc_parser
 from prsd.cli.gc import cmd_gc
-from prsd.cli.jobs import all_statuses, is_ended, read_status, resolve_job
 from prsd.cli.settings import spool_folder
 from prsd.errors import ExitCode, PrsdError
-from prsd.leader.status import SCHEMA_VERSION
+from prsd.read.jobs import is_ended, read_job_status, read_job_statuses, resolve_job
 from prsd.storage.spool import open_spool
+from prsd.wire.status import SCHEMA_VERSION
 
 if TYPE_CHECKING:
     from prsd.storage.layout import SpoolLayout
@@ -166,7 +166,7 @@ def cmd_submit(spool: SpoolLayout, args: argparse.Namespace) -> int:
 def _warn_if_unserved(spool: SpoolLayout, what: str) -> None:
     """A line on stderr when no leader or no agent serves the spool (nothing would run)."""
     from prsd.cli import console
-    from prsd.cli.liveness import fleet_warning, read_fleet
+    from prsd.read.fleet import fleet_warning, read_fleet
 
     warning = fleet_warning(read_fleet(spool, datetime.now(UTC)), what)
     if warning is not None:
@@ -188,13 +188,12 @@ def cmd_status(spool: SpoolLayout, args: argparse.Namespace) -> int:
     if args.job is None:
         from prsd.cli import pipelines
         from prsd.cli.inboxview import inbox_summary, trim_queued
+        from prsd.read.pipelines import read_pipeline_status, readable_pipelines
 
-        docs = all_statuses(spool)
+        docs = read_job_statuses(spool)
         inbox = inbox_summary(spool)
         if args.json:
-            found = [
-                pipelines.pipeline_status(spool, p) for p in pipelines.readable_pipelines(spool)
-            ]
+            found = [read_pipeline_status(spool, p) for p in readable_pipelines(spool)]
             doc = {"schema": SCHEMA_VERSION, "jobs": docs, "pipelines": found}
             _print_json({**doc, "inbox": inbox.to_json()})
             return ExitCode.OK
@@ -202,7 +201,7 @@ def cmd_status(spool: SpoolLayout, args: argparse.Namespace) -> int:
         from prsd.cli.statusview import jobs_table
 
         rows, shown_queued = trim_queued(spool, docs)
-        if rows or pipelines.readable_pipelines(spool):
+        if rows or readable_pipelines(spool):
             console.out.print(jobs_table(pipelines.table_rows(spool, rows)))
         elif not inbox.folders:
             console.say(f"no jobs in {spool.root}")
@@ -215,7 +214,7 @@ def cmd_status(spool: SpoolLayout, args: argparse.Namespace) -> int:
     job_id = resolve_job(spool, args.job)
     require_owner(spool, job_id, "look into it")
     if args.json:
-        _print_json(read_status(spool, job_id))
+        _print_json(read_job_status(spool, job_id))
         return ExitCode.OK
     from prsd.cli import console
     from prsd.cli.watching import job_renderable, watch
@@ -232,7 +231,7 @@ def cmd_status(spool: SpoolLayout, args: argparse.Namespace) -> int:
 
 def _say_storage_faults(spool: SpoolLayout) -> None:
     from prsd.cli import console
-    from prsd.cli.nodes import storage_faults
+    from prsd.read.nodes import storage_faults
 
     for line in storage_faults(spool):
         console.say(line)
@@ -246,7 +245,7 @@ def cmd_cancel(spool: SpoolLayout, args: argparse.Namespace) -> int:
         pipelines.handle_cancel(spool, args.job)
         return ExitCode.OK
     job_id = resolve_job(spool, args.job)
-    doc = read_status(spool, job_id)
+    doc = read_job_status(spool, job_id)
     if is_ended(doc):
         console.say(f"job {job_id} already ended: {doc.get('state')}")
         return ExitCode.OK
@@ -292,8 +291,8 @@ def cmd_logs(spool: SpoolLayout, args: argparse.Namespace) -> int:
 
 def cmd_nodes(spool: SpoolLayout, args: argparse.Namespace) -> int:
     from prsd.cli import console
-    from prsd.cli.nodes import node_rows
     from prsd.cli.statusview import nodes_table
+    from prsd.read.nodes import node_rows
 
     rows = node_rows(spool, datetime.now(UTC))
     if args.json:

@@ -17,7 +17,7 @@ import time
 from datetime import UTC, datetime
 from typing import TYPE_CHECKING, Any, Protocol
 
-from prsd.leader.joblogs import format_duration
+from prsd.wire.durations import format_duration
 from prsd.wire.nodereport import environment_line
 
 if TYPE_CHECKING:

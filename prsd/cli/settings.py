@@ -15,6 +15,7 @@ from pathlib import Path
 
 from prsd.errors import PrsdError
 from prsd.settings import env_file, setting
+from prsd.storage.layout import SpoolLayout
 
 SPOOL_ENV = "PRSD_SPOOL"
 LOCAL_SPOOL = Path("spool")  # where `prsd run` puts its spool by default
@@ -38,7 +39,7 @@ def spool_folder(given: Path | None, *, for_submit: bool) -> Path:
     found = setting(SPOOL_ENV)
     if found is not None:
         return Path(found.value)
-    if not for_submit and (LOCAL_SPOOL / "jobs").is_dir():
+    if not for_submit and SpoolLayout(LOCAL_SPOOL).jobs.is_dir():
         return LOCAL_SPOOL
     raise NoSpool(
         f"no spool given: pass --spool DIR, or set {SPOOL_ENV} (in the environment, or in "

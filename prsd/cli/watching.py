@@ -13,8 +13,8 @@ from datetime import UTC, datetime
 from typing import TYPE_CHECKING, Any
 
 from prsd.cli.envs import environment_lines
-from prsd.cli.jobs import is_ended, read_status
 from prsd.errors import ExitCode
+from prsd.read.jobs import is_ended, read_job_status
 
 if TYPE_CHECKING:
     from rich.console import RenderableType
@@ -27,10 +27,10 @@ def job_renderable(spool: SpoolLayout, job_id: str) -> tuple[RenderableType, dic
     from rich.console import Group
     from rich.text import Text
 
-    from prsd.cli.nodes import node_rows
     from prsd.cli.statusview import job_view
+    from prsd.read.nodes import node_rows
 
-    doc = read_status(spool, job_id)
+    doc = read_job_status(spool, job_id)
     nodes = [] if is_ended(doc) else node_rows(spool, datetime.now(UTC), job_id)
     view = job_view(doc, nodes)
     building = [] if is_ended(doc) else environment_lines(spool, job_id)
@@ -40,7 +40,7 @@ def job_renderable(spool: SpoolLayout, job_id: str) -> tuple[RenderableType, dic
 def watch(spool: SpoolLayout, job_id: str, interval_s: float) -> int:
     """Follow the job until it ends; exit with the job's code."""
     from prsd.cli import console
-    from prsd.leader.finish import EXIT_CODES
+    from prsd.storage.states import EXIT_CODES
 
     if console.out.is_terminal:
         doc = _redraw(spool, job_id, interval_s)
@@ -68,14 +68,14 @@ def _stream(spool: SpoolLayout, job_id: str, interval_s: float) -> dict[str, Any
     from prsd.cli.runview import build_phases, progress_line
 
     last: tuple[str, tuple[tuple[str, str], ...]] = ("", ())
-    doc = read_status(spool, job_id)
+    doc = read_job_status(spool, job_id)
     while not is_ended(doc):
         moved = (progress_line(_without_clock(doc)), build_phases(doc))
         if moved != last:
             console.say(progress_line(doc))
             last = moved
         time.sleep(interval_s)
-        doc = read_status(spool, job_id)
+        doc = read_job_status(spool, job_id)
     view, doc = job_renderable(spool, job_id)
     console.out.print(view)
     return doc

@@ -19,6 +19,7 @@ from contextlib import contextmanager
 from typing import TYPE_CHECKING
 
 from prsd.storage.fstype import Level, classify, spool_mount
+from prsd.storage.layout import SpoolLayout
 
 if TYPE_CHECKING:
     from collections.abc import Iterator
@@ -65,29 +66,25 @@ def check_permissions(report: Report, spool: Path) -> None:
         report.add("permissions", Level.FAIL, f"{spool} is not writable by uid {os.getuid()}")
         return
     problems = []
-    for name in ("jobs", "nodes", "leader", "active"):
+    layout = SpoolLayout(spool)
+    for folder in (layout.jobs, layout.nodes, layout.leader, layout.active):
         try:
-            mode = os.lstat(spool / name).st_mode
+            mode = os.lstat(folder).st_mode
         except FileNotFoundError:
             continue
         if stat.S_ISLNK(mode) or not stat.S_ISDIR(mode):
-            report.add("permissions", Level.FAIL, f"{spool / name} is not a plain folder")
+            report.add("permissions", Level.FAIL, f"{folder} is not a plain folder")
             return
-        if not os.access(spool / name, os.W_OK | os.X_OK):
-            report.add(
-                "permissions", Level.FAIL, f"{spool / name} is not writable by uid {os.getuid()}"
-            )
+        if not os.access(folder, os.W_OK | os.X_OK):
+            report.add("permissions", Level.FAIL, f"{folder} is not writable by uid {os.getuid()}")
             return
         if mode & stat.S_IWOTH:
-            problems.append(f"{name}/ is writable by everyone (chmod o-w)")
+            problems.append(f"{folder.name}/ is writable by everyone (chmod o-w)")
     problems.extend(shared_folder_problems(spool))
     if problems:
         report.add("permissions", Level.WARN, "; ".join(problems))
     else:
         report.add("permissions", Level.OK, f"writable by uid {os.getuid()}")
-
-
-SHARED_FOLDERS = ("inbox", "requests")  # every user writes these: 1777, sticky
 
 
 def shared_folder_problems(spool: Path) -> list[str]:
@@ -96,14 +93,17 @@ def shared_folder_problems(spool: Path) -> list[str]:
     ``requests/`` must also be writable by everyone, or users cannot cancel their jobs.
     """
     problems = []
-    for name in SHARED_FOLDERS:
+    layout = SpoolLayout(spool)
+    for folder in (layout.inbox, layout.requests):  # every user writes these: 1777, sticky
         try:
-            mode = os.lstat(spool / name).st_mode
+            mode = os.lstat(folder).st_mode
         except FileNotFoundError:
             continue
         if mode & stat.S_IWOTH and not mode & stat.S_ISVTX:
-            problems.append(f"{name}/ is writable by everyone without the sticky bit (chmod +t)")
-        elif name == "requests" and not mode & stat.S_IWOTH:
+            problems.append(
+                f"{folder.name}/ is writable by everyone without the sticky bit (chmod +t)"
+            )
+        elif folder == layout.requests and not mode & stat.S_IWOTH:
             problems.append(
                 "requests/ is not writable by everyone: users cannot cancel their jobs (chmod 1777)"
             )

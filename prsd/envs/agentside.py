@@ -87,7 +87,7 @@ class JobEnvironment:
     def _prepare_blocking(self) -> Prepared:
         settings = EnvSettings.from_env()
         run_as = run_as_for_job(self.layout)
-        spool = self.layout.root.parent.parent
+        spool = self.layout.spool.root
 
         def check(python: str) -> str | None:
             return None if run_as is None else unreadable_for(run_as, python)

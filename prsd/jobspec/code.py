@@ -21,6 +21,7 @@ from prsd.jobspec.paths import Roots, inside, is_remote, resolve, stays_inside
 from prsd.jobspec.schema import ENVIRONMENT_AZURE_ONLY, check_entry_keys
 from prsd.jobspec.values import as_mapping, as_str, shown, suggest
 from prsd.jobspec.yamlsafe import Setting, Site, read_limited
+from prsd.storage.layout import JobLayout
 
 SETTINGS_FILE = "parallel_run_step.settings.json"
 ENVIRONMENT_KEYS = frozenset({"python", *FILE_KEYS, "image", "python_mismatch"})
@@ -74,7 +75,7 @@ def code_folder(
         if is_remote(text):
             raise site.error(f"{text!r} is not a local folder")
     if snapshot:
-        return _folder(job_dir / "code", "the job's code snapshot", site)
+        return _folder(JobLayout(job_dir, job_dir.name).code, "the job's code snapshot", site)
     if text is None:
         return job_dir
     return _folder(resolve(job_dir, text, roots, site), "the code folder", site)

@@ -26,8 +26,10 @@ completes "<path> ...") or None; callers turn the reason into a JobSpecError.
 
 from __future__ import annotations
 
-from pathlib import PurePosixPath
+from pathlib import Path, PurePosixPath
 from typing import TYPE_CHECKING
+
+from prsd.storage.layout import JobLayout
 
 if TYPE_CHECKING:
     from collections.abc import Iterable
@@ -37,25 +39,9 @@ SYSTEM_FOLDERS = tuple(
 )
 """Folders no confined job reads or writes unless an allowed root names them."""
 
-DAEMON_NAMES = frozenset(
-    {
-        "spec.json",
-        "owner.json",
-        "job.yaml",
-        "job.yml",
-        "origin.json",
-        "retry.json",
-        "code",
-        "state",
-        "tasks",
-        "results",
-        "nodes",
-        "logs",
-        "work",
-        "requests",
-    }
-)
-"""Names in a job's folder that the daemons own or trust: never an output."""
+OTHER_DAEMON_NAMES = frozenset({"job.yml", "requests"})
+"""Besides :meth:`prsd.storage.layout.JobLayout.daemon_names`: names in a job's folder
+that the daemons own or trust (``job.yml``, the other job file name): never an output."""
 
 ROOTS_HINT = (
     "set PRSD_ALLOWED_ROOTS (folders separated by ':') in /etc/prsd/prsd.env "
@@ -149,7 +135,8 @@ def spool_problem(
     if path == job_root:
         return "is the job's folder itself"
     first = path.relative_to(job_root).parts[0]
-    if first in DAEMON_NAMES or first.startswith("."):
+    daemons = JobLayout(Path(job_root), Path(job_root).name).daemon_names() | OTHER_DAEMON_NAMES
+    if first in daemons or first.startswith("."):
         return (
             f"would write into {first}, which the prsd daemons keep in the job's folder; "
             "write outputs under ./outputs/"

@@ -168,7 +168,7 @@ def load_job_spec(
     if owner_uid is None:
         owner_uid = _default_owner(spool if os.path.lexists(spool) else folder)
     if spool_root is None and spool.parent.name == "jobs":
-        spool_root = spool.parent.parent
+        spool_root = JobLayout(spool, spool.name).spool.root
     roots = Roots.of(list(allowed_roots)).for_job(
         owner_uid=owner_uid,
         daemon_uid=os.geteuid() if daemon_uid is None else daemon_uid,

@@ -17,6 +17,7 @@ from prsd.jobspec.paths import Roots, resolve
 from prsd.jobspec.refs import Refs, exact_ref, has_ref, substitute, undefined
 from prsd.jobspec.said import NOT_USED, note
 from prsd.jobspec.values import as_choice, as_str
+from prsd.storage.layout import JobLayout
 
 if TYPE_CHECKING:
     from collections.abc import Mapping
@@ -68,7 +69,7 @@ def plan_output(settings: Mapping[str, Setting], ctx: OutputContext) -> OutputPl
     name = DEFAULT_APPEND_ROW_FILE_NAME
     if file_name is not None:
         name = _plain_name(file_name)
-    path = ctx.spool / "outputs" / name
+    path = JobLayout(ctx.spool, ctx.spool.name).outputs / name
     if action is not None:
         ctx.roots.check(path, action.site, output=True)
     return OutputPlan("append_row", str(_not_folder(path, action.site if action else None)))

@@ -36,7 +36,7 @@ from typing import TYPE_CHECKING
 from prsd.jobspec import confine
 from prsd.settings import setting
 from prsd.storage.jobowner import OwnerRecordError, owner
-from prsd.storage.layout import JobLayout
+from prsd.storage.layout import JobLayout, SpoolLayout
 
 if TYPE_CHECKING:
     from prsd.jobspec.yamlsafe import Site
@@ -153,7 +153,7 @@ class Roots:
         """``real`` is inside ``outputs/`` of another job in the spool with this job's owner."""
         if self.spool is None or not self.writers:
             return False
-        jobs = PurePosixPath(self.spool) / "jobs"
+        jobs = PurePosixPath(SpoolLayout(Path(self.spool)).jobs)
         if not confine.under(real, jobs) or real == jobs:
             return False
         parts = real.relative_to(jobs).parts

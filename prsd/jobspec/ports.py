@@ -25,6 +25,7 @@ from prsd.jobspec.schema import (
     check_entry_keys,
 )
 from prsd.jobspec.values import as_bool, as_choice, as_mapping, as_str, shown
+from prsd.storage.layout import JobLayout
 
 if TYPE_CHECKING:
     from collections.abc import Mapping
@@ -196,7 +197,7 @@ def place_outputs(
 
 
 def _spool_place(name: str, kind: str, text: str | None, spool: Path) -> Path:
-    folder = spool / "outputs" / name
+    folder = JobLayout(spool, spool.name).outputs / name
     if kind != "uri_file":
         return folder
     last = text.rstrip("/").rpartition("/")[2] if text else ""

@@ -32,6 +32,7 @@ from prsd.jobspec.ports import LITERAL_TYPES
 from prsd.jobspec.refs import exact_ref, expand_groups, substitute
 from prsd.jobspec.runner import RUNNER_FOLDER, RUNNER_SCRIPT
 from prsd.jobspec.values import as_timeout
+from prsd.storage.layout import JobLayout
 
 if TYPE_CHECKING:
     from prsd.jobspec.steps import Pipeline, Step
@@ -79,7 +80,7 @@ def place(job_root: Path, name: str, entry: Any) -> Path:
     if isinstance(text, str) and not is_remote(text) and exact_ref(text) is None:
         local = local_text(text)
         return Path(os.path.normpath(local if os.path.isabs(local) else job_root / local))
-    folder = job_root / "outputs" / name
+    folder = JobLayout(job_root, job_root.name).outputs / name
     last = text.rstrip("/").rpartition("/")[2] if isinstance(text, str) else ""
     if kind == "uri_file" and _SAFE_FILE.match(last) and ".." not in last:
         return folder / last

@@ -1,34 +1,22 @@
-"""Who may act on a job, and what the leader does with one request: pure decisions.
+"""What the leader does with one request: pure decisions.
 
-Invariant: a request acts on a job only when the uid that asked is the job's recorded
-owner, root, or a member of the configured admin group (``PRSD_ADMIN_GROUP``). Every
-other request is answered with a refusal that names the job's owner, so the asker
-knows whom to ask. Nothing here reads a file or a clock; the shell is
-:mod:`prsd.leader.requests`.
+Invariant: a request acts on a job only when the rule of
+:func:`prsd.storage.askers.may_act` lets its asker (the job's recorded owner, root, or
+a member of the admin group). Every other request is answered with a refusal that
+names the job's owner, so the asker knows whom to ask. Nothing here reads a file or a
+clock; the shell is :mod:`prsd.leader.requests`.
 """
 
 from __future__ import annotations
 
 from dataclasses import dataclass
 from enum import Enum
+from typing import TYPE_CHECKING
 
-ADMIN_GROUP_ENV = "PRSD_ADMIN_GROUP"
+from prsd.storage.askers import may_act, who_may
 
-
-@dataclass(frozen=True)
-class Person:
-    """A uid with its login name (the number when it has none)."""
-
-    uid: int
-    name: str
-
-    def __str__(self) -> str:
-        return f"{self.name} (uid {self.uid})"
-
-
-def may_act(asker: Person, owner: Person, *, asker_is_admin: bool) -> bool:
-    """True when ``asker`` may act on a job that ``owner`` owns."""
-    return asker.uid in (owner.uid, 0) or asker_is_admin
+if TYPE_CHECKING:
+    from prsd.storage.askers import Person
 
 
 class JobPlace(Enum):
@@ -91,13 +79,6 @@ def _remove(job_id: str, place: JobPlace) -> Decision:
         return Decision(Verb.ACT, True, "removed")
     state = "running" if place is JobPlace.DRIVEN else "queued"
     return Decision(Verb.ANSWER, False, f"job {job_id} is {state}: only ended jobs are removed")
-
-
-def who_may(admin_group: str) -> str:
-    """Who may act on a job, for messages."""
-    if admin_group:
-        return f"only its owner, root or members of group {admin_group}"
-    return "only its owner or root"
 
 
 def _past(action: str) -> str:

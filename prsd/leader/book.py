@@ -15,12 +15,12 @@ from typing import TYPE_CHECKING
 
 from prsd.leader.errorbook import ErrorBook
 from prsd.leader.initrule import NodeInit, first_error_detail, init_failure
-from prsd.leader.joblogs import format_duration
 from prsd.leader.packing import ewma
 from prsd.leader.snapshot import JobSnapshot, NodeRow
 from prsd.leader.verdict import Thresholds, verdict
 from prsd.storage.records import REQUEUED, SUCCEEDED, Outcome
 from prsd.storage.states import JobState
+from prsd.wire.durations import format_duration
 
 if TYPE_CHECKING:
     from collections.abc import Iterable

@@ -20,7 +20,6 @@ from prsd.leader.combine import combine_outputs
 from prsd.leader.errortext import compact_error, init_groups, job_error_text
 from prsd.leader.faileditems import write_failed_items
 from prsd.leader.faultfile import job_log, written_fault
-from prsd.leader.joblogs import format_duration
 from prsd.leader.partial import keep_partial_output
 from prsd.leader.privatestatus import GRANT
 from prsd.leader.rerun import job_code_digest, read_retry_plan, retry_summary
@@ -31,6 +30,7 @@ from prsd.storage.endrecords import final_record
 from prsd.storage.jobfolder import JobFolder
 from prsd.storage.states import EXIT_CODES, JobState
 from prsd.storage.statusrecord import JobStatus
+from prsd.wire.durations import format_duration
 from prsd.wire.final import FinalState
 
 if TYPE_CHECKING:

@@ -31,13 +31,10 @@ from prsd.logconfig import get_logger
 from prsd.storage.atomic import move_verified, write_atomic
 
 if TYPE_CHECKING:
-    from pathlib import Path
-
     from prsd.storage.layout import SpoolLayout
 
 log = get_logger("prsd.leader")
 
-REFUSED = ".refused"
 INBOX_GRACE_S = 600.0
 MAX_LOGGED_ONE_BY_ONE = 5
 NOT_UTF8 = (
@@ -62,11 +59,6 @@ def decodable(name: str) -> bool:
     except UnicodeEncodeError:
         return False
     return True
-
-
-def refused_folder(spool: SpoolLayout) -> Path:
-    """``jobs/.refused/``: inbox folders moved aside, each with its ``.json`` record."""
-    return spool.jobs / REFUSED
 
 
 @dataclass
@@ -95,7 +87,7 @@ class InboxSweep:
             since = self.first_seen.setdefault((name, ino), now)
             if now - since >= self.grace_s:
                 refused += self._refuse(spool, name, ino, INCOMPLETE.format(grace=self.grace_s))
-        _report(refused)
+        _report(refused, spool)
 
     def _refuse(
         self, spool: SpoolLayout, name: str, ino: int, reason: str
@@ -108,13 +100,13 @@ class InboxSweep:
             return []
         if not stat.S_ISDIR(info.st_mode) or info.st_ino != ino:
             return []  # replaced since the listing: looked at again next round
-        folder = refused_folder(spool)
+        folder = spool.refused
         aside = f"{datetime.now(UTC):%Y%m%d-%H%M%S}-{secrets.token_hex(4)}"
         record = {
             "inbox_name": shown(name),
             "uid": info.st_uid,
             "reason": reason,
-            "moved_to": f"jobs/{REFUSED}/{aside}",
+            "moved_to": str((folder / aside).relative_to(spool.root)),
             "at": datetime.now(UTC).isoformat(),
         }
         try:
@@ -132,7 +124,7 @@ class InboxSweep:
         return [record]
 
 
-def _report(refused: list[dict[str, object]]) -> None:
+def _report(refused: list[dict[str, object]], spool: SpoolLayout) -> None:
     """Log each refusal of a round; many at once (thousands of empty folders) in one line."""
     if len(refused) <= MAX_LOGGED_ONE_BY_ONE:
         for r in refused:
@@ -143,5 +135,5 @@ def _report(refused: list[dict[str, object]]) -> None:
         count=len(refused),
         first=[r["inbox_name"] for r in refused[:MAX_LOGGED_ONE_BY_ONE]],
         reasons=sorted({str(r["reason"]) for r in refused}),
-        moved_to=f"jobs/{REFUSED}/",
+        moved_to=f"{spool.refused.relative_to(spool.root)}/",
     )

@@ -54,7 +54,7 @@ from prsd.storage.jobroot import (
     restrict_to_job,
     seal_job_root,
 )
-from prsd.storage.layout import SpoolLayout
+from prsd.storage.layout import JobLayout
 from prsd.storage.readsafe import UntrustedFile, read_small
 from prsd.storage.states import JobState
 
@@ -62,7 +62,7 @@ if TYPE_CHECKING:
     from pathlib import Path
 
     from prsd.jobspec import JobSpec
-    from prsd.storage.layout import JobLayout
+    from prsd.storage.layout import SpoolLayout
     from prsd.wire.final import FinalState
 
 log = get_logger("prsd.leader")
@@ -236,7 +236,7 @@ def resume_taken_job(layout: JobLayout) -> JobSpec:
         info = os.lstat(layout.root)
         if info.st_uid != os.geteuid() or stat.S_IMODE(info.st_mode) != ROOT_MODE:
             return load_taken_job(layout)  # not sealed yet: the owner's folder as submitted
-        before = settled_owner(SpoolLayout(layout.root.parent.parent), layout.job_id)
+        before = settled_owner(layout.spool, layout.job_id)
         if before is None:
             raise OwnerUnknown(
                 "the leader stopped while taking the job in, before its owner was "
@@ -310,7 +310,9 @@ def fail_intake(layout: JobLayout, error: PrsdError) -> FinalState:
 def _origin_name(folder: Path) -> str:
     """The ``name`` in ``origin.json`` (``prsctl submit --name``), read without following links."""
     try:
-        data = read_small(folder / "origin.json", MAX_ORIGIN_BYTES, daemon_owned=False)
+        data = read_small(
+            JobLayout(folder, folder.name).origin, MAX_ORIGIN_BYTES, daemon_owned=False
+        )
         origin = json.loads(data)
     except (UntrustedFile, ValueError):
         return ""

@@ -16,17 +16,12 @@ import os
 from typing import TYPE_CHECKING
 
 from prsd.fdio import write_all
-from prsd.storage.layout import TaskName
+from prsd.storage.layout import ISSUE_LOG_PREFIX, TaskName
 
 if TYPE_CHECKING:
     from collections.abc import Iterable
-    from pathlib import Path
 
     from prsd.storage.layout import JobLayout
-
-
-def log_path(layout: JobLayout, epoch: int) -> Path:
-    return layout.state / f"issued.e{epoch:08d}.log"
 
 
 class IssueLog:
@@ -34,7 +29,7 @@ class IssueLog:
 
     def __init__(self, layout: JobLayout, epoch: int) -> None:
         layout.state.mkdir(parents=True, exist_ok=True)
-        self._fd = os.open(log_path(layout, epoch), os.O_WRONLY | os.O_CREAT | os.O_APPEND, 0o644)
+        self._fd = os.open(layout.issue_log(epoch), os.O_WRONLY | os.O_CREAT | os.O_APPEND, 0o644)
 
     def add(self, names: Iterable[str]) -> None:
         write_all(self._fd, "".join(f"{n}\n" for n in names).encode())
@@ -49,7 +44,7 @@ def read_issued(layout: JobLayout) -> set[TaskName]:
     """Every task name any leader of the job logged (a torn last line is skipped)."""
     names: set[TaskName] = set()
     try:
-        logs = [n for n in os.listdir(layout.state) if n.startswith("issued.e")]
+        logs = [n for n in os.listdir(layout.state) if n.startswith(ISSUE_LOG_PREFIX)]
     except FileNotFoundError:
         return names
     for log in logs:

@@ -58,12 +58,6 @@ def report_parts(layout: JobLayout) -> list[Path]:
     return [tree.report_csv, *(tree.job_report / n for n in names)]
 
 
-def format_duration(seconds: float) -> str:
-    """``h:mm:ss`` as Azure prints durations."""
-    s = max(int(seconds), 0)
-    return f"{s // 3600}:{s // 60 % 60:02d}:{s % 60:02d}"
-
-
 @dataclass(frozen=True)
 class AttemptRow:
     outcome: Outcome

@@ -24,7 +24,7 @@ from typing import TYPE_CHECKING, Any
 from prsd.errors import PrsdError
 from prsd.leader.bisect import PROBE_ATTEMPT_BASE
 from prsd.leader.merge import Piece
-from prsd.leader.retryfiles import KEPT_FILE, read_trusted
+from prsd.leader.retryfiles import read_trusted
 from prsd.leader.retryplan import Kept, items_digest, payload_identity
 from prsd.storage.jobowner import JobOwner, OwnerRecordError, owner
 from prsd.storage.layout import JobLayout, TaskName, parse_done_name, valid_job_id
@@ -184,14 +184,16 @@ def read_kept(job_root: Path) -> list[KeptResult]:
         PrsdError: the file exists but is not the daemons' regular file, or a line is
             not a kept result.
     """
-    data = read_trusted(job_root / KEPT_FILE)
+    data = read_trusted(JobLayout(job_root, job_root.name).retry_kept)
     if data is None:
         return []
     try:
         text = data.decode("utf-8")
         return [KeptResult.from_obj(json.loads(ln)) for ln in text.splitlines() if ln]
     except (ValueError, KeyError, TypeError) as exc:
-        raise PrsdError(f"{job_root / KEPT_FILE} is not a list of kept results: {exc}") from exc
+        raise PrsdError(
+            f"{JobLayout(job_root, job_root.name).retry_kept} is not a list of kept results: {exc}"
+        ) from exc
 
 
 def results_to_keep(layout: JobLayout, mode: str, *, keep_short: bool) -> list[KeptResult]:
@@ -221,7 +223,7 @@ def check_same_owner(layout: JobLayout, others: set[str]) -> None:
     for job_id in sorted(others):
         if not valid_job_id(job_id):
             raise PrsdError(f"the retry names {job_id!r}, which is not a job id")
-        other = JobLayout(layout.root.parent / job_id, job_id)
+        other = layout.spool.job(job_id)
         if not os.path.lexists(other.root):
             raise PrsdError(f"the retry needs job {job_id}, which is gone")
         theirs = job_owner(other)

@@ -288,7 +288,7 @@ class Leader:
         assert self.nodes is not None
         view = nodes_view(self.nodes, beats, self.epoch, self.node_lease_s, now)
         try:
-            write_atomic(self.spool.leader / "nodes.json", view.to_json(), durable=False)
+            write_atomic(self.spool.nodes_view, view.to_json(), durable=False)
         except OSError as exc:
             if not self._storage_fault(exc, now, None):
                 log.warning("cannot write leader/nodes.json", error=str(exc))

@@ -17,7 +17,7 @@ if TYPE_CHECKING:
 
 def read_node_reports(layout: JobLayout) -> list[NodeReport]:
     """The nodes' reports for this job (``jobs/<id>/nodes/*.json``), as read."""
-    folder = layout.root / "nodes"
+    folder = layout.node_reports
     reports: list[NodeReport] = []
     try:
         names = sorted(n for n in os.listdir(folder) if n.endswith(".json"))

@@ -31,7 +31,6 @@ from prsd.asowner.side import owner_side
 from prsd.errors import PrsdError
 from prsd.leader.finish import FinalState
 from prsd.leader.kept import read_kept
-from prsd.leader.retryfiles import KEPT_FILE
 from prsd.logconfig import get_logger
 from prsd.storage.atomic import move_verified
 from prsd.storage.jobid import settle_job_id
@@ -88,7 +87,7 @@ def kept_by(spool: SpoolLayout, job_id: str) -> str:
     keeping it when it names the job at all."""
     for folder in _unended_folders(spool):
         try:
-            text = (folder / KEPT_FILE).read_text(encoding="utf-8")
+            text = JobLayout(folder, folder.name).retry_kept.read_text(encoding="utf-8")
         except (OSError, UnicodeDecodeError):
             continue
         if job_id not in text:

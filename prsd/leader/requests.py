@@ -3,7 +3,7 @@
 Invariant: a request is acted on only by the leader that drives its job, and only
 when :func:`prsd.leader.askrule.decide` allows it: the request file's owner (the uid
 that asked, read by descriptor) is the job's owner, root, or in ``PRSD_ADMIN_GROUP``.
-The job's owner comes from :func:`prsd.leader.owners.job_owner`. A ``remove``
+The job's owner comes from :func:`prsd.storage.askers.job_owner`. A ``remove``
 (``prsctl gc``) deletes an ended job's folder (:mod:`prsd.leader.removal`); a
 running or queued job is never removed. Each request is answered once (``<name>.reply``) and removed;
 a request for a job not driven yet (still in the inbox) waits for its intake. Replies
@@ -20,9 +20,9 @@ from typing import TYPE_CHECKING
 
 from prsd.leader.askrule import Decision, JobPlace, Verb, decide
 from prsd.leader.finish import FinalState
-from prsd.leader.owners import admin_group_from_env, in_group, job_owner, person
 from prsd.leader.removal import remove_ended_job, sweep_aside
 from prsd.logconfig import get_logger
+from prsd.storage.askers import admin_group_from_env, in_group, job_owner, person
 from prsd.storage.requests import (
     Received,
     Reply,

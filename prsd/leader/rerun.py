@@ -30,7 +30,7 @@ from typing import TYPE_CHECKING
 from prsd.errors import InputError, PrsdError
 from prsd.jobspec import JobSpec
 from prsd.leader.kept import check_same_owner, read_kept
-from prsd.leader.retryfiles import ORDER_FILE, RETRY_FILE, read_trusted
+from prsd.leader.retryfiles import read_trusted
 from prsd.leader.retryplan import (
     PlanNotes,
     Unit,
@@ -41,6 +41,7 @@ from prsd.leader.retryplan import (
 from prsd.storage.atomic import write_atomic
 from prsd.storage.badrecord import BadRecord
 from prsd.storage.jobowner import OwnerRecordError, owner
+from prsd.storage.layout import JobLayout
 from prsd.storage.retryrecords import NAMED, RetryOrder, RetryPlan, named
 
 if TYPE_CHECKING:
@@ -49,7 +50,6 @@ if TYPE_CHECKING:
 
     from prsd.leader.kept import KeptResult
     from prsd.leader.retryplan import Kept
-    from prsd.storage.layout import JobLayout
     from prsd.storage.records import MiniBatch
 
 
@@ -60,7 +60,7 @@ def read_retry_plan(job_root: Path) -> RetryPlan | None:
         InputError: ``retry.json`` exists but cannot be read, or is not the daemons'.
     """
     try:
-        data = read_trusted(job_root / RETRY_FILE)
+        data = read_trusted(JobLayout(job_root, job_root.name).retry_plan)
     except PrsdError as exc:
         raise InputError(exc.one_line()) from exc
     if data is None:
@@ -68,7 +68,9 @@ def read_retry_plan(job_root: Path) -> RetryPlan | None:
     try:
         return RetryPlan.decode(data)
     except BadRecord as exc:
-        raise InputError(f"{job_root / RETRY_FILE} is not a retry plan: {exc}") from exc
+        raise InputError(
+            f"{JobLayout(job_root, job_root.name).retry_plan} is not a retry plan: {exc}"
+        ) from exc
 
 
 def retry_mode(spec: JobSpec) -> str:
@@ -171,13 +173,13 @@ def retry_batches(
 
 def write_order(layout: JobLayout, order: RetryOrder) -> None:
     """``retry_order.json``: the daemons' file, 0640, the owner's group may read it."""
-    write_atomic(layout.root / ORDER_FILE, order.encode(), mode=0o640)
+    write_atomic(layout.retry_order, order.encode(), mode=0o640)
     if os.geteuid() == 0:
         try:
             gid = owner(layout).gid
         except OwnerRecordError:
             return  # no owner known: the daemons' group keeps it
-        os.chown(layout.root / ORDER_FILE, 0, gid, follow_symlinks=False)
+        os.chown(layout.retry_order, 0, gid, follow_symlinks=False)
 
 
 def plan_units(
@@ -249,12 +251,12 @@ def read_order(layout: JobLayout) -> RetryOrder:
         PrsdError: it is missing or cannot be read.
     """
     try:
-        data = read_trusted(layout.root / ORDER_FILE)
+        data = read_trusted(layout.retry_order)
         if data is None:
-            raise PrsdError(f"{ORDER_FILE} is missing")
+            raise PrsdError(f"{layout.retry_order.name} is missing")
         return RetryOrder.decode(data)
     except (PrsdError, ValueError, TypeError) as exc:
-        raise PrsdError(f"the retry's {ORDER_FILE} cannot be read: {exc}") from exc
+        raise PrsdError(f"the retry's {layout.retry_order.name} cannot be read: {exc}") from exc
 
 
 def retry_summary(layout: JobLayout) -> str | None:

@@ -1,31 +1,26 @@
-"""What ``prsctl retry`` works out before it writes a retry job: owner, code, what to run.
+"""What ``prsctl retry`` works out before it writes a retry job: what to run.
 
-Invariant: a retry is written only when it has something to run and may run it: the
-earlier job has ended, belongs to the user asking, and some input of the current
-split has no result yet (a dry run of the same planning the leader does,
+Invariant: a retry is written only when it has something to run: some input of the
+current split has no result yet (a dry run of the same planning the leader does,
 :func:`prsd.leader.rerun.plan_units`). Everything refused is one line naming why.
 Nothing here writes to the spool.
 """
 
 from __future__ import annotations
 
-import hashlib
-import os
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
 from prsd.errors import PrsdError
 from prsd.leader.bisect import short_is_failure
-from prsd.leader.kept import job_owner, results_to_keep
+from prsd.leader.kept import results_to_keep
 from prsd.leader.planner import plan_mini_batches
 from prsd.leader.rerun import plan_units, retry_mode
 from prsd.leader.retryplan import PlanNotes, number_runs
+from prsd.storage.codedigest import code_digest
 from prsd.storage.retryrecords import RetryOrder, RetryPlan
-from prsd.storage.states import JobState
 
 if TYPE_CHECKING:
-    from pathlib import Path
-
     from prsd.jobspec import JobSpec
     from prsd.leader.kept import KeptResult
     from prsd.storage.layout import JobLayout
@@ -37,35 +32,6 @@ class RetryDraft:
     kept: list[KeptResult]
     runs: int
     summary: str
-
-
-def code_digest(folder: Path) -> str:
-    """A short digest of a code snapshot: every file's relative path and bytes."""
-    h = hashlib.blake2b(digest_size=8)
-    for root, dirs, files in os.walk(folder):
-        dirs.sort()
-        for name in sorted(files):
-            path = os.path.join(root, name)
-            h.update(os.path.relpath(path, folder).encode("utf-8", "surrogateescape") + b"\0")
-            try:
-                with open(path, "rb") as f:
-                    h.update(f.read())
-            except OSError:
-                h.update(b"?")
-    return h.hexdigest()
-
-
-def check_may_retry(old: JobLayout, final_state: str) -> None:
-    """Refuse a retry of another user's job, or of one with nothing left to run.
-
-    Raises:
-        PrsdError: with the reason.
-    """
-    owner = job_owner(old)
-    if owner.uid != os.geteuid():
-        raise PrsdError(f"job {old.job_id} belongs to {owner.user}: only {owner.user} can retry it")
-    if final_state == JobState.COMPLETED:
-        raise PrsdError(f"every mini-batch of job {old.job_id} succeeded: nothing to retry")
 
 
 def failed_inputs(old: JobLayout) -> tuple[str, ...]:

@@ -29,11 +29,7 @@ if TYPE_CHECKING:
     from prsd.storage.jobowner import JobOwner
     from prsd.storage.layout import JobLayout
 
-RETRY_FILE = "retry.json"
-KEPT_FILE = "retry_kept.jsonl"
-ORDER_FILE = "retry_order.json"
 MAX_RETRY_FILE_BYTES = 1 << 28
-ADOPTED = (RETRY_FILE, KEPT_FILE)
 
 
 class RetryFileError(PrsdError):
@@ -46,8 +42,7 @@ def adopt_retry_files(layout: JobLayout, owner: JobOwner) -> None:
     Raises:
         RetryFileError: a retry file is a link, not a regular file, or too big.
     """
-    for name in ADOPTED:
-        path = layout.root / name
+    for path in (layout.retry_plan, layout.retry_kept):
         if not os.path.lexists(path):
             continue
         try:

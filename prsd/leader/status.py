@@ -19,10 +19,9 @@ from typing import TYPE_CHECKING, Any
 from prsd.jobspec.said import spec_notes
 from prsd.leader.privatestatus import job_gid, write_status
 from prsd.logconfig import get_logger
-from prsd.storage.layout import SpoolLayout
 from prsd.storage.lease import current_epoch
 from prsd.storage.states import JobState
-from prsd.wire.status import SCHEMA_VERSION, STATUS_SCHEMA, reconcile, validate_status
+from prsd.wire.status import SCHEMA_VERSION
 
 if TYPE_CHECKING:
     from prsd.jobspec import JobSpec
@@ -31,17 +30,7 @@ if TYPE_CHECKING:
 
 log = get_logger("prsd.leader")
 
-__all__ = [
-    "SCHEMA_VERSION",
-    "STATUS_INTERVAL_S",
-    "STATUS_SCHEMA",
-    "StatusWriter",
-    "fenced_off",
-    "final_counts",
-    "reconcile",
-    "summary",
-    "validate_status",
-]
+__all__ = ["STATUS_INTERVAL_S", "StatusWriter", "fenced_off", "final_counts", "summary"]
 
 STATUS_INTERVAL_S = 0.5
 
@@ -97,7 +86,7 @@ def fenced_off(layout: JobLayout, epoch: int, seq: int, *, ended: bool) -> str:
     between the check and the rename can still land one late document, which readers
     then correct from ``final.json`` (:func:`prsd.wire.status.reconcile`).
     """
-    spool = SpoolLayout(layout.root.parent.parent)
+    spool = layout.spool
     if epoch and current_epoch(spool) > epoch:
         return f"deposed: epoch {current_epoch(spool)} leads, this leader's is {epoch}"
     if not ended and os.path.lexists(layout.final):

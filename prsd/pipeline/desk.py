@@ -28,14 +28,7 @@ from typing import TYPE_CHECKING
 from prsd.logconfig import get_logger
 from prsd.pipeline.folder import PipelineFolder
 from prsd.pipeline.graph import downstream
-from prsd.pipeline.record import (
-    CANCEL,
-    STATE,
-    BadRecord,
-    pipeline_ids,
-    pipelines_folder,
-    read_record,
-)
+from prsd.pipeline.record import BadRecord, pipeline_ids, pipelines_folder, read_record
 from prsd.pipeline.stdlog import publish_std_log
 from prsd.pipeline.view import (
     ENDED,
@@ -48,6 +41,7 @@ from prsd.pipeline.view import (
 )
 from prsd.storage.atomic import write_atomic
 from prsd.storage.endrecords import final_record
+from prsd.storage.pipelinelayout import PIPELINE_CANCEL, PIPELINE_FINAL, PIPELINE_STATE
 from prsd.storage.states import JobState
 from prsd.wire.logtree import LogTree
 
@@ -60,7 +54,6 @@ if TYPE_CHECKING:
 log = get_logger("prsd.leader")
 
 CHECK_S = 0.5
-FINAL = "final.json"
 
 
 class PipelineDesk:
@@ -84,8 +77,8 @@ class PipelineDesk:
         for pid in pipeline_ids(self.spool):
             if self.only is not None and pid not in self.only:
                 continue
-            folder = self.spool.root / "pipelines" / pid
-            if os.path.lexists(folder / FINAL):
+            folder = self.spool.pipeline(pid).root
+            if os.path.lexists(folder / PIPELINE_FINAL):
                 continue
             try:
                 with PipelineFolder(self.spool, pid) as opened:
@@ -108,14 +101,14 @@ class PipelineDesk:
         owner = opened.owner_uid
         views = step_views(self.spool, folder, record, owner)
         state = desk_state(folder)
-        skips = plan_skips(record, views, canceled=os.path.lexists(folder / CANCEL))
+        skips = plan_skips(record, views, canceled=os.path.lexists(folder / PIPELINE_CANCEL))
         if skips:
             state = state.skipping(skips)
-            opened.write(STATE, state.to_json())
+            opened.write(PIPELINE_STATE, state.to_json())
             views = step_views(self.spool, folder, record, owner)
         # Only jobs the leader recorded for the pipeline's owner are acted on.
         mine = [v for v in views.values() if job_owner_uid(self.spool, v.job_id) == owner]
-        if os.path.lexists(folder / CANCEL):
+        if os.path.lexists(folder / PIPELINE_CANCEL):
             state = dataclasses.replace(state, canceled=True)
             self._cancel_running(mine)
         moved = bool(skips)
@@ -132,7 +125,7 @@ class PipelineDesk:
                     continue
                 moved = self._release(opened, name, view) or moved
         if taken:  # next round skips what depends on it, or everything still waiting
-            opened.write(STATE, state.skipping(taken).to_json())
+            opened.write(PIPELINE_STATE, state.skipping(taken).to_json())
             return True
         if all(v.state in ENDED for v in views.values()):
             self._finish(opened, record, views, state.canceled)
@@ -198,7 +191,7 @@ class PipelineDesk:
         text = ("\n".join(lines) + "\n").encode()
         opened.write(result.name, text, sub=result.parent.as_posix())
         root_cause = reason if state == JobState.FAILED else ""
-        opened.write(FINAL, final_record(state, reason, root_cause=root_cause).to_json())
+        opened.write(PIPELINE_FINAL, final_record(state, reason, root_cause=root_cause).to_json())
 
 
 def plan_skips(

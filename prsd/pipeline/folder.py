@@ -15,9 +15,9 @@ import os
 import secrets
 from typing import TYPE_CHECKING, Self
 
-from prsd.pipeline.record import STEPS
 from prsd.storage.atomic import move_out_verified, rename_at
 from prsd.storage.dirfd import open_under
+from prsd.storage.pipelinelayout import PIPELINE_STEPS
 
 if TYPE_CHECKING:
     from pathlib import Path
@@ -34,7 +34,7 @@ class PipelineFolder:
         Raises:
             UnsafeFolder: it is a link, not a folder, or missing.
         """
-        self.anchor = spool.root / "pipelines"
+        self.anchor = spool.pipelines
         self.pipeline_id = pipeline_id
         self.fd = open_under(self.anchor, [pipeline_id])
         self.owner_uid = os.fstat(self.fd).st_uid
@@ -64,7 +64,7 @@ class PipelineFolder:
 
     def move_step(self, step: str, target: Path) -> bool:
         """Move ``steps/<step>`` to ``target`` (the inbox); True if it moved."""
-        steps = open_under(self.anchor, [self.pipeline_id, STEPS])
+        steps = open_under(self.anchor, [self.pipeline_id, PIPELINE_STEPS])
         try:
             return move_out_verified(steps, step, target)
         finally:

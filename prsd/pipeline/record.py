@@ -16,6 +16,7 @@ from typing import TYPE_CHECKING, Any
 
 from prsd.storage.badrecord import BadRecord
 from prsd.storage.layout import valid_job_id
+from prsd.storage.pipelinelayout import PIPELINE_RECORD
 from prsd.storage.readsafe import UntrustedFile, read_small
 
 if TYPE_CHECKING:
@@ -24,11 +25,7 @@ if TYPE_CHECKING:
     from prsd.storage.layout import SpoolLayout
 
 __all__ = [
-    "CANCEL",
     "MAX_RECORD_BYTES",
-    "RECORD",
-    "STATE",
-    "STEPS",
     "BadRecord",
     "PipelineRecord",
     "StepRecord",
@@ -37,11 +34,6 @@ __all__ = [
     "pipelines_folder",
     "read_record",
 ]
-
-RECORD = "pipeline.json"
-STEPS = "steps"
-STATE = "state.json"
-CANCEL = "cancel"
 MAX_RECORD_BYTES = 1 << 20
 _STEP = re.compile(r"^[A-Za-z_][A-Za-z0-9_]{0,99}$")
 
@@ -138,15 +130,15 @@ def read_record(folder: Path) -> PipelineRecord:
         BadRecord: missing, a link, too large, or malformed.
     """
     try:
-        raw = read_small(folder / RECORD, MAX_RECORD_BYTES, daemon_owned=False)
+        raw = read_small(folder / PIPELINE_RECORD, MAX_RECORD_BYTES, daemon_owned=False)
     except (OSError, UntrustedFile) as exc:
-        raise BadRecord(f"cannot read {folder / RECORD}: {exc}") from None
+        raise BadRecord(f"cannot read {folder / PIPELINE_RECORD}: {exc}") from None
     return parse_record(raw)
 
 
 def pipelines_folder(spool: SpoolLayout) -> Path:
     """``<spool>/pipelines``, made 1777 (every user submits, none removes another's)."""
-    folder = spool.root / "pipelines"
+    folder = spool.pipelines
     try:
         folder.mkdir()
     except FileExistsError:
@@ -160,7 +152,7 @@ def pipelines_folder(spool: SpoolLayout) -> Path:
 def pipeline_ids(spool: SpoolLayout) -> list[str]:
     """Ids of the pipelines in the spool (submitted folders), sorted."""
     try:
-        names = os.listdir(spool.root / "pipelines")
+        names = os.listdir(spool.pipelines)
     except FileNotFoundError:
         return []
     return sorted(n for n in names if not n.startswith(".") and valid_job_id(n))

@@ -17,9 +17,10 @@ import os
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
-from prsd.pipeline.record import STATE, STEPS, PipelineRecord
+from prsd.pipeline.record import PipelineRecord
 from prsd.storage.badrecord import BadRecord
 from prsd.storage.jobowner import OwnerRecordError, owner
+from prsd.storage.pipelinelayout import PIPELINE_STATE, PIPELINE_STEPS
 from prsd.storage.pipelinestate import PipelineState
 from prsd.storage.readsafe import UntrustedFile, read_small
 from prsd.storage.states import JobState
@@ -28,6 +29,7 @@ from prsd.wire.final import PRIVATE_FINAL
 if TYPE_CHECKING:
     from pathlib import Path
 
+    from prsd.pipeline.record import PipelineRecord
     from prsd.storage.layout import SpoolLayout
 
 SUCCEEDED = frozenset({JobState.COMPLETED, JobState.COMPLETED_WITH_FAILURES})
@@ -51,7 +53,7 @@ def desk_state(folder: Path) -> PipelineState:
     """The leader's own record in the pipeline folder (skips, cancel); none yet, or one
     that cannot be believed: an empty one."""
     try:
-        raw = read_small(folder / STATE, MAX_STATE_BYTES, daemon_owned=True)
+        raw = read_small(folder / PIPELINE_STATE, MAX_STATE_BYTES, daemon_owned=True)
         return PipelineState.from_json(raw)
     except (OSError, UntrustedFile, BadRecord):
         return PipelineState()
@@ -100,7 +102,7 @@ def job_owner_uid(spool: SpoolLayout, job_id: str) -> int | None:
 def _where(
     spool: SpoolLayout, folder: Path, name: str, job_id: str, owner_uid: int | None
 ) -> tuple[str, str]:
-    if os.path.lexists(folder / STEPS / name):
+    if os.path.lexists(folder / PIPELINE_STEPS / name):
         return "Waiting", ""
     if os.path.lexists(spool.inbox / job_id):
         return "Queued", ""

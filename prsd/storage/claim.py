@@ -23,7 +23,7 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
 from prsd.storage.atomic import move_verified
-from prsd.storage.layout import JobLayout, SpoolLayout, TaskName
+from prsd.storage.layout import JobLayout, TaskName
 from prsd.storage.lease import current_epoch
 
 if TYPE_CHECKING:
@@ -51,7 +51,7 @@ def list_pending(job: JobLayout, limit: int) -> list[Path]:
         shards = sorted(e.name for e in os.scandir(job.pending) if not e.name.startswith("."))
     except FileNotFoundError:
         return []
-    epoch = current_epoch(SpoolLayout(job.root.parent.parent))
+    epoch = current_epoch(job.spool)
     found: list[Path] = []
     for shard in shards:
         try:

@@ -38,14 +38,13 @@ from typing import TYPE_CHECKING, Protocol
 
 from prsd.storage import claim, jobowner, privaterecords
 from prsd.storage.atomic import write_atomic
-from prsd.storage.layout import SpoolLayout
 
 if TYPE_CHECKING:
     from collections.abc import Callable, Iterable
     from pathlib import Path
 
     from prsd.storage.jobowner import JobOwner
-    from prsd.storage.layout import JobLayout, TaskName
+    from prsd.storage.layout import JobLayout, SpoolLayout, TaskName
     from prsd.storage.statusrecord import JobStatus
     from prsd.wire.final import FinalState
 
@@ -115,8 +114,8 @@ class JobFolder:
 
     @classmethod
     def of(cls, layout: JobLayout, *, grant: Callable[[int], None] = _no_grant) -> JobFolder:
-        """The folder of ``layout`` (a job folder lies in its spool's ``jobs/``)."""
-        return cls(SpoolLayout(layout.root.parent.parent), layout.job_id, grant=grant)
+        """The folder of ``layout``."""
+        return cls(layout.spool, layout.job_id, grant=grant)
 
     def done_names(self, shard: str) -> list[str]:
         """The commits in ``tasks/done/<shard>/`` (``<task>.<node>``)."""

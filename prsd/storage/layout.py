@@ -6,12 +6,21 @@ task name) goes through a validator here first, so no derived path can contain
 order: ``000000042.a3.e2`` is mini-batch 42 (the first of the task), attempt 3,
 written by leader epoch 2; a lexical sort of a directory gives input order.
 
+Every name of the spool is spelled here, and only here: other modules take their
+paths from a :class:`SpoolLayout`, :class:`JobLayout` or
+:class:`~prsd.storage.pipelinelayout.PipelineLayout` (a pipeline's folder, beside)
+(tests/unit/test_spool_paths.py fails on a spool name joined by hand elsewhere). The
+one exception is ``logs/``, whose tree :class:`prsd.wire.logtree.LogTree` names for the
+worker side too.
+
 Layout (docs/spool.md)::
 
     inbox/<job_id>/                          submitted job folders (".<name>" while copied)
     active/<job_id>                          marker: the job is running (leader)
+    requests/                                users' requests about their jobs
     jobs/<job_id>/job.yaml, origin.json, code/, spec.json, owner.json
-    jobs/<job_id>/state/status.json, final.json, cancel, split.json
+    jobs/<job_id>/retry.json, retry_kept.jsonl, retry_order.json   (a retry job)
+    jobs/<job_id>/state/status.json, final.json, cancel, started.json, issued.e<n>.log
     jobs/<job_id>/tasks/pending/<shard>/<task>
     jobs/<job_id>/tasks/claimed/<node>/<task>
     jobs/<job_id>/tasks/done/<shard>/<task>.<node>
@@ -19,8 +28,12 @@ Layout (docs/spool.md)::
     jobs/<job_id>/tasks/void/<task>[.<node>]
     jobs/<job_id>/results/<shard>/<task>.<node>.res
     jobs/<job_id>/outputs/, logs/, work/<node>/<process>/
+    jobs/<job_id>/nodes/<node>.json          one node's view of its workers
+    jobs/.refused/                           inbox folders the leader refused
+    pipelines/<id>/pipeline.json, state.json, final.json, steps/<step>/, logs/
     nodes/<node>.json                        agent heartbeats
     leader/lease.json, leader/epoch-<n>      leader election
+    leader/nodes.json                        the leader's view of the fleet
 """
 
 from __future__ import annotations
@@ -29,6 +42,7 @@ import re
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
+from prsd.storage.pipelinelayout import PipelineLayout
 from prsd.wire.logtree import LogTree
 
 if TYPE_CHECKING:
@@ -38,6 +52,11 @@ SHARD_SIZE = 4096
 """Mini-batches per shard directory: a million-mini-batch job lists at most 4096 names."""
 
 MB_DIGITS = 9
+
+REFUSED = ".refused"
+"""``jobs/.refused/``: a leading dot, so no job id ever names it."""
+ISSUE_LOG_PREFIX = "issued.e"
+"""``state/issued.e<epoch>.log``: the task names one leader created (prsd/leader/issued.py)."""
 
 _NODE_RE = re.compile(r"^[A-Za-z0-9][A-Za-z0-9_.-]{0,62}$")
 _JOB_RE = re.compile(r"^[a-z0-9][a-z0-9_-]{0,99}$")
@@ -155,11 +174,37 @@ class SpoolLayout:
         """``requests/``: users' requests about their jobs (cancel, retry), checked by owner."""
         return self.root / "requests"
 
+    @property
+    def refused(self) -> Path:
+        """``jobs/.refused/``: inbox folders the leader refused, moved aside whole."""
+        return self.jobs / REFUSED
+
+    @property
+    def pipelines(self) -> Path:
+        """``pipelines/``: submitted pipelines (1777: every user submits)."""
+        return self.root / "pipelines"
+
+    @property
+    def nodes_view(self) -> Path:
+        """``leader/nodes.json``: the leader's view of the fleet, for ``prsctl nodes``."""
+        return self.leader / "nodes.json"
+
     def node_heartbeat(self, node_id: str) -> Path:
         return self.nodes / f"{node_id}.json"
 
+    def queued(self, name: str) -> Path:
+        """``inbox/<name>``: a submitted job folder not yet taken in."""
+        return self.inbox / name
+
     def job(self, job_id: str) -> JobLayout:
         return JobLayout(self.jobs / job_id, job_id)
+
+    def pipeline(self, pipeline_id: str) -> PipelineLayout:
+        return PipelineLayout(self.pipelines / pipeline_id, pipeline_id)
+
+    def active_marker(self, job_id: str) -> Path:
+        """``active/<job_id>``: the job is running."""
+        return self.active / job_id
 
     def top_dirs(self) -> tuple[Path, ...]:
         """Directories every spool has (created by ``open_spool``)."""
@@ -168,10 +213,15 @@ class SpoolLayout:
 
 @dataclass(frozen=True)
 class JobLayout:
-    """Paths of one job folder in the spool."""
+    """Paths of one job folder in the spool (or of a folder staged to become one)."""
 
     root: Path
     job_id: str
+
+    @property
+    def spool(self) -> SpoolLayout:
+        """The spool this job folder is in: the folder that holds ``jobs/<job_id>``."""
+        return SpoolLayout(self.root.parents[1])
 
     @property
     def job_yaml(self) -> Path:
@@ -211,8 +261,37 @@ class JobLayout:
         return self.state / "cancel"
 
     @property
-    def split_state(self) -> Path:
-        return self.state / "split.json"
+    def started(self) -> Path:
+        """``state/started.json``: when the job first ran (its clock survives a takeover)."""
+        return self.state / "started.json"
+
+    def issue_log(self, epoch: int) -> Path:
+        """``state/issued.e<epoch>.log``: every task name the leader of ``epoch`` created."""
+        return self.state / f"{ISSUE_LOG_PREFIX}{epoch:08d}.log"
+
+    @property
+    def retry_plan(self) -> Path:
+        """``retry.json``: what a retry job runs again (written by ``prsctl retry``)."""
+        return self.root / "retry.json"
+
+    @property
+    def retry_kept(self) -> Path:
+        """``retry_kept.jsonl``: the results a retry job keeps from the jobs it retries."""
+        return self.root / "retry_kept.jsonl"
+
+    @property
+    def retry_order(self) -> Path:
+        """``retry_order.json``: the order of a retry's output, written by the leader."""
+        return self.root / "retry_order.json"
+
+    @property
+    def node_reports(self) -> Path:
+        """``nodes/``: one report per node of its workers for this job."""
+        return self.root / "nodes"
+
+    def node_report(self, node_id: str) -> Path:
+        """``nodes/<node>.json``: one node's view of its workers for this job."""
+        return self.node_reports / f"{node_id}.json"
 
     @property
     def tasks(self) -> Path:
@@ -248,12 +327,12 @@ class JobLayout:
 
     @property
     def logs(self) -> Path:
-        return self.root / "logs"
+        return self.log_tree.root
 
     @property
     def log_tree(self) -> LogTree:
         """Every path under ``logs/`` (prsd.wire.logtree)."""
-        return LogTree(self.logs)
+        return LogTree.of_job(self.root)
 
     @property
     def work(self) -> Path:
@@ -280,6 +359,13 @@ class JobLayout:
     def worker_dir(self, node_id: str, process: str) -> Path:
         return self.work / node_id / process
 
+    def daemon_names(self) -> frozenset[str]:
+        """The names the daemons keep at the top of this job's folder: never an output."""
+        kept = [self.job_yaml, self.origin, self.spec, self.owner_record, self.code]
+        kept += [self.state, self.tasks, self.results, self.node_reports, self.logs, self.work]
+        kept += [self.retry_plan, self.retry_kept, self.retry_order]
+        return frozenset(p.name for p in kept)
+
     def task_dirs(self) -> tuple[Path, ...]:
         """Directories created when the job is taken in."""
         return (
@@ -293,8 +379,3 @@ class JobLayout:
             self.outputs,
             self.logs,
         )
-
-
-def node_report(job: JobLayout, node_id: str) -> Path:
-    """``jobs/<id>/nodes/<node>.json``: one node's view of its workers for this job."""
-    return job.root / "nodes" / f"{node_id}.json"

@@ -14,7 +14,7 @@ import sys
 from datetime import UTC, datetime
 from typing import TYPE_CHECKING
 
-from prsd.cli.nodes import leader_view
+from prsd.read.nodes import leader_view
 from prsd.storage.spool import open_spool
 from tests.chaos.faultkit import (
     daemon_log,

@@ -14,7 +14,7 @@ from typing import TYPE_CHECKING
 
 import pytest
 
-from prsd.cli.jobs import job_ids
+from prsd.read.jobs import job_ids
 from prsd.storage.spool import open_spool
 from tests.helpers import stop_daemons, wait_until
 from tests.hostile.identity_site import Site, exact_rows, prsctl_as, running_site

@@ -4,8 +4,9 @@ from __future__ import annotations
 
 import pytest
 
-from prsd.leader.askrule import Decision, JobPlace, Person, Verb, decide, may_act
+from prsd.leader.askrule import Decision, JobPlace, Verb, decide
 from prsd.leader.requests import take_turn
+from prsd.storage.askers import Person, may_act
 
 ALICE = Person(1001, "alice")
 BOB = Person(1002, "bob")

@@ -6,10 +6,11 @@ from __future__ import annotations
 from datetime import UTC, datetime, timedelta
 
 from prsd.cli.gc import Ended, old_jobs
-from prsd.cli.nodes import node_row
 from prsd.cli.runview import progress_line
-from prsd.leader.askrule import JobPlace, Person, Verb, decide
+from prsd.leader.askrule import JobPlace, Verb, decide
 from prsd.leader.initrule import NodeInit, init_failure
+from prsd.read.nodes import node_row
+from prsd.storage.askers import Person
 from prsd.storage.heartbeat import Heartbeat
 
 NOW = datetime(2026, 11, 25, 12, 0, tzinfo=UTC)

@@ -46,6 +46,9 @@ def test_confined_when_the_daemons_act_for_someone_else(
         "origin.json",
         ".tmp-x",
         "nodes/n1.json",
+        "retry.json",
+        "retry_kept.jsonl",  # a retry job's kept results and output order: the daemons'
+        "retry_order.json",
     ],
 )
 def test_outputs_never_name_the_daemons_files(name: str) -> None:

@@ -8,7 +8,7 @@ import socket
 from datetime import UTC, datetime, timedelta
 from typing import TYPE_CHECKING
 
-from prsd.cli.liveness import daemons_serve
+from prsd.read.fleet import daemons_serve
 from prsd.storage.heartbeat import write_heartbeat
 from prsd.storage.lease import ONE_JOB_PREFIX, LeaderBeat, write_beat
 from prsd.storage.spool import open_spool

@@ -10,7 +10,6 @@ import pytest
 
 from prsd.leader.jobclock import age_s
 from prsd.leader.split import printable
-from prsd.leader.status import reconcile
 from prsd.leader.voided import voided_tasks
 from prsd.storage.faults import (
     BACKOFF_FIRST_S,
@@ -20,6 +19,7 @@ from prsd.storage.faults import (
     padded,
     storage_fault,
 )
+from prsd.wire.status import reconcile
 
 
 @pytest.mark.parametrize(

@@ -8,9 +8,10 @@ from typing import TYPE_CHECKING
 import pytest
 
 from prsd.errors import PrsdError
-from prsd.leader import kept, outplace, owners
-from prsd.leader.askrule import Person
+from prsd.leader import kept, outplace
 from prsd.pipeline.view import job_owner_uid
+from prsd.storage import askers
+from prsd.storage.askers import Person
 from prsd.storage.jobowner import JobOwner, OwnerRecordError, owner, write_job_owner
 from prsd.storage.layout import JobLayout, SpoolLayout
 
@@ -31,7 +32,7 @@ def test_owner_reads_the_record(tmp_path: Path) -> None:
     spool, layout = _job(tmp_path)
     write_job_owner(layout, JobOwner(4242, 4343, "carol"))
     assert owner(layout) == JobOwner(4242, 4343, "carol")
-    assert owners.job_owner(spool, JOB) == Person(4242, "carol")
+    assert askers.job_owner(spool, JOB) == Person(4242, "carol")
     assert job_owner_uid(spool, JOB) == 4242
 
 
@@ -66,7 +67,7 @@ def test_every_caller_refuses_a_bad_record(tmp_path: Path, case: str) -> None:
     with pytest.raises(OwnerRecordError):
         owner(layout)
     # requests: only root and admins may act on it
-    assert owners.job_owner(spool, JOB) == Person(0, "root")
+    assert askers.job_owner(spool, JOB) == Person(0, "root")
     # retries: refused with the reason
     with pytest.raises(PrsdError, match="a retry needs its owner"):
         kept.job_owner(layout)
@@ -82,5 +83,5 @@ def test_a_queued_job_is_its_inbox_folders(tmp_path: Path) -> None:
     spool = SpoolLayout(tmp_path / "spool")
     (spool.inbox / JOB).mkdir(parents=True)
     os.chown(spool.inbox / JOB, 4242, 4242)
-    assert owners.job_owner(spool, JOB) == Person(4242, "4242")
-    assert owners.job_owner(spool, "20260101-000000-bbbbbb") is None
+    assert askers.job_owner(spool, JOB) == Person(4242, "4242")
+    assert askers.job_owner(spool, "20260101-000000-bbbbbb") is None

@@ -7,8 +7,9 @@ from typing import TYPE_CHECKING
 
 import pytest
 
-from prsd.leader.joblogs import JobLogs, format_duration, overview_name
+from prsd.leader.joblogs import JobLogs, overview_name
 from prsd.storage.layout import JobLayout
+from prsd.wire.durations import format_duration
 
 if TYPE_CHECKING:
     from pathlib import Path

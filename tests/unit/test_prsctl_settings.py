@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from prsd.cli.liveness import Fleet, fleet_warning
+from prsd.read.fleet import Fleet, fleet_warning
 
 T = "2026-01-01T00:00:00+00:00"
 

@@ -65,7 +65,7 @@ def submit_pipeline(experiment: Experiment, pipeline: Pipeline, params: dict[str
 
 
 def _warn_if_unserved(spool: Any) -> None:
-    from prsd.cli.liveness import fleet_warning, read_fleet
+    from prsd.read.fleet import fleet_warning, read_fleet
 
     warning = fleet_warning(read_fleet(spool, datetime.now(UTC)), "queued")
     if warning is not None:

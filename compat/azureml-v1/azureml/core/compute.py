@@ -93,7 +93,7 @@ class ComputeTarget(Surface):
         from datetime import UTC, datetime
         from pathlib import Path
 
-        from prsd.cli.liveness import read_fleet
+        from prsd.read.fleet import read_fleet
         from prsd.storage.layout import SpoolLayout
 
         fleet = read_fleet(SpoolLayout(Path(self.workspace.spool)), datetime.now(UTC))

@@ -28,6 +28,7 @@ from prsd.azure.watch import (
     step_states,
     step_tails,
 )
+from prsd.storage.layout import JobLayout, SpoolLayout
 
 if TYPE_CHECKING:
     import subprocess
@@ -89,7 +90,7 @@ class StepRun(Surface):
 
     @property
     def _job(self) -> Path:
-        return self.parent._spool / "jobs" / self.id
+        return SpoolLayout(self.parent._spool).job(self.id).root
 
     def get_status(self) -> str:
         return azure_status(self.parent._step_states().get(self._key, ("Waiting", ""))[0])
@@ -123,7 +124,7 @@ class StepRun(Surface):
         found = self.parent._draft.outputs.get(name)
         if found is None or found[0] != self._key:
             raise KeyError(f"step {self.name!r} has no output {name!r}")
-        folder = self._job / "outputs" / name
+        folder = JobLayout(self._job, self.id).outputs / name
         return PortDataReference(self, name, folder, self.parent._datastore)
 
     def wait_for_completion(self, show_output: bool = True, timeout_seconds: int = sys.maxsize,
@@ -149,10 +150,10 @@ class PipelineRun(Surface):
 
     @property
     def _folder(self) -> Path:
-        return self._spool / "pipelines" / self.id
+        return SpoolLayout(self._spool).pipeline(self.id).root
 
     def _step_record(self, key: str) -> dict[str, Any]:
-        record = read_json(self._folder / "pipeline.json") or {}
+        record = read_json(SpoolLayout(self._spool).pipeline(self.id).record) or {}
         step = (record.get("steps") or {}).get(key)
         return step if isinstance(step, dict) else {}
 
@@ -166,7 +167,7 @@ class PipelineRun(Surface):
         return status
 
     def get_details(self) -> dict[str, Any]:
-        final = read_json(self._folder / "final.json") or {}
+        final = read_json(SpoolLayout(self._spool).pipeline(self.id).final) or {}
         return {
             "runId": self.id,
             "status": self.get_status(),
@@ -218,7 +219,7 @@ class PipelineRun(Surface):
         states = self._step_states()
         for name, key in self._draft.names.items():
             state = azure_status(states.get(key, ("Waiting", ""))[0])
-            job = self._spool / "jobs" / self._step_record(key).get("job_id", "-")
+            job = SpoolLayout(self._spool).job(self._step_record(key).get("job_id", "-")).root
             if state != "NotStarted" and key not in tails:
                 _say(f"StepRunId: {job.name}")
                 tails[key] = step_tails(job)

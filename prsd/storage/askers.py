@@ -1,13 +1,14 @@
-"""Who is who for requests: a uid's name, the admin group, and a job's owner.
+"""Who may act on a job: a uid as a person, the admin group, a job's owner, the rule.
 
-Invariant: a taken-in job's owner is its ``owner.json`` record, read by the one
-policy :func:`prsd.storage.jobowner.owner`. A job in ``jobs/`` whose record is missing
+Invariant: a request acts on a job only when the uid that asked is the job's recorded
+owner, root, or a member of the configured admin group (``PRSD_ADMIN_GROUP``)
+(:func:`may_act`). A taken-in job's owner is its ``owner.json`` record, read by the one
+policy :func:`prsd.storage.jobowner.owner`; a job in ``jobs/`` whose record is missing
 or cannot be believed is treated as root's, so only root and admins may act on it
 (never its folder's owner). A job still queued in ``inbox/`` has no record yet: its
-owner is the owner of the folder the user put there, which is exactly what intake
-will record. Kept apart from
-the request desk so that ``prsctl`` can ask the same questions without loading the
-leader.
+owner is the owner of the folder the user put there, which is exactly what intake will
+record. One copy for both sides: the leader's request desk (prsd/leader/requests.py)
+and ``prsctl`` (prsd/cli/access.py) ask the same questions. Nothing here raises.
 """
 
 from __future__ import annotations
@@ -15,13 +16,38 @@ from __future__ import annotations
 import grp
 import os
 import pwd
+from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
-from prsd.leader.askrule import ADMIN_GROUP_ENV, Person
 from prsd.storage.jobowner import OwnerRecordError, owner, owner_of_folder, user_name
 
 if TYPE_CHECKING:
     from prsd.storage.layout import SpoolLayout
+
+ADMIN_GROUP_ENV = "PRSD_ADMIN_GROUP"
+
+
+@dataclass(frozen=True)
+class Person:
+    """A uid with its login name (the number when it has none)."""
+
+    uid: int
+    name: str
+
+    def __str__(self) -> str:
+        return f"{self.name} (uid {self.uid})"
+
+
+def may_act(asker: Person, owner: Person, *, asker_is_admin: bool) -> bool:
+    """True when ``asker`` may act on a job that ``owner`` owns."""
+    return asker.uid in (owner.uid, 0) or asker_is_admin
+
+
+def who_may(admin_group: str) -> str:
+    """Who may act on a job, for messages."""
+    if admin_group:
+        return f"only its owner, root or members of group {admin_group}"
+    return "only its owner or root"
 
 
 def person(uid: int) -> Person:
@@ -55,7 +81,7 @@ def job_owner(spool: SpoolLayout, job_id: str) -> Person | None:
         if os.path.lexists(layout.root):
             found = owner(layout)
             return Person(found.uid, found.user or user_name(found.uid))
-        queued = spool.inbox / job_id
+        queued = spool.queued(job_id)
         if os.path.lexists(queued):
             found = owner_of_folder(queued)
             return Person(found.uid, found.user)

@@ -1,4 +1,4 @@
-"""``prsctl nodes``: the agents' heartbeats as rows (slots, GPUs, heartbeat age, work).
+"""The agents' heartbeats as rows (slots, GPUs, heartbeat age, work), for ``prsctl nodes``.
 
 Liveness comes from the leader's view (``leader/nodes.json``): the leader watches
 each heartbeat *change* on its own monotonic clock, so a node whose clock is off is
@@ -39,7 +39,7 @@ def age_s(updated_at: str, now: datetime) -> float | None:
 def leader_view(spool: SpoolLayout) -> dict[str, dict[str, Any]]:
     """The leader's liveness view of the nodes (``leader/nodes.json``), or empty."""
     try:
-        view = NodesView.from_json((spool.leader / "nodes.json").read_bytes())
+        view = NodesView.from_json(spool.nodes_view.read_bytes())
     except (OSError, BadRecord):
         return {}
     return {node_id: asdict(seen) for node_id, seen in view.nodes.items()}

@@ -1,4 +1,4 @@
-"""What ``prsctl`` reads about jobs: the status summaries, never the task folders.
+"""What clients read about jobs: the status summaries, never the task folders.
 
 A job's state comes from ``state/status.json`` (kept by the leader), so the cost of
 a status query does not grow with the job's size; its error text is merged in from
@@ -18,11 +18,10 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from prsd.errors import PrsdError
-from prsd.leader.status import SCHEMA_VERSION, reconcile
 from prsd.storage.layout import valid_job_id
 from prsd.storage.states import ENDED as ENDED_STATES
 from prsd.wire.final import private_final_path
-from prsd.wire.status import merged_with_private_file
+from prsd.wire.status import SCHEMA_VERSION, merged_with_private_file, reconcile
 
 if TYPE_CHECKING:
     from prsd.storage.layout import SpoolLayout
@@ -38,7 +37,7 @@ def queued_doc(job_id: str, state: str) -> dict[str, Any]:
     return {"schema": SCHEMA_VERSION, "job_id": job_id, "state": state, "reason": ""}
 
 
-def read_status(spool: SpoolLayout, job_id: str) -> dict[str, Any]:
+def read_job_status(spool: SpoolLayout, job_id: str) -> dict[str, Any]:
     """The job's status document (schema 1); Queued or Starting before the leader wrote one."""
     layout = spool.job(job_id)
     try:
@@ -54,7 +53,7 @@ def read_status(spool: SpoolLayout, job_id: str) -> dict[str, Any]:
     final = _final(layout.final)
     if final is not None and isinstance(final.get("state"), str):
         return reconcile(queued_doc(job_id, final["state"]), final)
-    if _real_folder(spool.inbox / job_id):
+    if _real_folder(spool.queued(job_id)):
         return queued_doc(job_id, "Queued")
     return queued_doc(job_id, "Starting")
 
@@ -97,8 +96,9 @@ def _id_time(job_id: str) -> tuple[str, str]:
     return ("-".join(parts[1:3]) if len(parts) == 4 else "", job_id)
 
 
-def all_statuses(spool: SpoolLayout) -> list[dict[str, Any]]:
-    return [read_status(spool, j) for j in job_ids(spool)]
+def read_job_statuses(spool: SpoolLayout) -> list[dict[str, Any]]:
+    """The status document of every job (:func:`job_ids` order), for ``prsctl status``."""
+    return [read_job_status(spool, j) for j in job_ids(spool)]
 
 
 def resolve_job(spool: SpoolLayout, text: str) -> str:

@@ -16,7 +16,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
-from prsd.cli.nodes import age_s, node_rows
+from prsd.read.nodes import age_s, node_rows
 from prsd.storage.heartbeat import read_heartbeats
 from prsd.storage.lease import (
     LEADER_LEASE_S,
@@ -49,6 +49,7 @@ class Fleet:
 
 
 def read_fleet(spool: SpoolLayout, now: datetime) -> Fleet:
+    """The newest signs of life of the spool's leader and agents, aged against ``now``."""
     beat = read_beat(spool)
     leader_at = beat.updated_at if beat is not None else ""
     leader_age = age_s(leader_at, now) if beat is not None else None
