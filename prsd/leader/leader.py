@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import json
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
 import anyio
 import anyio.from_thread
@@ -38,15 +38,13 @@ from prsd.leader.intake import (
 )
 from prsd.leader.job import Hint, JobDriver
 from prsd.leader.jobclock import record_start, restore_start
-from prsd.leader.liveness import Observer, nodes_view
-from prsd.leader.lostnodes import live_slots, serve_nodes
+from prsd.leader.nodewatch import NodeWatch
 from prsd.leader.privatestatus import read_final
 from prsd.leader.requests import RequestDesk
 from prsd.logconfig import get_logger
 from prsd.pipeline.desk import PipelineDesk
 from prsd.storage.atomic import write_atomic
 from prsd.storage.faults import FaultState, probe_writable, storage_fault
-from prsd.storage.heartbeat import read_heartbeats
 from prsd.storage.lease import NODE_LEASE_S
 from prsd.storage.spool import active_jobs, stranded_jobs
 from prsd.storage.watch import Doorbell
@@ -61,7 +59,6 @@ if TYPE_CHECKING:
 log = get_logger("prsd.leader")
 
 TICK_S = 0.25
-NODES_CHECK_S = 1.0
 ORPHANS_CHECK_S = 2.0  # active jobs nobody drives (a deposed leader's last intake) are resumed
 
 
@@ -100,10 +97,7 @@ class Leader:
         self.pipelines = PipelineDesk(spool, only=self.only_jobs)
         self.drivers: dict[str, JobDriver] = {}
         self.finished: dict[str, FinalState] = {}
-        self.nodes: Observer | None = None
-        self.node_lease_s = node_lease_s
-        self.lost: dict[str, float] = {}  # node -> when it was presumed dead (our clock)
-        self._last_nodes_check = -1e9
+        self.watch = NodeWatch(spool, node_lease_s)  # the nodes, alive or lost
         self._last_orphans_check = -1e9
         self.desk = RequestDesk(spool, only_job=only_job)
         self.faults = FaultState()  # the spool's storage condition, as this leader meets it
@@ -118,8 +112,7 @@ class Leader:
     def take_office(self, now: float) -> None:
         """Just elected: resume every active job from the spool (nothing redone, none lost)."""
         self.drivers.clear()
-        self.nodes = Observer(self.node_lease_s, now)
-        self.lost.clear()
+        self.watch.start(now)
         for job_id in active_jobs(self.spool):
             if not self._mine(job_id):
                 continue
@@ -269,24 +262,11 @@ class Leader:
             self._resume(job_id, now)
 
     def _check_nodes(self, now: float) -> None:
-        """Presume nodes dead whose heartbeat stopped changing; requeue their claims."""
-        if self.nodes is None or now - self._last_nodes_check < NODES_CHECK_S:
-            return
-        self._last_nodes_check = now
-        beats = read_heartbeats(self.spool)
-        for node_id, beat in beats.items():
-            if self.nodes.observe(node_id, (beat.boot, beat.seq), now) and node_id in self.lost:
-                del self.lost[node_id]
-                log.info("node is back", node_id=node_id)
-        live = live_slots(self.nodes, beats, now)
+        """Look at the nodes (:class:`NodeWatch`); write the view ``prsctl nodes`` shows."""
         presume = not self.election.clock.fast()  # a fast clock sees every node silent
-        for driver in self.drivers.values():
-            serve_nodes(driver, self.nodes, live, self.lost, now, presume=presume)
-        self._write_nodes_view(beats, now)
-
-    def _write_nodes_view(self, beats: dict[str, Any], now: float) -> None:
-        assert self.nodes is not None
-        view = nodes_view(self.nodes, beats, self.epoch, self.node_lease_s, now)
+        view = self.watch.look(now, self.drivers.values(), epoch=self.epoch, presume=presume)
+        if view is None:
+            return
         try:
             write_atomic(
                 self.spool.leader / "nodes.json", json.dumps(view, indent=1).encode(), durable=False
