@@ -9,8 +9,8 @@
   library and ``prsd.worker`` at module level (they run under the job's own
   interpreter); inside a function they may also import pandas, pyarrow and numpy
   (loading a tabular mini-batch, which needs them from the job's environment).
-- Only ``daemon``, ``embedded``, ``pipelinerun`` and the cli wire leader and agent
-  together.
+- Only ``daemon``, ``runhere`` (with ``embedded``, ``pipelinerun`` and ``runcmd``, which
+  use it) and the cli wire leader and agent together.
 """
 
 from __future__ import annotations
@@ -95,37 +95,51 @@ ALLOWED: dict[str, set[str]] = {
         "prsd.pipesubmit",
         "prsd.storage",
     },
-    "prsd.embedded": {
+    "prsd.cmdline": {*_BASE, "prsd.doctor", "prsd.storage"},  # prsd's parser and defaults
+    # prsd run: a leader and an agent in this process until a job or a pipeline ends
+    "prsd.runhere": {*_BASE, "prsd.agent", "prsd.leader", "prsd.storage"},
+    "prsd.embedded": {  # prsd run of a job: run_here, or follow the daemons
         *_BASE,
         "prsd.agent",
         "prsd.cli",
         "prsd.leader",
-        "prsd.logconfig",
+        "prsd.runhere",
         "prsd.storage",
     },
-    "prsd.pipelinerun": {  # prsd run of a pipeline: wires leader and agent as embedded does
+    "prsd.pipelinerun": {  # prsd run of a pipeline: run_here
         *_BASE,
         "prsd.agent",
         "prsd.cli",
-        "prsd.embedded",
         "prsd.jobspec",
         "prsd.leader",
         "prsd.pipeline",
+        "prsd.runhere",
         "prsd.storage",
+    },
+    "prsd.runcmd": {  # the prsd run command: submit, then a job or a pipeline here
+        *_BASE,
+        "prsd.agent",
+        "prsd.cli",
+        "prsd.cmdline",
+        "prsd.embedded",
+        "prsd.leader",
+        "prsd.logconfig",
+        "prsd.pipelinerun",
+        "prsd.runhere",
+        "prsd.storage",
+        "prsd.submit",
     },
     "prsd.daemon": {
         *_BASE,
         "prsd.agent",
         "prsd.cli",
+        "prsd.cmdline",
         "prsd.doctor",
-        "prsd.embedded",
-        "prsd.envs",
         "prsd.leader",
         "prsd.logconfig",
-        "prsd.pipelinerun",
+        "prsd.runcmd",
         "prsd.sdnotify",
         "prsd.storage",
-        "prsd.submit",
     },
 }
 WORKER_SIDE = ("prsd.worker", "prsd.fdio", "prsd.wire", "azureml_user")
