@@ -1,8 +1,14 @@
-"""Entry points: ``prsd run | leader | agent``. Wiring only: arguments -> the right loop.
+"""Entry points: ``prsd run | leader | agent | doctor``. Wiring only: arguments -> the
+right loop (the parser is :mod:`prsd.cmdline`; ``prsd run`` is :mod:`prsd.runcmd`).
 
 Each command imports only what it runs: the leader's modules are not loaded by
 ``prsd agent`` nor the agent's by ``prsd leader`` (``tests/unit/test_import_paths.py``),
 so a daemon's start pays for its own code only.
+
+Errors: :func:`main` turns each error it knows into one line on stderr and its exit
+code (an unsafe spool 3, a node id held by another agent 4, any other
+:class:`~prsd.errors.PrsdError` 2, a storage fault 1, Ctrl-C 130); anything else
+propagates.
 """
 
 from __future__ import annotations
