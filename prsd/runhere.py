@@ -175,9 +175,12 @@ async def run_here(
             tg.start_soon(_lead, leader, here, end, say)
             await end.wait(here.final)
             agent.job_ended()  # its runs end as their jobs have
-            for running in list(agent.runs.values()):
-                await running.done.wait()  # their workers stopped at their own pace
-            tg.cancel_scope.cancel()
+            if here.one_job is None:  # the agent and the leader's term would serve on
+                for running in list(agent.runs.values()):
+                    await running.done.wait()  # their workers stopped at their own pace
+                tg.cancel_scope.cancel()
+            # One job: the agent returns once its run here has stopped, the lease loop
+            # once the job has ended.
         outer.cancel_scope.cancel()
     if ctrl_c.left:
         return await anyio.to_thread.run_sync(ctrl_c.left_early, here.end_state)
