@@ -7,10 +7,10 @@ failure, let the slot replace the worker) in that order. :meth:`WorkerSession.ap
 carries out every action, and nothing else decides them. The session's log writes
 go through the job's :class:`~prsd.agent.writer.FileWriter`, off the event loop.
 
-The session enforces the per-mini-batch clocks (docs/supervision.md, "Timeouts";
-:mod:`prsd.agent.handover` reads them off the worker's board): a task goes to the
-worker in ``run`` frames and comes back in one ``done`` frame, and the board, read
-when the clock runs out and when the worker dies, says which mini-batch was in hand.
+The session enforces the per-mini-batch clocks (docs/supervision.md, "Timeouts"):
+:func:`prsd.agent.handover.collect` waits for a task's ``done`` frame under them,
+reading the worker's board, and says which mini-batch was in hand when the worker
+died or its clock ran out; the session acts on that through the state machine.
 
 A mini-batch that runs out of time gets its Python stacks dumped (SIGUSR1 ->
 faulthandler in the worker, into ``user/error/<node>/<process>.txt``) before the
@@ -29,7 +29,7 @@ import anyio.to_thread
 
 from prsd.agent.batchfail import death, failed_outcome, timeout_error
 from prsd.agent.handle import WorkerHandle
-from prsd.agent.handover import InHand, run_frames, take_journal, task_deadline
+from prsd.agent.handover import InHand, collect, run_frames
 from prsd.agent.initresult import InitResult, died_during_init, init_timed_out
 from prsd.agent.launcher import launch_worker, sandbox_lines
 from prsd.agent.memwatch import MemoryWatch
@@ -289,46 +289,25 @@ class WorkerSession(WorkerHandle):
         on_done: Callable[[Outcome], None],
         handed: float,
     ) -> bool:
-        """Wait for the task's ``done`` under the clock of the mini-batch in hand.
-
-        The deadline comes from the board, read again on each wake-up: at the deadline
-        as last read, or sooner, since a phase the worker enters after that reading
-        (the next mini-batch's ``run()`` or load) may run out first, but no sooner than
-        the shorter of the two timeouts after it. A deadline that holds when read again
-        has passed: the mini-batch in hand ran out of time.
-        """
-        proc = self._proc()
+        """Wait for the task's ``done`` (:func:`~prsd.agent.handover.collect`); a death or a
+        timeout goes through the state machine with the mini-batch in hand."""
         spec = self.ctx.spec
-        # Any phase the worker enters from now on runs out no sooner than this after
-        # now: waking at least this often catches every deadline on time.
-        shortest = min(spec.timeout_s, spec.task_overhead_timeout_s)
-        pending = {mb.index: mb for mb in remaining}  # in hand-over order
-        deadline = task_deadline(self._board, spec, handed)
-        died = False
-        while pending:
-            wake = min(deadline, time.monotonic() + shortest)
-            with anyio.move_on_after(max(wake - time.monotonic(), 0.0)):
-                try:
-                    msg = await proc.receive()
-                except BrokenWorker:
-                    died = True
-                    break
-                if isinstance(msg, frames.Done):
-                    for outcome in msg.outcomes:
-                        if pending.pop(outcome.index, None) is not None:
-                            task.outcomes[outcome.index] = outcome
-                            on_done(outcome)
-                continue
-            deadline = task_deadline(self._board, spec, handed)
-            if time.monotonic() >= deadline:
-                break
-        if not pending:
+        got = await collect(
+            self._proc(),
+            self._board,
+            task,
+            remaining,
+            on_done,
+            handed,
+            timeout_s=spec.timeout_s,
+            overhead_s=spec.task_overhead_timeout_s,
+        )
+        if got.in_hand is None:
             return True
-        journaled = take_journal(self._board, task, pending, on_done)
-        if journaled.problem:
-            self.main_log(f"{self.name}: {journaled.problem}")
-        self._in_hand = InHand(task, next(iter(pending.values())), journaled.started, on_done)
-        if died:
+        if got.problem:
+            self.main_log(f"{self.name}: {got.problem}")
+        self._in_hand = InHand(task, got.in_hand, got.started, on_done)
+        if got.died:
             await self._died()
         else:  # the clock ran out
             await self._timed_out()
