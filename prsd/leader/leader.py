@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import json
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 import anyio
 import anyio.from_thread
@@ -38,6 +38,7 @@ from prsd.leader.intake import (
 )
 from prsd.leader.job import Hint, JobDriver
 from prsd.leader.jobclock import record_start, restore_start
+from prsd.leader.liveness import Observer, nodes_view
 from prsd.leader.nodewatch import NodeWatch
 from prsd.leader.privatestatus import read_final
 from prsd.leader.requests import RequestDesk
@@ -97,7 +98,9 @@ class Leader:
         self.pipelines = PipelineDesk(spool, only=self.only_jobs)
         self.drivers: dict[str, JobDriver] = {}
         self.finished: dict[str, FinalState] = {}
+        self.nodes: Observer | None = None  # the watch's, once in office
         self.watch = NodeWatch(spool, node_lease_s)  # the nodes, alive or lost
+        self.node_lease_s = node_lease_s
         self._last_orphans_check = -1e9
         self.desk = RequestDesk(spool, only_job=only_job)
         self.faults = FaultState()  # the spool's storage condition, as this leader meets it
@@ -112,7 +115,7 @@ class Leader:
     def take_office(self, now: float) -> None:
         """Just elected: resume every active job from the spool (nothing redone, none lost)."""
         self.drivers.clear()
-        self.watch.start(now)
+        self.nodes = self.watch.start(now)
         for job_id in active_jobs(self.spool):
             if not self._mine(job_id):
                 continue
@@ -262,11 +265,16 @@ class Leader:
             self._resume(job_id, now)
 
     def _check_nodes(self, now: float) -> None:
-        """Look at the nodes (:class:`NodeWatch`); write the view ``prsctl nodes`` shows."""
+        """Look at the nodes (:class:`NodeWatch`: the lost ones' claims requeued); write
+        the view ``prsctl nodes`` shows."""
         presume = not self.election.clock.fast()  # a fast clock sees every node silent
-        view = self.watch.look(now, self.drivers.values(), epoch=self.epoch, presume=presume)
-        if view is None:
-            return
+        beats = self.watch.look(now, self.drivers.values(), presume=presume)
+        if beats is not None:
+            self._write_nodes_view(beats, now)
+
+    def _write_nodes_view(self, beats: dict[str, Any], now: float) -> None:
+        assert self.nodes is not None
+        view = nodes_view(self.nodes, beats, self.epoch, self.node_lease_s, now)
         try:
             write_atomic(
                 self.spool.leader / "nodes.json", json.dumps(view, indent=1).encode(), durable=False

@@ -3,9 +3,9 @@
 Every ``NODES_CHECK_S`` of the leader's clock, :meth:`NodeWatch.look` reads the nodes'
 heartbeats, notes which changed (:class:`~prsd.leader.liveness.Observer`), says when a
 node presumed dead is back, hands each job its live worker slots and requeues the
-claims of nodes presumed dead (:mod:`prsd.leader.lostnodes`), and returns the view
-the leader writes to ``leader/nodes.json`` for ``prsctl nodes``. A new term of office
-starts with every node unseen (:meth:`NodeWatch.start`).
+claims of nodes presumed dead (:mod:`prsd.leader.lostnodes`), and returns the
+heartbeats it read, from which the leader writes ``leader/nodes.json`` for ``prsctl
+nodes``. A new term of office starts with every node unseen (:meth:`NodeWatch.start`).
 
 Errors: reading the heartbeats or a job's claims raises ``OSError`` to the caller (the
 leader's round, which waits out a storage fault); nothing is written here.
@@ -13,9 +13,9 @@ leader's round, which waits out a storage fault); nothing is written here.
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
-from prsd.leader.liveness import Observer, nodes_view
+from prsd.leader.liveness import Observer
 from prsd.leader.lostnodes import live_slots, serve_nodes
 from prsd.logconfig import get_logger
 from prsd.storage.heartbeat import read_heartbeats
@@ -25,6 +25,7 @@ if TYPE_CHECKING:
 
     from prsd.leader.job import JobDriver
     from prsd.storage.layout import SpoolLayout
+    from prsd.wire.heartbeat import Heartbeat
 
 log = get_logger("prsd.leader")
 
@@ -41,17 +42,18 @@ class NodeWatch:
         self.lost: dict[str, float] = {}  # node -> when it was presumed dead (our clock)
         self._last = -1e9
 
-    def start(self, now: float) -> None:
-        """A new term: every node unseen, none lost."""
+    def start(self, now: float) -> Observer:
+        """A new term: every node unseen, none lost; the new observer."""
         self.nodes = Observer(self.lease_s, now)
         self.lost.clear()
+        return self.nodes
 
     def look(
-        self, now: float, drivers: Iterable[JobDriver], *, epoch: int, presume: bool
-    ) -> dict[str, Any] | None:
+        self, now: float, drivers: Iterable[JobDriver], *, presume: bool
+    ) -> dict[str, Heartbeat] | None:
         """Presume nodes dead whose heartbeat stopped changing (unless ``presume`` is
-        False: the clock runs fast) and requeue their claims; the nodes view, or None
-        when it is not time to look (or the term has not started)."""
+        False: the clock runs fast) and requeue their claims; the heartbeats read, or
+        None when it is not time to look (or the term has not started)."""
         if self.nodes is None or now - self._last < NODES_CHECK_S:
             return None
         self._last = now
@@ -63,4 +65,4 @@ class NodeWatch:
         live = live_slots(self.nodes, beats, now)
         for driver in drivers:
             serve_nodes(driver, self.nodes, live, self.lost, now, presume=presume)
-        return nodes_view(self.nodes, beats, epoch, self.lease_s, now)
+        return beats
