@@ -27,6 +27,7 @@ from prsd.leader.guard import (
     fault_reason,
     load_spec,
 )
+from prsd.leader.health import LeaderHealth
 from prsd.leader.inboxsweep import InboxSweep
 from prsd.leader.intake import (
     fail_intake,
@@ -45,7 +46,6 @@ from prsd.leader.requests import RequestDesk
 from prsd.logconfig import get_logger
 from prsd.pipeline.desk import PipelineDesk
 from prsd.storage.atomic import write_atomic
-from prsd.storage.faults import FaultState, probe_writable, storage_fault
 from prsd.storage.lease import NODE_LEASE_S
 from prsd.storage.spool import active_jobs, stranded_jobs
 from prsd.storage.watch import Doorbell
@@ -103,8 +103,9 @@ class Leader:
         self.node_lease_s = node_lease_s
         self._last_orphans_check = -1e9
         self.desk = RequestDesk(spool, only_job=only_job)
-        self.faults = FaultState()  # the spool's storage condition, as this leader meets it
-        self.suspended: dict[str, float] = {}  # job -> when to resume it (after a storage fault)
+        self.health = LeaderHealth(spool.root, self.election)  # storage faults met
+        self.faults = self.health.faults  # the spool's storage condition
+        self.suspended = self.health.suspended  # job -> when to resume it (after a fault)
         self.intake_retry: dict[str, JobLayout] = {}  # taken in, spec not yet recorded
         self.inbox = InboxSweep(inbox_grace_s())  # folders that will never be jobs
 
@@ -184,24 +185,12 @@ class Leader:
                 log.info("job ended", job_id=job_id, state=driver.final.state)
                 moved = True
             moved = moved or driver.table.written != written
-        if self.faults.condition and not self.faults.waiting(now):
-            self._check_healed(now)
+        if self.health.due(now):
+            self.health.check_healed(now, self.epoch)
         return moved
 
     def _mine(self, job_id: str) -> bool:
         return self.only_jobs is None or job_id in self.only_jobs
-
-    def _check_healed(self, now: float) -> None:
-        """After a storage fault's backoff: is the spool writable again? (Log once.)"""
-        try:
-            probe_writable(self.spool.root)
-        except OSError as exc:
-            if not self._storage_fault(exc, now, None):
-                log.warning("cannot probe the spool", error=str(exc))
-            return
-        self.faults.clear()
-        self.election.fault = ""
-        log.warning("the spool is healthy again; going on", epoch=self.epoch)
 
     def _job_fault(self, job_id: str, driver: JobDriver, exc: Exception, now: float) -> None:
         """A job's step raised: wait out a storage fault, else fail that job alone."""
@@ -225,21 +214,8 @@ class Leader:
         (self.spool.active / job_id).unlink(missing_ok=True)
 
     def _storage_fault(self, exc: BaseException, now: float, job_id: str | None) -> bool:
-        """If ``exc`` is a storage fault: note it (log once), suspend the job; True."""
-        condition = storage_fault(exc)
-        if condition is None:
-            return False
-        if self.faults.hit(condition, now):
-            log.error(
-                "storage fault; waiting for the spool to heal",
-                condition=condition,
-                job_id=job_id,
-                error=str(exc),
-            )
-        self.election.fault = condition
-        if job_id is not None:
-            self.suspended[job_id] = self.faults.retry_at
-        return True
+        """If ``exc`` is a storage fault: noted (:class:`LeaderHealth`), the job suspended."""
+        return self.health.note(exc, now, job_id)
 
     def _adopt_orphans(self, now: float) -> None:
         """Resume active jobs that no driver here owns.
