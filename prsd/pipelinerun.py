@@ -4,9 +4,13 @@
 
 The same Leader (with its pipeline desk) and Agent the daemons run, limited to this
 pipeline and its steps, until the pipeline's ``final.json`` is written and its steps'
-workers have stopped. Ctrl-C is the user's, as for a job (:mod:`prsd.embedded`): the
-first cancels the pipeline and waits, a second leaves at once (exit 130), taking back
-a cancel no leader acted on so the pipeline stays for a fleet.
+workers have stopped: :func:`prsd.runhere.run_here`, as for a job. Ctrl-C is the
+user's: the first cancels the pipeline (its cancel mark) and waits, a second leaves at
+once (exit 130), taking back a cancel no leader acted on so the pipeline stays for a
+fleet.
+
+Errors: as :func:`~prsd.runhere.run_here`; submitting raises what
+:func:`prsd.cli.pipelines.submit_here` raises, before anything runs.
 """
 
 from __future__ import annotations
@@ -20,15 +24,12 @@ from typing import TYPE_CHECKING, Any
 import anyio
 import anyio.to_thread
 
-from prsd.agent.agent import Agent, AgentOptions
+from prsd.agent.agent import AgentOptions
 from prsd.cli import console
 from prsd.cli.pipelines import retry_pipeline, submit_here
-from prsd.embedded import CtrlC, LeftEarly
 from prsd.jobspec.pipefile import pipeline_file
-from prsd.leader.election import Deposed, Election
-from prsd.leader.job import Hint
-from prsd.leader.leader import Leader, LeaderLinks
 from prsd.pipeline.view import step_views
+from prsd.runhere import Here, LeftEarly, run_here
 from prsd.storage.pipelinelayout import PIPELINE_CANCEL, PIPELINE_FINAL
 from prsd.wire.logtree import LogTree
 from prsd.wire.nodereport import environment_line
@@ -37,8 +38,9 @@ if TYPE_CHECKING:
     from collections.abc import Callable, Sequence
     from pathlib import Path
 
+    from prsd.leader.leader import Leader
     from prsd.pipeline.record import PipelineRecord
-    from prsd.storage.layout import SpoolLayout, TaskName
+    from prsd.storage.layout import SpoolLayout
 
 __all__ = [
     "pipeline_file",
@@ -59,70 +61,55 @@ async def run_pipeline(
     on_progress: Callable[[str], None] | None = None,
     interrupts: bool = False,
 ) -> dict[str, Any] | LeftEarly:
-    """Drive ``record``'s pipeline to its end here; its ``final.json``.
+    """Drive ``record``'s pipeline to its end here (:func:`prsd.runhere.run_here`); its
+    ``final.json``.
 
-    With ``interrupts``, Ctrl-C is the user's, as for a job (:class:`prsd.embedded.CtrlC`):
-    the first cancels the pipeline (its running steps canceled, the rest skipped) and
-    waits until it has ended and its workers have stopped; a second leaves at once.
+    With ``interrupts``, Ctrl-C is the user's, as for a job: the first cancels the
+    pipeline (its running steps canceled, the rest skipped) and waits until it has ended
+    and its workers have stopped; a second leaves at once.
     """
-    links = LeaderLinks()
 
-    def on_commit(committed_job: str, task: TaskName) -> None:
-        links.hints.append(Hint(committed_job, task, options.node_id))
-        links.leader_bell.ring()
+    async def watch(leader: Leader) -> None:
+        assert on_progress is not None
+        while True:
+            await anyio.sleep(PROGRESS_EVERY_S)
+            on_progress(progress_line(spool, record, leader))
 
-    steps = frozenset(s.job_id for s in record.steps.values() if not s.reused)
-    leader = Leader(
+    here = pipeline_here(spool, record)
+    end = await run_here(
         spool,
-        election=Election(spool, one_job=True),
-        links=links,
-        only_jobs=steps | {record.pipeline_id},
+        here,
+        options,
+        say=on_progress,
+        interrupts=interrupts,
+        watch=watch if on_progress is not None else None,
     )
-    agent = Agent(spool, options, bell=links.agent_bell, on_commit=on_commit, only_job=steps)
-    folder = spool.pipeline(record.pipeline_id).root
-    ctrl_c = pipeline_ctrl_c(folder, record.pipeline_id, on_progress)
-    async with anyio.create_task_group() as outer:
-        if interrupts:
-            outer.start_soon(ctrl_c.listen, outer.cancel_scope)
-        async with anyio.create_task_group() as tg:
-            tg.start_soon(agent.run)
-            tg.start_soon(_lead, leader)
-            await _until_final(spool, record, leader, on_progress)
-            agent.job_ended()  # its steps' runs end as their jobs have
-            for running in list(agent.runs.values()):
-                await running.done.wait()  # their workers stopped at their own pace
-            tg.cancel_scope.cancel()
-        outer.cancel_scope.cancel()
-    if ctrl_c.left:
-        return await anyio.to_thread.run_sync(_left_pipeline, folder, ctrl_c)
-    final: dict[str, Any] = json.loads((folder / PIPELINE_FINAL).read_bytes())
+    if isinstance(end, LeftEarly):
+        return end
+    final: dict[str, Any] = json.loads(await anyio.to_thread.run_sync(here.final.read_bytes))
     return final
 
 
-async def _until_final(
-    spool: SpoolLayout,
-    record: PipelineRecord,
-    leader: Leader,
-    on_progress: Callable[[str], None] | None,
-) -> None:
-    folder = spool.pipeline(record.pipeline_id).root
-    waited = 0.0
-    while not await anyio.to_thread.run_sync((folder / PIPELINE_FINAL).exists):
-        await anyio.sleep(0.2)
-        waited += 0.2
-        if on_progress is not None and waited >= PROGRESS_EVERY_S:
-            waited = 0.0
-            on_progress(progress_line(spool, record, leader))
-
-
-def pipeline_ctrl_c(folder: Path, pid: str, say: Callable[[str], None] | None) -> CtrlC:
-    """Ctrl-C for a pipeline: its cancel is the pipeline's cancel mark (as ``prsctl cancel``)."""
+def pipeline_here(spool: SpoolLayout, record: PipelineRecord) -> Here:
+    """A pipeline and its steps' jobs (those not reused), run here; its cancel is the
+    pipeline's cancel mark (as ``prsctl cancel``)."""
+    pid = record.pipeline_id
+    folder = spool.pipeline(pid).root
+    steps = frozenset(s.job_id for s in record.steps.values() if not s.reused)
 
     def ask() -> Callable[[], None]:
         (folder / PIPELINE_CANCEL).touch()
         return partial(_withdraw, folder)
 
-    return CtrlC(f"pipeline {pid}", ask, folder, say)
+    return Here(
+        what=f"pipeline {pid}",
+        serves=steps,
+        leads=steps | {pid},
+        final=folder / PIPELINE_FINAL,
+        ask_cancel=ask,
+        cancel_in=folder,
+        end_state=partial(_end_state, folder),
+    )
 
 
 def _withdraw(folder: Path) -> None:
@@ -132,31 +119,13 @@ def _withdraw(folder: Path) -> None:
             (folder / PIPELINE_CANCEL).unlink()
 
 
-def _left_pipeline(folder: Path, ctrl_c: CtrlC) -> LeftEarly:
-    if ctrl_c.withdraw is not None:
-        ctrl_c.withdraw()
+def _end_state(folder: Path) -> str:
+    """The pipeline's state once it has ended ("" before: it stays for a fleet)."""
     try:
         final = json.loads((folder / PIPELINE_FINAL).read_bytes())
     except (OSError, ValueError):
-        return LeftEarly("")
-    return LeftEarly(str(final.get("state", "")))
-
-
-async def _lead(leader: Leader) -> None:
-    election = leader.election
-    patient = False  # a spool of its own: take the lease at once (prsd.embedded)
-    while True:
-        epoch = await anyio.to_thread.run_sync(
-            partial(election.try_once, anyio.current_time(), patient=patient)
-        )
-        patient = True
-        if epoch:
-            try:
-                await leader.lead()
-            except Deposed:
-                leader.drivers.clear()
-                continue
-        await anyio.sleep(election.beat_s / 2)
+        return ""
+    return str(final.get("state", ""))
 
 
 def progress_line(spool: SpoolLayout, record: PipelineRecord, leader: Leader) -> str:

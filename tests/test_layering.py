@@ -10,11 +10,12 @@
   library and ``prsd.worker`` at module level (they run under the job's own
   interpreter); inside a function they may also import pandas, pyarrow and numpy
   (loading a tabular mini-batch, which needs them from the job's environment).
-- Only ``daemon``, ``embedded`` and ``pipelinerun`` wire leader and agent together.
+- Only ``daemon``, ``runhere`` (with ``embedded``, ``pipelinerun`` and ``runcmd``, which
+  use it) and the cli wire leader and agent together.
   The clients (``prsd.cli``, ``prsd.submit``, ``prsd.pipesubmit``, ``prsd.azure``) do
   not import the leader: they read the spool through :mod:`prsd.read` and check a job
-  with what the leader shares below it (prsd.jobspec, prsd.storage). The two imports
-  left are listed in :data:`CLIENT_EXCEPTIONS`.
+  with what the leader shares below it (prsd.jobspec, prsd.storage). The one import
+  left is listed in :data:`CLIENT_EXCEPTIONS`.
 - ``compat/azureml-v1`` (the ``azureml`` package, module names ``azureml.*``) is a
   client too: it may import prsd.azure, the read API, the storage layer's paths and
   ``open_spool``, prsd.errors, prsd.envs (the Azure-only package list) and
@@ -106,40 +107,56 @@ ALLOWED: dict[str, set[str]] = {
         "prsd.read",
         "prsd.storage",  # only its paths and open_spool: COMPAT_STORAGE
     },
-    "prsd.embedded": {
+    "prsd.cmdline": {*_BASE, "prsd.doctor", "prsd.storage"},  # prsd's parser and defaults
+    # prsd run: a leader and an agent in this process until a job or a pipeline ends
+    "prsd.runhere": {*_BASE, "prsd.agent", "prsd.leader", "prsd.storage"},
+    "prsd.embedded": {  # prsd run of a job: run_here, or follow the daemons
         *_BASE,
         "prsd.agent",
         "prsd.cli",
         "prsd.leader",
         "prsd.logconfig",
         "prsd.read",
+        "prsd.runhere",
         "prsd.storage",
     },
-    "prsd.pipelinerun": {  # prsd run of a pipeline: wires leader and agent as embedded does
+    "prsd.pipelinerun": {  # prsd run of a pipeline: run_here
         *_BASE,
         "prsd.agent",
         "prsd.cli",
-        "prsd.embedded",
         "prsd.jobspec",
         "prsd.leader",
         "prsd.pipeline",
         "prsd.read",
+        "prsd.runhere",
         "prsd.storage",
+    },
+    "prsd.runcmd": {  # the prsd run command: submit, then a job or a pipeline here
+        *_BASE,
+        "prsd.agent",
+        "prsd.cli",
+        "prsd.cmdline",
+        "prsd.embedded",
+        "prsd.leader",
+        "prsd.logconfig",
+        "prsd.pipelinerun",
+        "prsd.runhere",
+        "prsd.storage",
+        "prsd.submit",
     },
     "prsd.daemon": {
         *_BASE,
         "prsd.agent",
         "prsd.cli",
+        "prsd.cmdline",
         "prsd.doctor",
-        "prsd.embedded",
-        "prsd.envs",
         "prsd.leader",
         "prsd.logconfig",
         "prsd.pipelinerun",
         "prsd.read",
+        "prsd.runcmd",
         "prsd.sdnotify",
         "prsd.storage",
-        "prsd.submit",
     },
 }
 # Client modules that still import a leader module, one import each (the rest may not).

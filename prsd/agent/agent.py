@@ -8,22 +8,19 @@ removes it when the job ends). When a job ends, idle workers are retired (their
 from __future__ import annotations
 
 import os
-import secrets
 import signal
-import socket
 from dataclasses import dataclass, field
-from datetime import UTC, datetime
 from typing import TYPE_CHECKING
 
 import anyio
 import anyio.from_thread
 import anyio.to_thread
 
+from prsd.agent.beat import NodeBeat, Serving
 from prsd.agent.context import JobContext
 from prsd.agent.gpu import GpuSlots
 from prsd.agent.health import SpoolHealth
 from prsd.agent.jobrun import CommitHook, JobRun
-from prsd.agent.nodeid import conflict_with, held_conflict
 from prsd.agent.nodelog import host_ip
 from prsd.agent.share import share_slots
 from prsd.agent.visibility import report_unseen, unseen
@@ -34,11 +31,8 @@ from prsd.storage.fstype import is_local_spool
 from prsd.storage.heartbeat import (
     HEARTBEAT_INTERVAL_S,
     Heartbeat,
-    read_heartbeat,
     write_heartbeat,
 )
-from prsd.storage.lease import ONE_JOB_PREFIX
-from prsd.storage.opwatch import OpWatch
 from prsd.storage.seats import free_seats, take_seat
 from prsd.storage.spool import active_jobs
 from prsd.storage.watch import Doorbell, ring_on_local_changes
@@ -47,7 +41,6 @@ if TYPE_CHECKING:
     from prsd.agent.forks import ForkServer
     from prsd.storage.layout import JobLayout, SpoolLayout
 
-STALL_BEATS = 10  # a commit that has not returned for this many beats: no heartbeat
 log = get_logger("prsd.agent")
 
 # Under jobs/, what wakes an agent early: new tasks (and ``active/``, every change).
@@ -100,22 +93,22 @@ class Agent:
         self.runs: dict[str, _Running] = {}
         self.draining = False
         self.drained = False  # set once a drain has finished: the last heartbeat says so
-        self._seq = 0
-        self._boot = (ONE_JOB_PREFIX if only_job is not None else "") + secrets.token_hex(8)
-        self._started_at = datetime.now(UTC).isoformat(timespec="seconds")
         self.refused: set[str] = set()
         self.only_job = only_job
         self.waiting: dict[str, float] = {}  # job -> when to look again (seats, visibility)
         self._drain = anyio.Event()
         self._fast = False
         self._relist = False  # list active/ at the next ring without waiting
-        self.conflict = ""  # another agent writes this node id too (prsd.agent.nodeid)
-        self._conflict_at = 0.0
         self.health = SpoolHealth(options.node_id, spool.nodes)  # storage faults met
+        self.beat = NodeBeat(
+            spool,
+            options.node_id,
+            options.heartbeat_interval_s,
+            self.health,
+            one_job=only_job is not None,
+        )
         self.restart: set[str] = set()  # runs ended by a storage fault: start them again
         self._active: set[str] = set()  # the last listing of active/ that worked
-        self.ops = OpWatch()  # commits in flight (liveness is progress)
-        self._said_stall = False
 
     @property
     def node_id(self) -> str:
@@ -126,7 +119,7 @@ class Agent:
         ``until_job`` has ended here; returns the exit code."""
         code = 0
         async with anyio.create_task_group() as tg:
-            tg.start_soon(self._heartbeats)
+            tg.start_soon(self.beat.run, self._serving)
             if signals:
                 tg.start_soon(self._signals)
                 if is_local_spool(self.spool.root):
@@ -237,55 +230,15 @@ class Agent:
 
     def heartbeat(self) -> Heartbeat:
         """This node's heartbeat now (the sequence number grows by one per call)."""
-        self._seq += 1
-        return Heartbeat(
-            node_id=self.node_id,
-            seq=self._seq,
-            boot=self._boot,
-            pid=os.getpid(),
-            host=socket.gethostname(),
-            started_at=self._started_at,
-            updated_at=datetime.now(UTC).isoformat(timespec="seconds"),
-            slots=self.node_slots(),
-            gpus=self.gpus.count,
-            draining=self.draining,
-            drained=self.drained,
-            jobs={job_id: r.run.snapshot() for job_id, r in self.runs.items()},
-            heartbeat_interval_s=self.options.heartbeat_interval_s,
-            conflict=self.conflict,
-            fault=self.health.condition,
-        )
+        return self.beat.stamp(self._serving())
+
+    def _serving(self) -> Serving:
+        jobs = {job_id: r.run.snapshot() for job_id, r in self.runs.items()}
+        return Serving(self.node_slots(), self.gpus.count, self.draining, self.drained, jobs)
 
     def stalled(self) -> str:
-        """Why this agent makes no progress: a commit that has not returned for
-        STALL_BEATS heartbeats ("" while none); logged once per stall."""
-        why = self.ops.stuck(STALL_BEATS * self.options.heartbeat_interval_s)
-        if why and not self._said_stall:
-            log.error("no heartbeat while a commit hangs", node_id=self.node_id, why=why)
-        self._said_stall = bool(why)
-        return why
-
-    async def _heartbeats(self) -> None:
-        while True:
-            if self._seq:  # another agent writing this node id shows between our beats
-                on_disk = await anyio.to_thread.run_sync(read_heartbeat, self.spool, self.node_id)
-                found = conflict_with(self._boot, on_disk)
-                self.conflict, self._conflict_at = held_conflict(
-                    self.conflict, self._conflict_at, found, anyio.current_time()
-                )
-            if self.stalled():  # liveness is progress: peers take the claims over
-                await anyio.sleep(self.options.heartbeat_interval_s)
-                continue
-            beat = self.heartbeat()
-            now = anyio.current_time()
-            try:
-                await anyio.to_thread.run_sync(write_heartbeat, self.spool, beat)
-            except OSError as exc:
-                if not self.health.note(exc, now, None):
-                    log.warning("cannot write heartbeat", node_id=self.node_id, error=str(exc))
-            if self.health.due(now):
-                await anyio.to_thread.run_sync(self.health.check_healed, now)
-            await anyio.sleep(self.options.heartbeat_interval_s)
+        """Why this agent makes no progress ("" while it does): :meth:`NodeBeat.stalled`."""
+        return self.beat.stalled()
 
     async def _ended_here(self, job_id: str, active: set[str]) -> bool:
         if job_id in active or job_id in self.runs:
@@ -370,7 +323,7 @@ class Agent:
             self.gpus.count,
             spec.input.format,
             forks=self.forks,
-            ops=self.ops,
+            ops=self.beat.ops,
         )
         run = JobRun(
             ctx,

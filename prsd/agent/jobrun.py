@@ -20,9 +20,10 @@ import anyio
 import anyio.to_thread
 
 from prsd.agent.feed import TaskFeed
+from prsd.agent.initresult import InitResult
 from prsd.agent.monitor import open_resource_monitor
 from prsd.agent.nodelog import append_stamped, stamped
-from prsd.agent.session import InitResult, WorkerSession
+from prsd.agent.session import WorkerSession
 from prsd.agent.task import RunningTask, finish_task, hand_back
 from prsd.agent.workerstate import (
     PoolStatistics,

@@ -8,16 +8,9 @@ carries out every action, and nothing else decides them. The session's log write
 go through the job's :class:`~prsd.agent.writer.FileWriter`, off the event loop.
 
 The session enforces the per-mini-batch clocks (docs/supervision.md, "Timeouts"):
-
-- ``task_overhead_timeout``: from handing a task over (or the worker finishing the
-  mini-batch before) until the mini-batch's ``run()`` begins (loading it);
-- ``retry_settings.timeout``: from there until the mini-batch finishes (``run()``).
-
-A task goes to the worker in one ``run`` frame (several when it is large) and comes
-back in one ``done`` frame. Meanwhile the worker's board (:mod:`prsd.wire.board`)
-says which mini-batch is loading or running since when, and keeps the outcomes of
-those finished: the session reads it when its clock runs out (and sets the clock
-again if the worker has moved on) and when the worker dies.
+:func:`prsd.agent.handover.collect` waits for a task's ``done`` frame under them,
+reading the worker's board, and says which mini-batch was in hand when the worker
+died or its clock ran out; the session acts on that through the state machine.
 
 A mini-batch that runs out of time gets its Python stacks dumped (SIGUSR1 ->
 faulthandler in the worker, into ``user/error/<node>/<process>.txt``) before the
@@ -29,7 +22,6 @@ killer) fails only the mini-batch it was running. Every exit is written to
 from __future__ import annotations
 
 import time
-from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
 import anyio
@@ -37,6 +29,8 @@ import anyio.to_thread
 
 from prsd.agent.batchfail import death, failed_outcome, timeout_error
 from prsd.agent.handle import WorkerHandle
+from prsd.agent.handover import InHand, collect, run_frames
+from prsd.agent.initresult import InitResult, died_during_init, init_timed_out
 from prsd.agent.launcher import launch_worker, sandbox_lines
 from prsd.agent.memwatch import MemoryWatch
 from prsd.agent.nodelog import append_stamped, stamped
@@ -45,12 +39,10 @@ from prsd.agent.proc import BrokenWorker, WorkerProcess
 from prsd.agent.workerstate import Action, Event, Transition, WorkerState, transition
 from prsd.owner import RunAs, make_files_for
 from prsd.storage.layout import process_name
-from prsd.storage.records import TIMEOUT, Outcome
+from prsd.storage.records import TIMEOUT
 from prsd.tunables import max_captured_output_bytes
 from prsd.wire import frames
 from prsd.wire.board import RUNNING, Board
-from prsd.wire.fields import RecordError
-from prsd.worker import protocol
 
 if TYPE_CHECKING:
     from collections.abc import Callable
@@ -61,32 +53,9 @@ if TYPE_CHECKING:
     from prsd.agent.task import RunningTask
     from prsd.agent.verdicts import ExitInfo
     from prsd.agent.writer import FileWriter
-    from prsd.storage.records import MiniBatch
+    from prsd.storage.records import MiniBatch, Outcome
 
 STOP_GRACE_S = 5.0
-FRAME_BUDGET_BYTES = 1 << 20  # a task bigger than this goes out in several run frames
-
-
-@dataclass(frozen=True)
-class InitResult:
-    ok: bool
-    error: str = ""
-    traceback_tail: str = ""
-    error_file: str = ""
-    init_s: float = 0.0
-    timed_out: bool = False  # still in init() at the deadline (the third init rule)
-    stopped: bool = False  # stopped by prsd (the job ended): not an init failure
-
-
-@dataclass
-class InHand:
-    """The mini-batch the worker holds when its clock runs out or it dies (FAIL_BATCH)."""
-
-    task: RunningTask
-    mb: MiniBatch
-    started: float | None  # when run() began (None: still loading)
-    on_done: Callable[[Outcome], None]
-    error: str = ""  # a timeout's text
 
 
 class WorkerSession(WorkerHandle):
@@ -232,13 +201,8 @@ class WorkerSession(WorkerHandle):
             self.main_log(f"{self.name} ready: init() took {msg.init_s:.3f} s")
             return InitResult(True, init_s=msg.init_s)
         if msg is None and not died:
-            self._init_result = InitResult(
-                False,
-                f"init() did not finish within {deadline_s:g} s (3 x retry_settings.timeout"
-                f" + {deadline_s - 3 * self.ctx.spec.timeout_s:g} s); its stacks are in "
-                f"{self.paths.error}",
-                error_file=str(self.paths.error),
-                timed_out=True,
+            self._init_result = init_timed_out(
+                deadline_s, self.ctx.spec.timeout_s, self.paths.error
             )
             await self.apply(Event.INIT_TIMED_OUT, "init() timed out")
         elif isinstance(msg, frames.InitFailed):
@@ -276,11 +240,7 @@ class WorkerSession(WorkerHandle):
         if self._init_result is None:
             exit_info = self.exit_info
             assert exit_info is not None  # RECORD_EXIT came first
-            self._init_result = InitResult(
-                False,
-                f"{exit_info.describe(self.name)} during init()",
-                error_file=str(self.paths.stderr),
-            )
+            self._init_result = died_during_init(exit_info, self.name, self.paths.stderr)
         return self._init_result
 
     # --- running ------------------------------------------------------------------
@@ -329,86 +289,29 @@ class WorkerSession(WorkerHandle):
         on_done: Callable[[Outcome], None],
         handed: float,
     ) -> bool:
-        """Wait for the task's ``done`` under the clock of the mini-batch in hand.
-
-        The deadline comes from the board, read again on each wake-up: at the deadline
-        as last read, or sooner, since a phase the worker enters after that reading
-        (the next mini-batch's ``run()`` or load) may run out first, but no sooner than
-        the shorter of the two timeouts after it. A deadline that holds when read again
-        has passed: the mini-batch in hand ran out of time.
-        """
-        proc = self._proc()
+        """Wait for the task's ``done`` (:func:`~prsd.agent.handover.collect`); a death or a
+        timeout goes through the state machine with the mini-batch in hand."""
         spec = self.ctx.spec
-        # Any phase the worker enters from now on runs out no sooner than this after
-        # now: waking at least this often catches every deadline on time.
-        shortest = min(spec.timeout_s, spec.task_overhead_timeout_s)
-        pending = {mb.index: mb for mb in remaining}  # in hand-over order
-        deadline = self._deadline(handed)
-        died = False
-        while pending:
-            wake = min(deadline, time.monotonic() + shortest)
-            with anyio.move_on_after(max(wake - time.monotonic(), 0.0)):
-                try:
-                    msg = await proc.receive()
-                except BrokenWorker:
-                    died = True
-                    break
-                if isinstance(msg, frames.Done):
-                    for outcome in msg.outcomes:
-                        if pending.pop(outcome.index, None) is not None:
-                            task.outcomes[outcome.index] = outcome
-                            on_done(outcome)
-                continue
-            deadline = self._deadline(handed)
-            if time.monotonic() >= deadline:
-                break
-        if not pending:
+        got = await collect(
+            self._proc(),
+            self._board,
+            task,
+            remaining,
+            on_done,
+            handed,
+            timeout_s=spec.timeout_s,
+            overhead_s=spec.task_overhead_timeout_s,
+        )
+        if got.in_hand is None:
             return True
-        started = self._take_journal(task, pending, on_done)
-        self._in_hand = InHand(task, next(iter(pending.values())), started, on_done)
-        if died:
+        if got.problem:
+            self.main_log(f"{self.name}: {got.problem}")
+        self._in_hand = InHand(task, got.in_hand, got.started, on_done)
+        if got.died:
             await self._died()
         else:  # the clock ran out
             await self._timed_out()
         return False
-
-    def _deadline(self, handed: float) -> float:
-        """When the mini-batch in hand runs out of time (monotonic), from the board:
-        ``run()`` began at the mark, or it loads since the mark (since ``handed``
-        before the worker's first mark of the task)."""
-        spec = self.ctx.spec
-        mark = self._board.read_mark() if self._board is not None else None
-        if mark is None:
-            return handed + spec.task_overhead_timeout_s
-        if mark.phase == RUNNING:
-            return mark.since + spec.timeout_s
-        return mark.since + spec.task_overhead_timeout_s
-
-    def _take_journal(
-        self, task: RunningTask, pending: dict[int, MiniBatch], on_done: Callable[[Outcome], None]
-    ) -> float | None:
-        """Record the outcomes the worker journaled before it died or ran out of time;
-        return when the mini-batch now in hand began ``run()`` (None: loading)."""
-        board = self._board
-        if board is None:
-            return None
-        try:
-            journal = board.read_journal()
-        except (OSError, ValueError) as exc:
-            self.main_log(f"{self.name}: its board could not be read ({exc})")
-            return None
-        for obj in journal:
-            try:
-                outcome = Outcome.from_json(obj)
-            except RecordError:
-                continue
-            if pending.pop(outcome.index, None) is not None:
-                task.outcomes[outcome.index] = outcome
-                on_done(outcome)
-        mark = board.read_mark()
-        if not pending or mark is None or mark.phase != RUNNING:
-            return None
-        return mark.since if mark.mb == next(iter(pending)) else None
 
     async def _timed_out(self) -> None:
         hand = self._in_hand
@@ -471,18 +374,3 @@ class WorkerSession(WorkerHandle):
                     await self.apply(Event.STOP)
                 await self.apply(Event.EXITED)
         return await proc.wait_exit()
-
-
-def run_frames(mbs: list[MiniBatch], out: str) -> bytes:
-    """A task's ``run`` frames, encoded: one, or several of about
-    :data:`FRAME_BUDGET_BYTES` each when the task is larger (the last says so)."""
-    whole = protocol.encode(frames.Run(tuple(mbs), out, last=True).to_json())
-    if len(whole) <= FRAME_BUDGET_BYTES or len(mbs) == 1:
-        return whole
-    parts = max(2, -(-len(whole) // FRAME_BUDGET_BYTES))
-    size = -(-len(mbs) // parts)
-    chunks = [mbs[k : k + size] for k in range(0, len(mbs), size)]
-    return b"".join(
-        protocol.encode(frames.Run(tuple(c), out, last=k == len(chunks) - 1).to_json())
-        for k, c in enumerate(chunks)
-    )

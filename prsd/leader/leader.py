@@ -26,6 +26,7 @@ from prsd.leader.guard import (
     fault_reason,
     load_spec,
 )
+from prsd.leader.health import LeaderHealth
 from prsd.leader.inboxsweep import InboxSweep
 from prsd.leader.intake import (
     fail_intake,
@@ -38,14 +39,12 @@ from prsd.leader.intake import (
 from prsd.leader.job import Hint, JobDriver
 from prsd.leader.jobclock import record_start, restore_start
 from prsd.leader.liveness import Observer, nodes_view
-from prsd.leader.lostnodes import live_slots, serve_nodes
+from prsd.leader.nodewatch import NodeWatch
 from prsd.leader.privatestatus import read_final
 from prsd.leader.requests import RequestDesk
 from prsd.logconfig import get_logger
 from prsd.pipeline.desk import PipelineDesk
 from prsd.storage.atomic import write_atomic
-from prsd.storage.faults import FaultState, probe_writable, storage_fault
-from prsd.storage.heartbeat import read_heartbeats
 from prsd.storage.lease import NODE_LEASE_S
 from prsd.storage.spool import active_jobs, stranded_jobs
 from prsd.storage.states import JobState
@@ -61,7 +60,6 @@ if TYPE_CHECKING:
 log = get_logger("prsd.leader")
 
 TICK_S = 0.25
-NODES_CHECK_S = 1.0
 ORPHANS_CHECK_S = 2.0  # active jobs nobody drives (a deposed leader's last intake) are resumed
 
 
@@ -100,14 +98,14 @@ class Leader:
         self.pipelines = PipelineDesk(spool, only=self.only_jobs)
         self.drivers: dict[str, JobDriver] = {}
         self.finished: dict[str, FinalState] = {}
-        self.nodes: Observer | None = None
+        self.nodes: Observer | None = None  # the watch's, once in office
+        self.watch = NodeWatch(spool, node_lease_s)  # the nodes, alive or lost
         self.node_lease_s = node_lease_s
-        self.lost: dict[str, float] = {}  # node -> when it was presumed dead (our clock)
-        self._last_nodes_check = -1e9
         self._last_orphans_check = -1e9
         self.desk = RequestDesk(spool, only_job=only_job)
-        self.faults = FaultState()  # the spool's storage condition, as this leader meets it
-        self.suspended: dict[str, float] = {}  # job -> when to resume it (after a storage fault)
+        self.health = LeaderHealth(spool.root, self.election)  # storage faults met
+        self.faults = self.health.faults  # the spool's storage condition
+        self.suspended = self.health.suspended  # job -> when to resume it (after a fault)
         self.intake_retry: dict[str, JobLayout] = {}  # taken in, spec not yet recorded
         self.inbox = InboxSweep(inbox_grace_s())  # folders that will never be jobs
 
@@ -118,8 +116,7 @@ class Leader:
     def take_office(self, now: float) -> None:
         """Just elected: resume every active job from the spool (nothing redone, none lost)."""
         self.drivers.clear()
-        self.nodes = Observer(self.node_lease_s, now)
-        self.lost.clear()
+        self.nodes = self.watch.start(now)
         for job_id in active_jobs(self.spool):
             if not self._mine(job_id):
                 continue
@@ -188,24 +185,12 @@ class Leader:
                 log.info("job ended", job_id=job_id, state=driver.final.state)
                 moved = True
             moved = moved or driver.table.written != written
-        if self.faults.condition and not self.faults.waiting(now):
-            self._check_healed(now)
+        if self.health.due(now):
+            self.health.check_healed(now, self.epoch)
         return moved
 
     def _mine(self, job_id: str) -> bool:
         return self.only_jobs is None or job_id in self.only_jobs
-
-    def _check_healed(self, now: float) -> None:
-        """After a storage fault's backoff: is the spool writable again? (Log once.)"""
-        try:
-            probe_writable(self.spool.root)
-        except OSError as exc:
-            if not self._storage_fault(exc, now, None):
-                log.warning("cannot probe the spool", error=str(exc))
-            return
-        self.faults.clear()
-        self.election.fault = ""
-        log.warning("the spool is healthy again; going on", epoch=self.epoch)
 
     def _job_fault(self, job_id: str, driver: JobDriver, exc: Exception, now: float) -> None:
         """A job's step raised: wait out a storage fault, else fail that job alone."""
@@ -229,21 +214,8 @@ class Leader:
         (self.spool.active / job_id).unlink(missing_ok=True)
 
     def _storage_fault(self, exc: BaseException, now: float, job_id: str | None) -> bool:
-        """If ``exc`` is a storage fault: note it (log once), suspend the job; True."""
-        condition = storage_fault(exc)
-        if condition is None:
-            return False
-        if self.faults.hit(condition, now):
-            log.error(
-                "storage fault; waiting for the spool to heal",
-                condition=condition,
-                job_id=job_id,
-                error=str(exc),
-            )
-        self.election.fault = condition
-        if job_id is not None:
-            self.suspended[job_id] = self.faults.retry_at
-        return True
+        """If ``exc`` is a storage fault: noted (:class:`LeaderHealth`), the job suspended."""
+        return self.health.note(exc, now, job_id)
 
     def _adopt_orphans(self, now: float) -> None:
         """Resume active jobs that no driver here owns.
@@ -269,20 +241,12 @@ class Leader:
             self._resume(job_id, now)
 
     def _check_nodes(self, now: float) -> None:
-        """Presume nodes dead whose heartbeat stopped changing; requeue their claims."""
-        if self.nodes is None or now - self._last_nodes_check < NODES_CHECK_S:
-            return
-        self._last_nodes_check = now
-        beats = read_heartbeats(self.spool)
-        for node_id, beat in beats.items():
-            if self.nodes.observe(node_id, (beat.boot, beat.seq), now) and node_id in self.lost:
-                del self.lost[node_id]
-                log.info("node is back", node_id=node_id)
-        live = live_slots(self.nodes, beats, now)
+        """Look at the nodes (:class:`NodeWatch`: the lost ones' claims requeued); write
+        the view ``prsctl nodes`` shows."""
         presume = not self.election.clock.fast()  # a fast clock sees every node silent
-        for driver in self.drivers.values():
-            serve_nodes(driver, self.nodes, live, self.lost, now, presume=presume)
-        self._write_nodes_view(beats, now)
+        beats = self.watch.look(now, self.drivers.values(), presume=presume)
+        if beats is not None:
+            self._write_nodes_view(beats, now)
 
     def _write_nodes_view(self, beats: dict[str, Any], now: float) -> None:
         assert self.nodes is not None

@@ -7,7 +7,7 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
-from prsd.daemon import default_node_id
+from prsd.cmdline import default_node_id
 from tests.jobkit import make_job, run_prsd
 from tests.pipekit import run_pipeline, write_files
 

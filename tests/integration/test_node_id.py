@@ -11,7 +11,7 @@ import time
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from prsd.daemon import default_node_id
+from prsd.cmdline import default_node_id
 from prsd.errors import ExitCode
 from prsd.storage.heartbeat import Heartbeat, read_heartbeat, write_heartbeat
 from prsd.storage.nodehold import NodeHolder, generations, holds_dir

@@ -13,7 +13,7 @@ from typing import TYPE_CHECKING
 import psutil
 
 from tests.helpers import wait_until
-from tests.integration.test_run_ctrl_c import sleeper
+from tests.integration.test_run_ctrl_c import another_leader, sleeper
 from tests.jobkit import prsctl
 from tests.liverun import alive
 from tests.pipekit import write_files
@@ -131,4 +131,39 @@ def test_second_ctrl_c_leaves_a_pipeline_at_once(tmp_path: Path) -> None:
     )
     wait_until(lambda: alive(workers) == [], 30, "the workers to die with prsd run")
     assert os.listdir(marks) == []  # killed, not stopped at their pace
+    assert "Traceback" not in run.text
+
+
+def test_a_pipeline_waits_for_another_leader_and_a_second_ctrl_c_leaves_it(
+    tmp_path: Path,
+) -> None:
+    """Another leader holds the lease (alive, answering nothing): ``prsd run`` of a
+    pipeline says so, as of a job; the second Ctrl-C takes back the cancel mark the first
+    made, and the pipeline stays in the spool for a fleet."""
+    path, marks = _pipeline(tmp_path, 0.0)
+    spool = tmp_path / "spool"
+    with another_leader(spool):
+        run = _start(path, spool)
+        try:
+            pid = _pid(run)
+            run.wait_for("another leader holds this spool's lease")
+            run.ctrl_c()
+            run.wait_for(f"Ctrl-C: canceling pipeline {pid}")
+            assert (spool / "pipelines" / pid / "cancel").exists()
+            run.ctrl_c()
+            code = run.wait(60)
+        finally:
+            run.kill()
+    assert code == 130, run.text
+    assert f"pipeline {pid} waits for it" in run.text
+    last = run.text.rstrip().splitlines()[-1].removeprefix("^C")  # the terminal's echo
+    assert last == (
+        f"left at once: pipeline {pid} stays in the spool {spool} for a fleet "
+        f"(`prsd leader --spool {spool}` and `prsd agent --spool {spool}` run it); "
+        f"see it with `prsctl status {pid} --spool {spool}`, "
+        f"cancel it with `prsctl cancel {pid} --spool {spool}`"
+    )
+    assert not (spool / "pipelines" / pid / "cancel").exists()  # taken back
+    assert not (spool / "pipelines" / pid / "final.json").exists()
+    assert os.listdir(marks) == []  # no worker ran
     assert "Traceback" not in run.text

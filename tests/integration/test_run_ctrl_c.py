@@ -9,6 +9,7 @@ import signal
 import textwrap
 import threading
 import time
+from contextlib import contextmanager
 from typing import TYPE_CHECKING
 
 import psutil
@@ -20,6 +21,7 @@ from tests.jobkit import make_job, prsctl
 from tests.liverun import LiveRun, alive
 
 if TYPE_CHECKING:
+    from collections.abc import Iterator
     from pathlib import Path
 
 YAML = """
@@ -53,6 +55,31 @@ def sleeper(marks: Path, stop_s: float) -> str:
             return list(mini_batch)
         """
     )
+
+
+@contextmanager
+def another_leader(spool: Path) -> Iterator[None]:
+    """Another leader holds the spool's lease (alive: it beats, but answers nothing)."""
+    layout = SpoolLayout(spool)
+    spool.mkdir()
+    (spool / "leader").mkdir()
+    assert try_take(layout, new_holder(1, "elsewhere"))
+    beating = threading.Event()
+
+    def beat() -> None:
+        seq = 0
+        while not beating.is_set():
+            seq += 1
+            write_beat(layout, LeaderBeat(1, "elsewhere", seq, "now"))
+            time.sleep(0.3)
+
+    beater = threading.Thread(target=beat, daemon=True)
+    beater.start()
+    try:
+        yield
+    finally:
+        beating.set()
+        beater.join()
 
 
 def _final(spool: Path, job_id: str) -> dict[str, object]:
@@ -146,34 +173,19 @@ def test_second_ctrl_c_leaves_a_job_no_leader_answered_queued(tmp_path: Path) ->
     """Another leader holds the lease (alive, but answering nothing): the cancel asked by
     the first Ctrl-C is withdrawn by the second, and the job stays queued for a fleet."""
     spool = tmp_path / "spool"
-    layout = SpoolLayout(spool)
     job = make_job(tmp_path, sleeper(tmp_path, 0.0), YAML, files=2)
-    spool.mkdir()
-    (spool / "leader").mkdir()
-    assert try_take(layout, new_holder(1, "elsewhere"))
-    beating = threading.Event()
-
-    def beat() -> None:
-        seq = 0
-        while not beating.is_set():
-            seq += 1
-            write_beat(layout, LeaderBeat(1, "elsewhere", seq, "now"))
-            time.sleep(0.3)
-
-    beater = threading.Thread(target=beat, daemon=True)
-    beater.start()
-    run = LiveRun(job, spool)
-    try:
-        job_id = run.job_id
-        run.wait_for_line("another leader holds this spool's lease")
-        run.proc.send_signal(signal.SIGINT)
-        run.wait_for_line(f"Ctrl-C: canceling job {job_id}")
-        assert [n for n in os.listdir(spool / "requests") if n.startswith(job_id)]
-        run.proc.send_signal(signal.SIGINT)
-        code = run.wait(60)
-    finally:
-        beating.set()
-        run.kill()
+    with another_leader(spool):
+        run = LiveRun(job, spool)
+        try:
+            job_id = run.job_id
+            run.wait_for_line("another leader holds this spool's lease")
+            run.proc.send_signal(signal.SIGINT)
+            run.wait_for_line(f"Ctrl-C: canceling job {job_id}")
+            assert [n for n in os.listdir(spool / "requests") if n.startswith(job_id)]
+            run.proc.send_signal(signal.SIGINT)
+            code = run.wait(60)
+        finally:
+            run.kill()
     assert code == 130, run.text + run.stderr()
     assert run.lines[-1][1] == (
         f"left at once: job {job_id} stays queued in the spool {spool} for a fleet "
