@@ -140,6 +140,7 @@ ALLOWED: dict[str, set[str]] = {
         "prsd.leader",
         "prsd.logconfig",
         "prsd.pipelinerun",
+        "prsd.read",
         "prsd.runhere",
         "prsd.storage",
         "prsd.submit",
