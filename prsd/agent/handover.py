@@ -182,4 +182,6 @@ async def collect(
     if not pending:
         return Collected(None)
     journaled = take_journal(board, task, pending, on_done)
+    if not pending:  # the journal held every outcome: the task is whole, no one to blame
+        return Collected(None)
     return Collected(next(iter(pending.values())), died, journaled.started, journaled.problem)

@@ -4,12 +4,26 @@ mini-batch in hand read off a real board, and the outcomes a worker journaled.""
 from __future__ import annotations
 
 import os
+import socket
+import subprocess
+import sys
+import time
 from pathlib import Path
 from typing import TYPE_CHECKING
 
+import anyio
 import pytest
+from anyio.abc import SocketStream
 
-from prsd.agent.handover import FRAME_BUDGET_BYTES, run_frames, take_journal, task_deadline
+from prsd.agent.handover import (
+    FRAME_BUDGET_BYTES,
+    Collected,
+    collect,
+    run_frames,
+    take_journal,
+    task_deadline,
+)
+from prsd.agent.proc import WorkerProcess
 from prsd.agent.task import RunningTask
 from prsd.storage.layout import TaskName
 from prsd.storage.records import MiniBatch, Outcome
@@ -117,3 +131,43 @@ def test_a_mini_batch_still_loading_has_no_start(boards: tuple[Board, Board]) ->
     got = take_journal(agent, task, pending, lambda o: None)
     assert list(pending) == [1]
     assert got.started is None
+
+
+def test_a_worker_that_died_after_journaling_every_outcome_leaves_the_task_whole(
+    boards: tuple[Board, Board],
+) -> None:
+    """The channel closes before the ``done`` frame, but the journal holds every
+    outcome: all are recorded and nothing is in hand (no mini-batch to blame)."""
+    worker, agent = boards
+    mbs = [MiniBatch(i, [f"f{i}.txt"], 1) for i in (3, 4)]
+    task = RunningTask(TaskName(3, 1, 1), mbs, Path("/nowhere"))
+    worker.begin_task()
+    for mb in mbs:
+        worker.journal(Outcome(mb.index, "succeeded", 1, 1).to_json())
+    worker.mark(4, FINISHED, 50.0)
+    seen: list[int] = []
+
+    process = subprocess.Popen([sys.executable, "-c", "pass"])  # a real process, ending
+    ours, theirs = socket.socketpair()
+    theirs.close()  # the worker's end of the channel: gone, as when it dies
+
+    async def main() -> Collected:
+        proc = WorkerProcess(process, await SocketStream.from_socket(ours))
+        return await collect(
+            proc,
+            agent,
+            task,
+            mbs,
+            lambda o: seen.append(o.index),
+            time.monotonic(),
+            timeout_s=TIMEOUT_S,
+            overhead_s=OVERHEAD_S,
+        )
+
+    try:
+        got = anyio.run(main)
+    finally:
+        process.wait()
+        ours.close()
+    assert got.in_hand is None
+    assert seen == [3, 4] and sorted(task.outcomes) == [3, 4]
