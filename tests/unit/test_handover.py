@@ -5,7 +5,6 @@ from __future__ import annotations
 
 import os
 import socket
-import subprocess
 import sys
 import time
 from pathlib import Path
@@ -147,27 +146,25 @@ def test_a_worker_that_died_after_journaling_every_outcome_leaves_the_task_whole
     worker.mark(4, FINISHED, 50.0)
     seen: list[int] = []
 
-    process = subprocess.Popen([sys.executable, "-c", "pass"])  # a real process, ending
     ours, theirs = socket.socketpair()
     theirs.close()  # the worker's end of the channel: gone, as when it dies
 
     async def main() -> Collected:
-        proc = WorkerProcess(process, await SocketStream.from_socket(ours))
-        return await collect(
-            proc,
-            agent,
-            task,
-            mbs,
-            lambda o: seen.append(o.index),
-            time.monotonic(),
-            timeout_s=TIMEOUT_S,
-            overhead_s=OVERHEAD_S,
-        )
+        async with (
+            await anyio.open_process([sys.executable, "-c", "pass"]) as process,
+            await SocketStream.from_socket(ours) as stream,
+        ):
+            return await collect(
+                WorkerProcess(process, stream),
+                agent,
+                task,
+                mbs,
+                lambda o: seen.append(o.index),
+                time.monotonic(),
+                timeout_s=TIMEOUT_S,
+                overhead_s=OVERHEAD_S,
+            )
 
-    try:
-        got = anyio.run(main)
-    finally:
-        process.wait()
-        ours.close()
+    got = anyio.run(main)
     assert got.in_hand is None
     assert seen == [3, 4] and sorted(task.outcomes) == [3, 4]
