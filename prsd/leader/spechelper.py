@@ -1,0 +1,83 @@
+"""The spec loader as a job's owner: ``python -m prsd.leader.spechelper``.
+
+Started by :mod:`prsd.leader.specowner`, one per job taken in, with the job owner's
+uid, gid and groups (:func:`prsd.asowner.spawn.spawn_as`), so every look at the
+user's side while the spec is loaded (``job.yaml``, ``origin.json`` and the folder
+it names, the input paths and the folders on their way, MLTable files and the
+folders their patterns list, the code folder, environment files) is the kernel's
+answer to that owner. It reads one request (JSON) on stdin: the job's folder in the
+spool, the owner's and the daemons' uids and the allowed roots; it writes one
+answer (JSON) on stdout: ``{"ok": true, "spec": TEXT}`` or ``{"ok": false, "key":
+KEY, "location": WHERE, "problem": WHAT}``, and exits.
+
+Errors: every failure to load is an answer (exit status 1), never a traceback; a
+request it cannot read ends it with status 2 and nothing on stdout.
+"""
+
+from __future__ import annotations
+
+import json
+import sys
+from pathlib import Path
+from typing import Any
+
+from prsd.errors import JobSpecError, PrsdError
+from prsd.jobspec.load import load_job_spec
+
+MODULE = "prsd.leader.spechelper"
+
+
+def encode_request(
+    job_root: Path, owner_uid: int, daemon_uid: int, allowed_roots: list[str]
+) -> bytes:
+    """The request the leader writes on the helper's stdin."""
+    obj = {
+        "job_root": str(job_root),
+        "owner_uid": owner_uid,
+        "daemon_uid": daemon_uid,
+        "allowed_roots": allowed_roots,
+    }
+    return json.dumps(obj).encode()
+
+
+def answer(request: dict[str, Any]) -> dict[str, Any]:
+    """Load the request's spec here, with this process's ids; the answer to send."""
+    root = Path(str(request["job_root"]))
+    roots = [Path(str(r)) for r in request["allowed_roots"]]
+    try:
+        spec = load_job_spec(
+            root,
+            spool_job_dir=root,
+            allowed_roots=roots,
+            owner_uid=int(request["owner_uid"]),
+            daemon_uid=int(request["daemon_uid"]),
+        )
+    except JobSpecError as exc:
+        return {"ok": False, "key": exc.key, "location": exc.location, "problem": exc.problem}
+    except PrsdError as exc:
+        return {"ok": False, "key": "", "location": "", "problem": exc.one_line()}
+    except OSError as exc:
+        where = f" {exc.filename}" if exc.filename else ""
+        return {"ok": False, "key": "", "location": "", "problem": f"cannot read{where}: {exc}"}
+    return {"ok": True, "spec": spec.to_json()}
+
+
+def main() -> int:
+    try:
+        request = json.loads(sys.stdin.buffer.read())
+        if not isinstance(request, dict):
+            return 2
+    except ValueError:
+        return 2
+    try:
+        reply = answer(request)
+    except Exception as exc:  # noqa: BLE001 - said to the leader, which fails the job
+        problem = f"the spec loader failed: {type(exc).__name__}: {exc}"
+        reply = {"ok": False, "key": "", "location": "", "problem": problem}
+    sys.stdout.buffer.write(json.dumps(reply).encode())
+    sys.stdout.buffer.flush()
+    return 0 if reply["ok"] else 1
+
+
+if __name__ == "__main__":
+    sys.exit(main())

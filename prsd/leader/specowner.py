@@ -1,0 +1,106 @@
+"""Loading a job's spec at intake with its owner's ids: :func:`load_as_owner`.
+
+Promise: under a root daemon, the spec of a job owned by someone else is loaded by
+one short-lived process with the owner's uid, gid and groups and no capabilities
+(:mod:`prsd.leader.spechelper`, started with :func:`prsd.asowner.spawn.spawn_as`).
+Every look at the user's side that loading needs (the job file and ``origin.json``,
+input paths and their folders, MLTable files and pattern listings, the code folder,
+environment files) is then the kernel's answer to the owner: a path in another
+user's private folder reads "Permission denied" whether it exists or not, and root
+never opens a user's file to load a spec. Who the owner is comes from the job's
+owner record only (:func:`prsd.leader.planowner.plan_identity`: no valid record,
+no load). A root-owned job, and every job of a daemon that is not root, is loaded
+in this process, which has the owner's ids already.
+
+The allowed roots are read here (the daemons' settings) and handed to the helper,
+whose environment is a fixed minimal one. Its answer is parsed as data
+(:meth:`JobSpec.from_json`); what the spec names is later read, run and written with
+the owner's ids too (the planner, the workers, the owner side).
+
+Errors: :class:`~prsd.errors.JobSpecError` with the loader's key, place and problem
+(the job fails with it, as a spec loaded in-process would); :class:`InputError`
+when the owner is unknown or the helper cannot start, dies, hangs past
+:data:`LOAD_TIMEOUT_S` (it is killed) or answers nonsense.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+from typing import TYPE_CHECKING, Any
+
+from prsd.asowner.spawn import spawn_as
+from prsd.errors import InputError, JobSpecError
+from prsd.jobspec import JobSpec
+from prsd.jobspec.load import load_job_spec
+from prsd.jobspec.paths import configured_roots_text
+from prsd.leader.planowner import plan_identity
+from prsd.leader.spechelper import MODULE, encode_request
+
+if TYPE_CHECKING:
+    from prsd.owner import RunAs
+    from prsd.storage.layout import JobLayout
+
+LOAD_TIMEOUT_S = 60.0
+_TAIL = 400  # characters of the helper's stderr kept in a reason
+
+
+def load_as_owner(layout: JobLayout) -> JobSpec:
+    """The job's spec, loaded with its owner's ids (see the module doc).
+
+    Raises:
+        JobSpecError: the spec cannot be run as written.
+        InputError: the owner is unknown, or the helper failed (see the module doc).
+    """
+    run_as = plan_identity(layout)
+    if run_as is None:
+        return load_job_spec(layout.root, spool_job_dir=layout.root)
+    roots = [r for r in configured_roots_text().split(":") if r.strip()]
+    request = encode_request(layout.root, run_as.uid, os.geteuid(), roots)
+    return _answer(_ask(run_as, request), run_as)
+
+
+def _who(run_as: RunAs) -> str:
+    return f"{run_as.name} (uid {run_as.uid})"
+
+
+def _ask(run_as: RunAs, request: bytes) -> tuple[int, bytes, bytes]:
+    try:
+        proc = spawn_as(
+            run_as, MODULE, stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.PIPE
+        )
+    except (OSError, subprocess.SubprocessError) as exc:
+        raise InputError(
+            f"the spec loader could not be started as {_who(run_as)}: {exc} (the daemons' "
+            "interpreter must be one every job owner may run)"
+        ) from None
+    try:
+        out, err = proc.communicate(request, timeout=LOAD_TIMEOUT_S)
+    except subprocess.TimeoutExpired:
+        proc.kill()
+        proc.communicate()
+        raise InputError(
+            f"the spec loader run as {_who(run_as)} did not answer within "
+            f"{LOAD_TIMEOUT_S:.0f} s; it was killed"
+        ) from None
+    return proc.returncode, out, err
+
+
+def _answer(got: tuple[int, bytes, bytes], run_as: RunAs) -> JobSpec:
+    code, out, err = got
+    try:
+        reply: Any = json.loads(out)
+        if not isinstance(reply, dict):
+            raise TypeError("not an object")
+        if reply.get("ok") is True:
+            return JobSpec.from_json(str(reply["spec"]))
+        key, location, problem = (str(reply[k]) for k in ("key", "location", "problem"))
+    except (ValueError, KeyError, TypeError):
+        how = f"was killed by signal {-code}" if code < 0 else f"exited with status {code}"
+        tail = err.decode("utf-8", "replace").strip()[-_TAIL:]
+        said = f": {tail}" if tail else ""
+        raise InputError(
+            f"the spec loader run as {_who(run_as)} {how} without an answer{said}"
+        ) from None
+    raise JobSpecError(key, location, problem)
