@@ -6,7 +6,9 @@ user's side while the spec is loaded (``job.yaml``, ``origin.json`` and the fold
 it names, the input paths and the folders on their way, MLTable files and the
 folders their patterns list, the code folder, environment files) is the kernel's
 answer to that owner. It reads one request (JSON) on stdin: the job's folder in the
-spool, the owner's and the daemons' uids and the allowed roots; it writes one
+spool, the owner's and the daemons' uids and the daemons' settings the loader reads
+(the allowed roots as the leader resolved them; the settings file is never read
+here); it writes one
 answer (JSON) on stdout: ``{"ok": true, "spec": TEXT}`` or ``{"ok": false, "key":
 KEY, "location": WHERE, "problem": WHAT}``, and exits.
 
@@ -17,25 +19,34 @@ request it cannot read ends it with status 2 and nothing on stdout.
 from __future__ import annotations
 
 import json
+import os
 import sys
 from pathlib import Path
 from typing import Any
 
 from prsd.errors import JobSpecError, PrsdError
 from prsd.jobspec.load import load_job_spec
+from prsd.jobspec.paths import ROOTS_ENV, SETTINGS_FILE_ENV
 
 MODULE = "prsd.leader.spechelper"
 
 
-def encode_request(
-    job_root: Path, owner_uid: int, daemon_uid: int, allowed_roots: list[str]
-) -> bytes:
-    """The request the leader writes on the helper's stdin."""
+SETTINGS = ("PRSD_CONTAINER_RUNTIME", "PRSD_PYTHON_MISMATCH", "PRSD_ENV_SOURCE_BUILDS")
+"""The daemons' settings the loader reads from the environment (for its notes and checks)."""
+
+
+def encode_request(job_root: Path, owner_uid: int, daemon_uid: int, roots_text: str) -> bytes:
+    """The request the leader writes on the helper's stdin: the job, the ids, and the
+    daemons' settings the loader needs (``roots_text``: ``PRSD_ALLOWED_ROOTS`` as the
+    leader resolved it), so the helper never reads the daemons' settings file."""
+    settings = {name: os.environ[name] for name in SETTINGS if name in os.environ}
+    settings[ROOTS_ENV] = roots_text
+    settings[SETTINGS_FILE_ENV] = os.devnull
     obj = {
         "job_root": str(job_root),
         "owner_uid": owner_uid,
         "daemon_uid": daemon_uid,
-        "allowed_roots": allowed_roots,
+        "settings": settings,
     }
     return json.dumps(obj).encode()
 
@@ -43,12 +54,14 @@ def encode_request(
 def answer(request: dict[str, Any]) -> dict[str, Any]:
     """Load the request's spec here, with this process's ids; the answer to send."""
     root = Path(str(request["job_root"]))
-    roots = [Path(str(r)) for r in request["allowed_roots"]]
+    settings = request["settings"]
+    if not isinstance(settings, dict):
+        raise TypeError("settings is not an object")
+    os.environ.update({str(k): str(v) for k, v in settings.items() if str(k).startswith("PRSD_")})
     try:
         spec = load_job_spec(
             root,
             spool_job_dir=root,
-            allowed_roots=roots,
             owner_uid=int(request["owner_uid"]),
             daemon_uid=int(request["daemon_uid"]),
         )

@@ -56,8 +56,7 @@ def load_as_owner(layout: JobLayout) -> JobSpec:
     run_as = plan_identity(layout)
     if run_as is None:
         return load_job_spec(layout.root, spool_job_dir=layout.root)
-    roots = [r for r in configured_roots_text().split(":") if r.strip()]
-    request = encode_request(layout.root, run_as.uid, os.geteuid(), roots)
+    request = encode_request(layout.root, run_as.uid, os.geteuid(), configured_roots_text())
     return _answer(_ask(run_as, request), run_as)
 
 
