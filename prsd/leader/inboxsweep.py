@@ -35,12 +35,14 @@ import stat
 import time
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
 from prsd.leader.refusedgc import RefusedExpiry
 from prsd.logconfig import get_logger
 from prsd.storage.atomic import move_verified, write_atomic
-from prsd.storage.readsafe import UntrustedFile, read_small
+from prsd.storage.inboxrecords import read_seen, seen_bytes
+from prsd.storage.readsafe import UntrustedFile
+from prsd.wire.fields import RecordError
 
 if TYPE_CHECKING:
     from pathlib import Path
@@ -50,8 +52,7 @@ if TYPE_CHECKING:
 log = get_logger("prsd.leader")
 
 REFUSED = ".refused"
-SEEN_FILE = "inbox_seen.json"  # in leader/
-MAX_SEEN_BYTES = 16 << 20
+SEEN_FILE = "inbox_seen.json"  # in leader/ (prsd/storage/inboxrecords.py)
 INBOX_GRACE_S = 600.0
 MAX_LOGGED_ONE_BY_ONE = 5
 NOT_UTF8 = (
@@ -135,19 +136,18 @@ class InboxSweep:
             return
         self._stamp = (info.st_ino, info.st_mtime_ns)
         try:
-            entries = json.loads(read_small(path, MAX_SEEN_BYTES, daemon_owned=True))
-        except (UntrustedFile, ValueError) as exc:
+            recorded = read_seen(path)
+        except (UntrustedFile, RecordError) as exc:
             log.warning("ignored the inbox's first-seen record", error=str(exc))
             return
-        for key, since in _entries(entries):
+        for key, since in recorded.items():
             if since < self.first_seen.get(key, since + 1):
                 self.first_seen[key] = since
 
     def _write_record(self, spool: SpoolLayout) -> None:
-        entries = [{"name": n, "ino": i, "since": t} for (n, i), t in self.first_seen.items()]
         path = spool.leader / SEEN_FILE
         try:
-            write_atomic(path, json.dumps(entries).encode(), mode=0o600, durable=False)
+            write_atomic(path, seen_bytes(self.first_seen), mode=0o600, durable=False)
             info = os.lstat(path)
         except OSError as exc:
             if not self._write_failed:
@@ -191,18 +191,6 @@ class InboxSweep:
             return []
         self.first_seen.pop((name, ino), None)
         return [record]
-
-
-def _entries(data: Any) -> list[tuple[tuple[str, int], float]]:
-    """The well-formed entries of a first-seen record (others are skipped; pure)."""
-    found = []
-    for e in data if isinstance(data, list) else []:
-        if not isinstance(e, dict):
-            continue
-        name, ino, since = e.get("name"), e.get("ino"), e.get("since")
-        if isinstance(name, str) and isinstance(ino, int) and isinstance(since, int | float):
-            found.append(((name, ino), float(since)))
-    return found
 
 
 def _report(refused: list[dict[str, object]]) -> None:

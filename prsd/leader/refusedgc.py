@@ -19,17 +19,16 @@ at the next check.
 
 from __future__ import annotations
 
-import json
 import os
 import pwd
 import threading
-from datetime import UTC, datetime
+import time
 from typing import TYPE_CHECKING
 
 from prsd.asowner.side import owner_side
 from prsd.errors import PrsdError
 from prsd.logconfig import get_logger
-from prsd.storage.readsafe import UntrustedFile, read_small
+from prsd.storage.inboxrecords import refusals
 from prsd.tunables import refused_keep_s
 
 if TYPE_CHECKING:
@@ -40,7 +39,6 @@ if TYPE_CHECKING:
 log = get_logger("prsd.leader")
 
 CHECK_EVERY_S = 60.0
-MAX_RECORD_BYTES = 64 * 1024
 _DIR = os.O_RDONLY | os.O_DIRECTORY | os.O_NOFOLLOW | os.O_CLOEXEC
 
 
@@ -68,17 +66,12 @@ class RefusedExpiry:
 
     def remove_expired(self, folder: Path) -> int:
         """Remove the folders in ``folder`` past the retention; how many went."""
-        try:
-            names = [n for n in os.listdir(folder) if n.endswith(".json")]
-        except OSError:
-            return 0
-        now = datetime.now(UTC)
+        before = time.time() - self.keep_s
         due: dict[tuple[int, int], list[str]] = {}
-        for record in names:
-            aside = record.removesuffix(".json")
-            found = _refused(folder / record, now.timestamp() - self.keep_s)
-            if found is not None:
-                due.setdefault(found, []).append(aside)
+        for r in refusals(folder):
+            if r.at <= before:
+                gid = r.gid if r.gid is not None else _primary_group(r.uid)
+                due.setdefault((r.uid, gid), []).append(r.aside)
         removed = 0
         for (uid, gid), asides in due.items():
             side = owner_side(uid, gid)
@@ -118,21 +111,6 @@ class RefusedExpiry:
             self._said.add(aside)
             log.warning("a refused inbox folder past its retention is kept", name=aside, why=why)
         return False
-
-
-def _refused(record: Path, before: float) -> tuple[int, int] | None:
-    """(uid, gid) of the refused folder's owner when its record is the daemons' and
-    older than ``before`` (seconds since the epoch); else None."""
-    try:
-        data = json.loads(read_small(record, MAX_RECORD_BYTES, daemon_owned=True))
-        at = datetime.fromisoformat(str(data["at"])).timestamp()
-        uid = data["uid"]
-    except (UntrustedFile, ValueError, KeyError, TypeError):
-        return None
-    if not isinstance(uid, int) or at > before:
-        return None
-    gid = data.get("gid")
-    return uid, gid if isinstance(gid, int) else _primary_group(uid)
 
 
 def _primary_group(uid: int) -> int:

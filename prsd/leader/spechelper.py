@@ -27,6 +27,7 @@ from typing import Any
 from prsd.errors import JobSpecError, PrsdError
 from prsd.jobspec.load import load_job_spec
 from prsd.jobspec.paths import ROOTS_ENV, SETTINGS_FILE_ENV
+from prsd.wire.fields import Fields, RecordError
 
 MODULE = "prsd.leader.spechelper"
 
@@ -51,20 +52,18 @@ def encode_request(job_root: Path, owner_uid: int, daemon_uid: int, roots_text: 
     return json.dumps(obj).encode()
 
 
-def answer(request: dict[str, Any]) -> dict[str, Any]:
-    """Load the request's spec here, with this process's ids; the answer to send."""
-    root = Path(str(request["job_root"]))
-    settings = request["settings"]
-    if not isinstance(settings, dict):
-        raise TypeError("settings is not an object")
+def answer(request: Fields) -> dict[str, Any]:
+    """Load the request's spec here, with this process's ids; the answer to send.
+
+    Raises:
+        RecordError: the request lacks a field, or one is of the wrong type.
+    """
+    root = Path(request.get("job_root", str))
+    settings = request.get("settings", dict)
     os.environ.update({str(k): str(v) for k, v in settings.items() if str(k).startswith("PRSD_")})
+    owner_uid, daemon_uid = request.get("owner_uid", int), request.get("daemon_uid", int)
     try:
-        spec = load_job_spec(
-            root,
-            spool_job_dir=root,
-            owner_uid=int(request["owner_uid"]),
-            daemon_uid=int(request["daemon_uid"]),
-        )
+        spec = load_job_spec(root, spool_job_dir=root, owner_uid=owner_uid, daemon_uid=daemon_uid)
     except JobSpecError as exc:
         return {"ok": False, "key": exc.key, "location": exc.location, "problem": exc.problem}
     except PrsdError as exc:
@@ -77,13 +76,10 @@ def answer(request: dict[str, Any]) -> dict[str, Any]:
 
 def main() -> int:
     try:
-        request = json.loads(sys.stdin.buffer.read())
-        if not isinstance(request, dict):
-            return 2
-    except ValueError:
-        return 2
-    try:
+        request = Fields.of_json(sys.stdin.buffer.read(), "spec request")
         reply = answer(request)
+    except RecordError:
+        return 2
     except Exception as exc:  # noqa: BLE001 - said to the leader, which fails the job
         problem = f"the spec loader failed: {type(exc).__name__}: {exc}"
         reply = {"ok": False, "key": "", "location": "", "problem": problem}

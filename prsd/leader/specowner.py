@@ -25,10 +25,9 @@ when the owner is unknown or the helper cannot start, dies, hangs past
 
 from __future__ import annotations
 
-import json
 import os
 import subprocess
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
 from prsd.asowner.spawn import spawn_as
 from prsd.errors import InputError, JobSpecError
@@ -37,6 +36,7 @@ from prsd.jobspec.load import load_job_spec
 from prsd.jobspec.paths import configured_roots_text
 from prsd.leader.planowner import plan_identity
 from prsd.leader.spechelper import MODULE, encode_request
+from prsd.wire.fields import Fields
 
 if TYPE_CHECKING:
     from prsd.owner import RunAs
@@ -89,13 +89,11 @@ def _ask(run_as: RunAs, request: bytes) -> tuple[int, bytes, bytes]:
 def _answer(got: tuple[int, bytes, bytes], run_as: RunAs) -> JobSpec:
     code, out, err = got
     try:
-        reply: Any = json.loads(out)
-        if not isinstance(reply, dict):
-            raise TypeError("not an object")
-        if reply.get("ok") is True:
-            return JobSpec.from_json(str(reply["spec"]))
-        key, location, problem = (str(reply[k]) for k in ("key", "location", "problem"))
-    except (ValueError, KeyError, TypeError):
+        reply = Fields.of_json(out, "the spec loader's answer")
+        if reply.get("ok", bool):
+            return JobSpec.from_json(reply.get("spec", str))
+        key, location, problem = (reply.get(k, str) for k in ("key", "location", "problem"))
+    except ValueError:  # RecordError, or a spec that is not one
         how = f"was killed by signal {-code}" if code < 0 else f"exited with status {code}"
         tail = err.decode("utf-8", "replace").strip()[-_TAIL:]
         said = f": {tail}" if tail else ""

@@ -13,6 +13,7 @@ import stat
 import time
 from typing import TYPE_CHECKING
 
+from prsd.storage.inboxrecords import read_seen
 from tests.helpers import wait_until
 from tests.hostile.identity_site import exact_rows, running_site
 from tests.realusers import as_user, real_users
@@ -33,11 +34,7 @@ def _epoch(site: Site) -> int:
 
 
 def _seen(site: Site) -> list[str]:
-    try:
-        entries = json.loads((site.spool / "leader" / "inbox_seen.json").read_bytes())
-    except (OSError, ValueError):
-        return []
-    return [str(e["name"]) for e in entries]
+    return [name for name, _ in read_seen(site.spool / "leader" / "inbox_seen.json")]
 
 
 def test_the_grace_period_is_counted_from_the_first_sighting_across_a_restart() -> None:
