@@ -17,6 +17,7 @@ own raises :class:`~prsd.errors.UntrustedFile`.
 from __future__ import annotations
 
 from functools import partial
+from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 import anyio
@@ -27,12 +28,12 @@ from prsd.leader.privatestatus import read_final
 from prsd.read.jobs import read_job_status
 from prsd.runhere import CtrlC, Here, LeftEarly, run_here
 from prsd.storage.requests import remove, send_request
+from prsd.wire.final import private_final_path
 
 MAX_FINAL_BYTES = 1 << 20
 
 if TYPE_CHECKING:
     from collections.abc import Callable
-    from pathlib import Path
 
     from prsd.agent.agent import AgentOptions
     from prsd.agent.forks import ForkServer
@@ -146,10 +147,12 @@ async def follow_interruptible(
 
 
 async def _wait_for_final(final_path: Path) -> FinalState:
-    """The job's final state, once its leader wrote it (looked for every FOLLOW_EVERY_S)."""
+    """The job's final state, once its leader wrote it (looked for every FOLLOW_EVERY_S):
+    the private record, with the reason, where this user may read it (the job's owner
+    and its group), else the public one (the reason blanked)."""
     while True:
         if await anyio.to_thread.run_sync(final_path.exists):
-            return FinalState.from_json(await anyio.to_thread.run_sync(final_path.read_bytes))
+            return await anyio.to_thread.run_sync(_read_final_record, final_path)
         await anyio.sleep(FOLLOW_EVERY_S)
 
 
@@ -157,6 +160,14 @@ def _end_state(spool: SpoolLayout, job_id: str) -> str:
     """The job's state once it has ended ("" before: it stays for a fleet)."""
     state = str(read_job_status(spool, job_id).get("state", ""))
     return state if spool.job(job_id).final.exists() else ""
+
+
+def _read_final_record(final_path: Path) -> FinalState:
+    """``final.private.json`` beside ``final_path`` when readable and whole, else ``final.json``."""
+    try:
+        return FinalState.from_json(Path(private_final_path(str(final_path))).read_bytes())
+    except (OSError, ValueError):
+        return FinalState.from_json(final_path.read_bytes())
 
 
 async def _report_progress(

@@ -45,6 +45,15 @@ def inbox_grace_s(environ: Mapping[str, str] | None = None) -> float:
     return _seconds("PRSD_INBOX_GRACE_S", INBOX_GRACE_S, environ)
 
 
+REFUSED_KEEP_S = 7 * 24 * 3600.0
+
+
+def refused_keep_s(environ: Mapping[str, str] | None = None) -> float:
+    """``PRSD_REFUSED_KEEP_S``: how long a refused inbox folder is kept in
+    ``jobs/.refused/`` before the leader removes it (docs/spool.md, "Refused inbox folders")."""
+    return _seconds("PRSD_REFUSED_KEEP_S", REFUSED_KEEP_S, environ)
+
+
 def init_rule_window_s(environ: Mapping[str, str] | None = None) -> float:
     """Seconds after the job's start before the init-failure count can fail it."""
     return _seconds("PRSD_INIT_RULE_WINDOW_S", INIT_RULE_WINDOW_S, environ)

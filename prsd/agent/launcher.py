@@ -67,9 +67,12 @@ async def launch_worker(ctx: JobContext, gpu: int | None, paths: ProcessPaths) -
                 f"{BOOT_PATH}, but {why}: make prsd's installation readable by job owners"
             )
     folders = [paths.working_dir, paths.log_dir, paths.error.parent, ctx.layout.outputs]
-    # Folder outputs inside the job's outputs/ exist before the script runs (Azure mounts them).
-    outputs = (Path(p) for p in ctx.spec.output_folders)
-    folders += [p for p in outputs if p.is_relative_to(ctx.layout.outputs)]
+    # Folder outputs inside the job's outputs/ exist before the script runs (Azure mounts them):
+    # for a job run as its owner they were made at intake with the owner's ids
+    # (prsd/leader/intake.py), never by root inside the owner's folder.
+    if run_as is None:
+        outputs = (Path(p) for p in ctx.spec.output_folders)
+        folders += [p for p in outputs if p.is_relative_to(ctx.layout.outputs)]
     make_dirs_for(run_as, folders, anchor=ctx.layout.root)
     make_files_for(run_as, [paths.stdout, paths.stderr], anchor=ctx.layout.root)
     python = ctx.spec.python

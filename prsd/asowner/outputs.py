@@ -13,6 +13,8 @@ owner decide, never root's:
   descriptor, after checking that the path still leads to that folder; the rename is
   the owner's, so a folder or a file the owner may not replace stays as it is.
 - :func:`discard` unlinks the temp file (abandoned job).
+- :func:`make_folder` makes a folder the job's script writes into (a named folder
+  output under the job's ``outputs/``), walking and making as :func:`open_output`.
 - :func:`open_read` opens a file to read (a kept result of an earlier job) with
   ``O_NOFOLLOW | O_NONBLOCK`` and checks it is a regular file.
 
@@ -84,6 +86,15 @@ def open_output(anchor: str, parts: Sequence[str], tmp: str, *, create: bool) ->
         os.close(dir_fd)
         raise refusal("create a file in", _where(anchor, parts), exc) from None
     return dir_fd, fd
+
+
+def make_folder(anchor: str, parts: Sequence[str]) -> None:
+    """Make ``anchor/parts`` (and the missing folders on the way); one already there is kept.
+
+    Raises:
+        OwnerOpError: a folder on the way is a link or not a folder, or cannot be made.
+    """
+    os.close(_folder(anchor, parts, create=True))
 
 
 def publish(

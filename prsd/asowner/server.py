@@ -49,6 +49,9 @@ def handle(request: dict[str, Any], fds: list[int]) -> Answer:
             str(request["final"]), durable=bool(request["durable"]),
         )  # fmt: skip
         return {"ok": True}, []
+    if op == "make_folder":
+        outputs.make_folder(str(request["anchor"]), _parts(request))
+        return {"ok": True}, []
     if op == "discard":
         outputs.discard(fds[0], str(request["tmp"]))
         return {"ok": True}, []

@@ -59,6 +59,9 @@ class OwnerSide:
     def discard(self, dir_fd: int, tmp: str) -> None:
         outputs.discard(dir_fd, tmp)
 
+    def make_folder(self, anchor: str, parts: Sequence[str]) -> None:
+        outputs.make_folder(anchor, parts)
+
     def open_read(self, path: str) -> int:
         return outputs.open_read(path)
 
@@ -172,6 +175,9 @@ class Helper(OwnerSide):
 
     def discard(self, dir_fd: int, tmp: str) -> None:
         self._call({"op": "discard", "tmp": tmp}, [dir_fd])
+
+    def make_folder(self, anchor: str, parts: Sequence[str]) -> None:
+        self._call({"op": "make_folder", "anchor": anchor, "parts": list(parts)})
 
     def open_read(self, path: str) -> int:
         got = self._call({"op": "open_read", "path": path})

@@ -34,7 +34,7 @@ from pathlib import Path, PurePosixPath
 from typing import TYPE_CHECKING
 
 from prsd.jobspec import confine
-from prsd.settings import setting
+from prsd.settings import ENV_FILE_ENV, setting
 from prsd.storage.jobowner import OwnerRecordError, owner
 from prsd.storage.layout import JobLayout, SpoolLayout
 
@@ -44,6 +44,7 @@ if TYPE_CHECKING:
 MAX_PATH_BYTES = 4096  # Linux PATH_MAX
 MAX_NAME_BYTES = 255  # Linux NAME_MAX
 ROOTS_ENV = "PRSD_ALLOWED_ROOTS"
+SETTINGS_FILE_ENV = ENV_FILE_ENV  # names the settings file ROOTS_ENV is read from otherwise
 _CONTROL = re.compile(r"[\x00-\x1f\x7f]")
 _REMOTE = re.compile(r"^(azureml|https?|wasbs?|abfss?|adl|s3|gs|git\+\w+|git):", re.IGNORECASE)
 

@@ -12,7 +12,8 @@ in ``owner.json``, ``jobs/<id>/`` becomes the daemons', and names the daemons re
 that the submitter left there are moved aside into ``.planted-<hex>/`` before
 anything is written, failing the job. A job whose spec cannot be loaded ends at once
 as Failed with the loader's one-line error in ``job_result.txt``; it never stops the
-leader.
+leader. The spec is loaded with the job owner's ids (prsd/leader/specowner.py): at
+intake root reads only the spool's own files, never a path of the user's side.
 """
 
 from __future__ import annotations
@@ -22,14 +23,18 @@ import json
 import os
 import secrets
 import stat
+from pathlib import Path
 from typing import TYPE_CHECKING
 
-from prsd.errors import JobSpecError, PrsdError
-from prsd.jobspec.load import find_job_file, load_job_spec
+from prsd.asowner.side import owner_side
+from prsd.errors import InputError, JobSpecError, PrsdError
+from prsd.jobspec.load import JOB_FILES
+from prsd.leader.finish import FinalState
 from prsd.leader.inboxsweep import decodable, shown
 from prsd.leader.privatestatus import GRANT
 from prsd.leader.readme import write_job_notes, write_readme
 from prsd.leader.retryfiles import adopt_retry_files
+from prsd.leader.specowner import load_as_owner
 from prsd.logconfig import get_logger
 from prsd.storage.atomic import move_verified, write_atomic
 from prsd.storage.endrecords import ended_status, final_record
@@ -59,8 +64,6 @@ from prsd.storage.readsafe import UntrustedFile, read_small
 from prsd.storage.states import JobState
 
 if TYPE_CHECKING:
-    from pathlib import Path
-
     from prsd.jobspec import JobSpec
     from prsd.storage.layout import SpoolLayout
     from prsd.wire.final import FinalState
@@ -252,10 +255,11 @@ def resume_taken_job(layout: JobLayout) -> JobSpec:
 
 
 def _record_spec(layout: JobLayout, owner: JobOwner) -> JobSpec:
-    spec = load_job_spec(layout.root, spool_job_dir=layout.root)
+    spec = load_as_owner(layout)
     override = _origin_name(layout.root)
     if override:
         spec = dataclasses.replace(spec, name=override)
+    _make_output_folders(layout, owner, spec)
     for d in layout.task_dirs():
         d.mkdir(parents=True, exist_ok=True)
     write_atomic(layout.spec, spec.to_json().encode(), mode=SPEC_MODE)
@@ -263,6 +267,31 @@ def _record_spec(layout: JobLayout, owner: JobOwner) -> JobSpec:
     write_readme(layout)
     write_job_notes(layout.logs, spec)
     return spec
+
+
+def _make_output_folders(layout: JobLayout, owner: JobOwner, spec: JobSpec) -> None:
+    """Make the job's folder outputs that lie under its ``outputs/`` (a pipeline step's
+    named outputs: Azure mounts them before the script runs) with the owner's ids, so
+    the kernel decides what may be made in the owner's folder, never root.
+
+    Raises:
+        InputError: a folder cannot be made (a link on the way, permissions), or the
+            owner side failed.
+    """
+    outputs = layout.root / "outputs"
+    wanted = [Path(p) for p in spec.output_folders]
+    parts = [p.relative_to(outputs).parts for p in wanted if p.is_relative_to(outputs)]
+    parts = [p for p in parts if p]
+    if not parts:
+        return
+    side = owner_side(owner.uid, owner.gid)
+    try:
+        for folder in parts:
+            side.make_folder(str(outputs), folder)
+    except PrsdError as exc:
+        raise InputError(f"the job's output folder cannot be made: {exc.one_line()}") from None
+    finally:
+        side.close()
 
 
 def _set_aside(layout: JobLayout, names: list[str]) -> str:
@@ -293,10 +322,7 @@ def fail_intake(layout: JobLayout, error: PrsdError) -> FinalState:
         )
         return final_record(JobState.FAILED, reason)
     if isinstance(error, JobSpecError) and not error.location:
-        try:
-            reason = f"{find_job_file(layout.root)}: {reason}"
-        except JobSpecError:
-            pass
+        reason = f"{_job_file_name(layout)}: {reason}"
     final = final_record(JobState.FAILED, reason)
     layout.logs.mkdir(parents=True, exist_ok=True)
     write_readme(layout)
@@ -305,6 +331,14 @@ def fail_intake(layout: JobLayout, error: PrsdError) -> FinalState:
         final, ended_status(layout.job_id, final), [(layout.log_tree.job_result, text.encode())]
     )
     return final
+
+
+def _job_file_name(layout: JobLayout) -> Path:
+    """The job file's path in the spool, for a reason: looked up by name, never followed."""
+    for name in JOB_FILES:
+        if os.path.lexists(layout.root / name):
+            return layout.root / name
+    return layout.root / JOB_FILES[0]
 
 
 def _origin_name(folder: Path) -> str:

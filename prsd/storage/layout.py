@@ -189,6 +189,12 @@ class SpoolLayout:
         """``leader/nodes.json``: the leader's view of the fleet, for ``prsctl nodes``."""
         return self.leader / "nodes.json"
 
+    @property
+    def inbox_seen(self) -> Path:
+        """``leader/inbox_seen.json``: when the leaders first saw each incomplete inbox
+        folder (prsd/storage/inboxrecords.py), so a restart keeps the grace period."""
+        return self.leader / "inbox_seen.json"
+
     def node_heartbeat(self, node_id: str) -> Path:
         return self.nodes / f"{node_id}.json"
 

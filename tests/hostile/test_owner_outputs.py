@@ -4,7 +4,7 @@ Real root daemons, a real unprivileged owner (alice) and a second user (bob or
 carol). The owner-side process makes, writes and renames every output as alice, and
 opens the results a retry keeps as alice, so the kernel refuses what alice may not
 do, however the path was swapped meanwhile. Every case runs beside a good job of
-another user (root's) that must end Completed with exactly its rows.
+another user (bob, a second real user) that must end Completed with exactly its rows.
 """
 
 from __future__ import annotations
@@ -13,11 +13,16 @@ import json
 import os
 import secrets
 import signal
+import subprocess
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from tests.helpers import wait_until
-from tests.hostile.fleet import Fleet, fleet, job_yaml, snapshot
+from tests.hostile.fleet import PYTHONPATH, Fleet, fleet, job_yaml, snapshot
 from tests.realusers import chown_tree, plain_user
+
+if TYPE_CHECKING:
+    import pwd
 
 ROOTS = "{base}/data"
 ROOTS_1 = "{base}/data:{base}/toetc:{base}/tobob"  # and the job folders alice submits
@@ -95,17 +100,18 @@ def _folder(path: Path, owner: object = None, mode: int = 0o755) -> Path:
     return path
 
 
-def _good_job(f: Fleet, marker: str = "") -> None:
-    """Root's job, beside the attacks: it must end Completed with exactly its rows."""
+def _good_job(f: Fleet, bob: pwd.struct_passwd, marker: str = "") -> None:
+    """bob's job, beside the attacks: it must end Completed with exactly its rows."""
     script = f'def run(mini_batch):\n    return [f"ok {{p.rsplit(chr(47), 1)[-1]}}{marker}" for p in mini_batch]\n'
-    f.drop("good", job_yaml(f.python, name="good"), script, owner=False)
+    f.drop("good", job_yaml(f.python, name="good"), script, user=bob)
 
 
-def _good_done(f: Fleet, marker: str = "") -> None:
+def _good_done(f: Fleet, bob: pwd.struct_passwd, marker: str = "") -> None:
     state, reason = f.final("good")
     assert state == "Completed", reason
     out = f.job("good") / "outputs" / "out.txt"
     assert out.read_text().splitlines() == [f"{row}{marker}" for row in ROWS]
+    assert out.stat().st_uid == bob.pw_uid
     assert f.alive(), f.log.read_text(errors="replace")
 
 
@@ -150,8 +156,8 @@ def _code(f: Fleet, name: str, script: str) -> Path:
 def test_retry_of_an_owners_job_keeps_its_results_case_12() -> None:
     """A run-as-owner retry keeps its results (the kept pieces are read as the owner);
     ``--code`` of a folder the user cannot read names the permission."""
-    with fleet("") as f:
-        _good_job(f)
+    with plain_user("prsdb") as bob, fleet("") as f:
+        _good_job(f, bob)
         first = _first_job(f, "first")
         fixed = _code(
             f,
@@ -172,7 +178,7 @@ def test_retry_of_an_owners_job_keeps_its_results_case_12() -> None:
         said = done.stdout + done.stderr
         assert str(hidden) in said and "permission denied" in said.lower(), said
         assert "snapshot" not in said.lower(), said
-        _good_done(f)
+        _good_done(f, bob)
 
 
 def test_retry_output_swapped_for_a_link_during_run_case_1() -> None:
@@ -190,7 +196,7 @@ def test_retry_output_swapped_for_a_link_during_run_case_1() -> None:
         (bob_code / "score.py").write_text("print('bob')\n")
         chown_tree(f.base / "bob", bob)
         before = snapshot(etc, f.base / "bob")
-        _good_job(f)
+        _good_job(f, bob)
         firsts = {
             "etc": _first_job(f, "toetc", f"{mine}/outa/out.txt", roots, FAILS_ALL),
             "bob": _first_job(f, "tobob", f"{mine}/outb/score.py", roots, FAILS_ALL),
@@ -211,14 +217,14 @@ def test_retry_output_swapped_for_a_link_during_run_case_1() -> None:
             assert "is a symbolic link" in reason or "EACCES" in reason, (key, reason)
         assert snapshot(etc, f.base / "bob") == before
         assert (etc / "out.txt").stat().st_uid == 0
-        _good_done(f)
+        _good_done(f, bob)
 
 
 def test_output_into_folders_alice_may_not_write_case_2() -> None:
     """root's labels.txt in a root folder (directly, and through alice's own link), and a
     missing folder in carol's (root's, made for her): refused by the kernel, nothing
     changes."""
-    with fleet(ROOTS) as f:
+    with plain_user("prsdb") as bob, fleet(ROOTS) as f:
         data = _folder(f.base / "data")
         shared = _folder(data / "shared")
         (shared / "labels.txt").write_text("root's labels\n")
@@ -227,7 +233,7 @@ def test_output_into_folders_alice_may_not_write_case_2() -> None:
         os.chown(mine / "link", f.user.pw_uid, f.user.pw_gid, follow_symlinks=False)
         carols = _folder(data / "carol")  # made for carol by the administrator: root's, 0755
         before = snapshot(shared, carols)
-        _good_job(f)
+        _good_job(f, bob)
         cases = {
             "direct": f"{shared}/labels.txt",
             "link": f"{mine}/link/labels.txt",
@@ -242,16 +248,16 @@ def test_output_into_folders_alice_may_not_write_case_2() -> None:
             assert "\n" not in reason and reason in f.result(name)
         assert snapshot(shared, carols) == before
         assert not (carols / "private").exists()
-        _good_done(f)
+        _good_done(f, bob)
 
 
 def test_kept_results_file_rewritten_after_the_split_case_6() -> None:
-    """alice rewrites her retry's retry_kept.jsonl to name root's private result: refused;
-    her output holds her rows only, and root's rows reach no file of hers."""
-    marker = f"ROOTSECRET-{secrets.token_hex(6)}"
-    with fleet("") as f:
-        _good_job(f, marker)
-        _good_done(f, marker)
+    """alice rewrites her retry's retry_kept.jsonl to name bob's private result: refused;
+    her output holds her rows only, and bob's rows reach no file of hers."""
+    marker = f"BOBSECRET-{secrets.token_hex(6)}"
+    with plain_user("prsdb") as bob, fleet("") as f:
+        _good_job(f, bob, marker)
+        _good_done(f, bob, marker)
         good = f.job("good")
         result = next((good / "results").rglob("*.res"))
         line = json.dumps(
@@ -314,15 +320,65 @@ def test_owner_side_killed_mid_job_fails_that_job_only() -> None:
     """``kill -9`` of a job's owner-side process: that job ends Failed naming it, nothing is
     published (a fresh owner side removes the temp file), the daemons go on and another
     job completes."""
-    with fleet("") as f:
+    with plain_user("prsdb") as bob, fleet("") as f:
         f.drop("victim", job_yaml(f.python, name="victim"), SLOW)
         wait_until(lambda: bool(_helper_pids(f.user.pw_uid)), 60, "the owner side to start")
         for pid in _helper_pids(f.user.pw_uid):
             os.kill(pid, signal.SIGKILL)
-        _good_job(f)
+        _good_job(f, bob)
         state, reason = f.final("victim")
         assert state == "Failed", reason
         assert "owner-side process" in reason and "SIGKILL" in reason, reason
         assert list((f.job("victim") / "outputs").iterdir()) == []  # the temp file too
-        _good_done(f)
+        _good_done(f, bob)
         assert not _helper_pids(f.user.pw_uid)  # none left behind
+
+
+FOLLOW = """
+import sys
+from pathlib import Path
+
+import anyio
+
+from prsd.embedded import follow_interruptible
+from prsd.storage.layout import SpoolLayout
+
+final = anyio.run(follow_interruptible, SpoolLayout(Path(sys.argv[1])), sys.argv[2])
+print(f"{final.state}: {final.reason}")
+"""
+
+
+def _as_alice(f: Fleet, *command: str) -> str:
+    env = {"PATH": "/usr/bin:/bin", "PYTHONPATH": PYTHONPATH}
+    done = subprocess.run(
+        ["runuser", "-u", f.user.pw_name, "--", "env",
+         *(f"{k}={v}" for k, v in env.items()), f.python, *command],
+        capture_output=True, text=True, check=False, cwd="/", timeout=180,
+    )  # fmt: skip
+    return done.stdout + done.stderr
+
+
+def test_a_failed_prsd_run_prints_its_reason_to_its_owner() -> None:
+    """``prsd run`` as alice while root daemons run the job: a Failed job prints its
+    reason, and the wait it follows the job with returns the reason from the private
+    final record (the public one has it blanked), as it prints when the job's
+    ``job_result.txt`` cannot be read."""
+    with fleet("") as f:
+        folder = f.owned_folder("runfails", job_yaml(f.python, name="runfails", extra=NO_RETRIES))
+        (folder / "code" / "score.py").write_text(FAILS_ALL)
+        nodes, beat = f.spool / "nodes", f.spool / "leader" / "heartbeat.json"
+
+        def served() -> bool:
+            return beat.exists() and any(not p.name.startswith(".") for p in nodes.iterdir())
+
+        wait_until(served, 60, "the daemons to serve the spool")  # else prsd run runs it itself
+        said = _as_alice(f, "-m", "prsd.daemon", "run", str(folder), "--spool", str(f.spool))
+        assert "serve the spool" in said, said
+        job = next(p for p in (f.spool / "jobs").iterdir() if not p.name.startswith("."))
+        public = json.loads((job / "state" / "final.json").read_text())
+        private = json.loads((job / "state" / "final.private.json").read_text())
+        assert public["state"] == "Failed" and public["reason"] == "", public
+        assert private["reason"], private
+        assert private["reason"] in said, said
+        followed = _as_alice(f, "-c", FOLLOW, str(f.spool), job.name)
+        assert followed.strip() == f"Failed: {private['reason']}", followed

@@ -1,0 +1,103 @@
+"""Loading a job's spec at intake with its owner's ids: :func:`load_as_owner`.
+
+Promise: under a root daemon, the spec of a job owned by someone else is loaded by
+one short-lived process with the owner's uid, gid and groups and no capabilities
+(:mod:`prsd.leader.spechelper`, started with :func:`prsd.asowner.spawn.spawn_as`).
+Every look at the user's side that loading needs (the job file and ``origin.json``,
+input paths and their folders, MLTable files and pattern listings, the code folder,
+environment files) is then the kernel's answer to the owner: a path in another
+user's private folder reads "Permission denied" whether it exists or not, and root
+never opens a user's file to load a spec. Who the owner is comes from the job's
+owner record only (:func:`prsd.leader.planowner.plan_identity`: no valid record,
+no load). A root-owned job, and every job of a daemon that is not root, is loaded
+in this process, which has the owner's ids already.
+
+The allowed roots are read here (the daemons' settings) and handed to the helper,
+whose environment is a fixed minimal one. Its answer is parsed as data
+(:meth:`JobSpec.from_json`); what the spec names is later read, run and written with
+the owner's ids too (the planner, the workers, the owner side).
+
+Errors: :class:`~prsd.errors.JobSpecError` with the loader's key, place and problem
+(the job fails with it, as a spec loaded in-process would); :class:`InputError`
+when the owner is unknown or the helper cannot start, dies, hangs past
+:data:`LOAD_TIMEOUT_S` (it is killed) or answers nonsense.
+"""
+
+from __future__ import annotations
+
+import os
+import subprocess
+from typing import TYPE_CHECKING
+
+from prsd.asowner.spawn import spawn_as
+from prsd.errors import InputError, JobSpecError
+from prsd.jobspec import JobSpec
+from prsd.jobspec.load import load_job_spec
+from prsd.jobspec.paths import configured_roots_text
+from prsd.leader.planowner import plan_identity
+from prsd.leader.spechelper import MODULE, encode_request
+from prsd.wire.fields import Fields
+
+if TYPE_CHECKING:
+    from prsd.owner import RunAs
+    from prsd.storage.layout import JobLayout
+
+LOAD_TIMEOUT_S = 60.0
+_TAIL = 400  # characters of the helper's stderr kept in a reason
+
+
+def load_as_owner(layout: JobLayout) -> JobSpec:
+    """The job's spec, loaded with its owner's ids (see the module doc).
+
+    Raises:
+        JobSpecError: the spec cannot be run as written.
+        InputError: the owner is unknown, or the helper failed (see the module doc).
+    """
+    run_as = plan_identity(layout)
+    if run_as is None:
+        return load_job_spec(layout.root, spool_job_dir=layout.root)
+    request = encode_request(layout.root, run_as.uid, os.geteuid(), configured_roots_text())
+    return _answer(_ask(run_as, request), run_as)
+
+
+def _who(run_as: RunAs) -> str:
+    return f"{run_as.name} (uid {run_as.uid})"
+
+
+def _ask(run_as: RunAs, request: bytes) -> tuple[int, bytes, bytes]:
+    try:
+        proc = spawn_as(
+            run_as, MODULE, stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.PIPE
+        )
+    except (OSError, subprocess.SubprocessError) as exc:
+        raise InputError(
+            f"the spec loader could not be started as {_who(run_as)}: {exc} (the daemons' "
+            "interpreter must be one every job owner may run)"
+        ) from None
+    try:
+        out, err = proc.communicate(request, timeout=LOAD_TIMEOUT_S)
+    except subprocess.TimeoutExpired:
+        proc.kill()
+        proc.communicate()
+        raise InputError(
+            f"the spec loader run as {_who(run_as)} did not answer within "
+            f"{LOAD_TIMEOUT_S:.0f} s; it was killed"
+        ) from None
+    return proc.returncode, out, err
+
+
+def _answer(got: tuple[int, bytes, bytes], run_as: RunAs) -> JobSpec:
+    code, out, err = got
+    try:
+        reply = Fields.of_json(out, "the spec loader's answer")
+        if reply.get("ok", bool):
+            return JobSpec.from_json(reply.get("spec", str))
+        key, location, problem = (reply.get(k, str) for k in ("key", "location", "problem"))
+    except ValueError:  # RecordError, or a spec that is not one
+        how = f"was killed by signal {-code}" if code < 0 else f"exited with status {code}"
+        tail = err.decode("utf-8", "replace").strip()[-_TAIL:]
+        said = f": {tail}" if tail else ""
+        raise InputError(
+            f"the spec loader run as {_who(run_as)} {how} without an answer{said}"
+        ) from None
+    raise JobSpecError(key, location, problem)
