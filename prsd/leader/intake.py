@@ -278,7 +278,7 @@ def _make_output_folders(layout: JobLayout, owner: JobOwner, spec: JobSpec) -> N
         InputError: a folder cannot be made (a link on the way, permissions), or the
             owner side failed.
     """
-    outputs = layout.root / "outputs"
+    outputs = layout.outputs
     wanted = [Path(p) for p in spec.output_folders]
     parts = [p.relative_to(outputs).parts for p in wanted if p.is_relative_to(outputs)]
     parts = [p for p in parts if p]
