@@ -117,6 +117,7 @@ class JobDriver:
         # the tail's tasks. Until then, one node's worth.
         self.fleet_slots = spec.max_concurrency_per_instance or 1
         self._last_listing = -1e9
+        self._seen_done: dict[str, set[str]] = {}  # shard -> done/ names handled
         self._last_cancel_check = -1e9
         self._last_progress_log = now
         self._retries: list[list[MiniBatch]] = []
@@ -197,15 +198,27 @@ class JobDriver:
     # --- results ------------------------------------------------------------------
 
     def _scan_done(self, now: float) -> None:
-        for shard in self.table.active_shards():
+        """Ingest the commits in the done/ folders of the shards with outstanding tasks.
+
+        A name handled once (ingested, or found not outstanding) is passed over at
+        every later listing of its shard: a commit stays in done/ for the job's life,
+        and a second commit of a task by another node has a name of its own.
+        """
+        active = self.table.active_shards()
+        self._seen_done = {shard: self._seen_done.get(shard, set()) for shard in active}
+        for shard in active:
             try:
                 names = os.listdir(self.layout.done / shard)
             except FileNotFoundError:
                 continue
+            seen = self._seen_done[shard]
             for name in names:
+                if name in seen or self.final is not None:
+                    continue
                 parsed = parse_done_name(name)
-                if parsed is not None and self.final is None:
+                if parsed is not None:
                     self._ingest(parsed[0].name, parsed[1], now)
+                seen.add(name)  # only once handled: an error leaves it for the next listing
 
     def _ingest(self, name: str, node_id: str, now: float) -> None:
         settled = self.results.ingest(name, node_id, now)
