@@ -147,3 +147,24 @@ def test_a_task_with_a_failed_or_short_mini_batch_is_booked_per_mini_batch(
     want += [(i, 1, FAILED) for i in fail_first] + [(i, 2, SUCCEEDED) for i in fail_first]
     assert _rows(driver) == sorted(want)
     assert driver.ledger.attempts == FILES + len(fail_first)
+
+
+def test_a_second_commit_of_a_booked_task_stops_the_job(tmp_path: Path) -> None:
+    """Names already handled are passed over at later listings, but a commit of the
+    same task by another node is a new name: it is still caught."""
+    spool = open_spool(tmp_path / "spool")
+    job_id, _ = submit(make_job(tmp_path, SCRIPT, YAML, files=FILES), spool)
+    layout = take_in(spool, job_id)
+    assert layout is not None
+    driver = JobDriver(layout, load_taken_job(layout), epoch=1, now=0.0)
+    driver.step(0.2, [])
+    _agent_pass(layout, set(), set(), [])
+    for k in range(3):  # ingested, then listed again twice
+        driver.step(0.4 + 0.2 * k, [])
+    first = next(iter(driver.table.ingested))
+    assert driver.final is None and driver.table.ingested[first] == NODE
+    done = next(layout.done.glob(f"*/{first}.{NODE}"))
+    (done.parent / f"{first}.n2").write_bytes(done.read_bytes())  # a non-atomic rename
+    driver.step(1.2, [])
+    assert driver.final is not None and driver.final.state == "Failed"
+    assert f"task {first} was committed by both {NODE} and n2" in driver.final.reason
