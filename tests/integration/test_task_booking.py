@@ -162,9 +162,9 @@ def test_a_second_commit_of_a_booked_task_stops_the_job(tmp_path: Path) -> None:
     for k in range(3):  # ingested, then listed again twice
         driver.step(0.4 + 0.2 * k, [])
     first = next(iter(driver.table.ingested))
-    assert driver.final is None and driver.table.ingested[first] == NODE
+    assert not driver.step(1.0, []) and driver.table.ingested[first] == NODE
     done = next(layout.done.glob(f"*/{first}.{NODE}"))
     (done.parent / f"{first}.n2").write_bytes(done.read_bytes())  # a non-atomic rename
-    driver.step(1.2, [])
+    assert driver.step(1.2, [])  # ended
     assert driver.final is not None and driver.final.state == "Failed"
     assert f"task {first} was committed by both {NODE} and n2" in driver.final.reason
