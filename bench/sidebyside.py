@@ -10,7 +10,7 @@ so a load that drifts over the run hits both alike. This tree is "after".
   efficiency and the CPU per mini-batch of the leader and of all agents (µs).
 - W1 (``--w1-repeats`` > 0): ``python -m bench --suite full --workloads W1 --runners
   prsd-run,pool --repeats 1`` per (repeat, tree); mini-batches/s and prsd / pool of each
-  variant, read from the table it writes.
+  variant (the pool row's ratio), read from the table it writes.
 
 Prints the medians per tree and writes every sample to ``--out`` (JSON).
 Errors: a sample that fails is kept with its status and left out of the medians.
@@ -111,7 +111,10 @@ def summarize(samples: list[dict[str, Any]]) -> list[str]:
                 cells = [f"eff {_med(mine, 'efficiency')}", f"leader {_med(mine, 'leader_us_per_mb')}",
                          f"agents {_med(mine, 'agents_us_per_mb')} us/mb"]  # fmt: skip
             else:
-                cells = [f"{_med(mine, 'mbs_per_s')} mb/s", f"prsd/pool {_med(mine, 'ratio_run')}"]
+                cells = [
+                    f"{_med(mine, 'mbs_per_s')} mb/s",
+                    f"prsd/pool {_med(mine, 'prsd_over_pool')}",
+                ]
             lines.append(f"{workload} {what} {tree}: {ok}/{len(mine)} ok, " + ", ".join(cells))
     return lines
 
@@ -137,10 +140,15 @@ def main(argv: list[str] | None = None) -> int:
                     print(f"W9 N={n} #{repeat} {name}: {row}", flush=True)
         for repeat in range(args.w1_repeats):
             for name, tree in order(trees, repeat):
-                for row in w1_sample(tree, work / f"w1-{name}-{repeat}"):
+                rows = w1_sample(tree, work / f"w1-{name}-{repeat}")
+                pool = {
+                    r.get("variant"): r.get("ratio_run") for r in rows if r.get("runner") == "pool"
+                }
+                for row in rows:
                     if row.get("runner", "prsd-run") != "prsd-run":
                         continue
                     what = row.get("variant", "?")
+                    row["prsd_over_pool"] = pool.get(what)
                     samples.append({"workload": "W1", "what": what, "tree": name, "row": row})
                     print(f"W1 {what} #{repeat} {name}: {row}", flush=True)
     for line in summarize(samples):
