@@ -9,6 +9,7 @@ would report the harness's own peak.
 
 from __future__ import annotations
 
+import os
 import sys
 
 from prsd.daemon import leave, main
@@ -16,6 +17,11 @@ from prsd.daemon import leave, main
 
 def launch(argv: list[str]) -> int:
     rss_file, args = argv[0], argv[1:]
+    phases = os.environ.get("BENCH_LEADER_PHASES")
+    if phases and args[:1] == ["leader"]:
+        from bench.leaderphases import install  # only then: no import for other runs
+
+        install(phases)  # python -m bench.leaderphases: the leader's steps timed
     try:
         return main(args)
     finally:

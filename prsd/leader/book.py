@@ -126,6 +126,18 @@ class JobBook:
             self.measured_mb_s = ewma(self.measured_mb_s, outcome.elapsed_s)
         return step
 
+    def record_succeeded(self, outcomes: list[Outcome], now: float) -> None:
+        """A committed task whose mini-batches all succeeded on their live attempt: the
+        same counts and progress as :meth:`record` of each (succeeded attempts carry no
+        error), in one call."""
+        self.ledger.record_succeeded(outcomes)
+        self.last_progress = now
+        mean = self.measured_mb_s
+        for outcome in outcomes:
+            if outcome.elapsed_s > 0:
+                mean = ewma(mean, outcome.elapsed_s)
+        self.measured_mb_s = mean
+
     def split_finished(self) -> None:
         self.split_done = True
         self.ledger.total_mbs = len(self.ledger)

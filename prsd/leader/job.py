@@ -25,34 +25,34 @@ from prsd.leader.bisect import Bisector
 from prsd.leader.book import JobBook, Timeouts
 from prsd.leader.finish import JobEnd, finish_job
 from prsd.leader.issued import IssueLog
-from prsd.leader.joblogs import AttemptRow, JobLogs, report_parts
+from prsd.leader.joblogs import JobLogs, report_parts
 from prsd.leader.ledger import Ledger
 from prsd.leader.merge import open_merge
 from prsd.leader.nodereports import blind_nodes, read_node_reports
 from prsd.leader.planner import input_kind
 from prsd.leader.privatestatus import GRANT
+from prsd.leader.requeues import requeue_lost_node, scan_returned
 from prsd.leader.results import Results
 from prsd.leader.resume import merge_reports
 from prsd.leader.splitting import SPLIT_BUDGET_S, Plan, split_step
 from prsd.leader.status import StatusWriter
 from prsd.leader.takeover import TakeOver
-from prsd.leader.tasks import OutTask, TaskTable
+from prsd.leader.tasks import TaskTable
 from prsd.leader.verdict import Thresholds
 from prsd.leader.voided import scan_void
 from prsd.storage.jobfolder import JobFolder
 from prsd.storage.layout import JobLayout, TaskName, parse_done_name
-from prsd.storage.records import REQUEUED, MiniBatch, Outcome
-from prsd.storage.seats import free_seats
+from prsd.storage.records import MiniBatch
 from prsd.storage.states import JobState
 
 if TYPE_CHECKING:
     from collections.abc import Callable
-    from pathlib import Path
 
     from prsd.jobspec import JobSpec
     from prsd.leader.snapshot import JobSnapshot
     from prsd.leader.takeover import Look
     from prsd.storage.jobfolder import JobFiles
+    from prsd.storage.records import MiniBatch
     from prsd.wire.final import FinalState
 
 LIST_INTERVAL_S = (
@@ -122,6 +122,7 @@ class JobDriver:
         # the tail's tasks. Until then, one node's worth.
         self.fleet_slots = spec.max_concurrency_per_instance or 1
         self._last_listing = -1e9
+        self._seen_done: dict[str, set[str]] = {}  # shard -> done/ names handled
         self._last_cancel_check = -1e9
         self._last_progress_log = now
         self._retries: list[list[MiniBatch]] = []
@@ -196,17 +197,29 @@ class JobDriver:
         if now - self._last_listing >= LIST_INTERVAL_S:
             self._last_listing = now
             self._scan_done(now)
-            self._scan_returned()
+            scan_returned(self)  # tasks handed back: requeued (prsd.leader.requeues)
             scan_void(self)  # unreadable task files: planned again (prsd.leader.voided)
 
     # --- results ------------------------------------------------------------------
 
     def _scan_done(self, now: float) -> None:
-        for shard in self.table.active_shards():
+        """Ingest the commits in the done/ folders of the shards with outstanding tasks.
+
+        A name handled once (ingested, or found not outstanding) is passed over at
+        every later listing of its shard: a commit stays in done/ for the job's life,
+        and a second commit of a task by another node has a name of its own.
+        """
+        active = self.table.active_shards()
+        self._seen_done = {shard: self._seen_done.get(shard, set()) for shard in active}
+        for shard in active:
+            seen = self._seen_done[shard]
             for name in self.folder.done_names(shard):
+                if name in seen or self.final is not None:
+                    continue
                 parsed = parse_done_name(name)
-                if parsed is not None and self.final is None:
+                if parsed is not None:
                     self._ingest(parsed[0].name, parsed[1], now)
+                seen.add(name)  # only once handled: an error leaves it for the next listing
 
     def _ingest(self, name: str, node_id: str, now: float) -> None:
         settled = self.results.ingest(name, node_id, now)
@@ -218,44 +231,9 @@ class JobDriver:
             self._retries.extend(self.results.retries(settled))
         self._log_progress(now)
 
-    def _scan_returned(self) -> None:
-        for name in self.folder.returned_names():
-            out = self.table.outstanding.get(name)
-            if out is not None:
-                self._requeue(out, self.layout.returned_task(out.task), "handed back")
-
-    def _requeue(self, out: OutTask, src: Path, why: str) -> bool:
-        """Move a task that never finished back to pending as its next attempt."""
-        self.fence()  # a deposed leader must not create attempt names (handed back or lost)
-        new = out.task.next_attempt(self.table.epoch)
-        if not self.folder.requeue(src, new):
-            return False
-        self.issued.add([new.name])
-        self.table.drop(out.task.name)
-        rows = []
-        for i in out.indices:
-            outcome = Outcome(index=i, status=REQUEUED, error="")
-            rows.append(AttemptRow(outcome, out.task.attempt, src.parent.name))
-            self.ledger.requeue(i)
-        self.table.adopt(OutTask(new, out.indices))
-        self.logs.attempts(rows)
-        self.logs.master(f"task {out.task.name} {why}; requeued as {new.name}")
-        return True
-
     def requeue_lost_node(self, node_id: str, why: str) -> int:
         """Move the claims of a node presumed dead back to pending; how many moved."""
-        if self.takeover is not None:
-            return 0  # adopted at the end of the take-over; the next check moves them
-        moved = 0
-        for name in self.folder.claimed_names(node_id):
-            out = self.table.outstanding.get(name)
-            if out is None or self.final is not None:
-                continue
-            moved += self._requeue(out, self.layout.claimed_task(node_id, out.task), why)
-        self.book.requeued_lost += moved
-        if free_seats(self.layout, node_id):
-            self.logs.master(f"node {node_id}'s seat is free for another node")
-        return moved
+        return requeue_lost_node(self, node_id, why)
 
     def queue_again(self, mbs: list[MiniBatch]) -> None:
         """Write ``mbs`` (one task, at their current attempt) at the next round."""

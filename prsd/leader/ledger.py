@@ -12,7 +12,7 @@ from dataclasses import dataclass
 
 from prsd.leader.retry import Step, next_step
 from prsd.leader.verdict import Counts
-from prsd.storage.records import REQUEUED, Outcome
+from prsd.storage.records import REQUEUED, SUCCEEDED, Outcome
 
 UNPLANNED, IN_FLIGHT, DONE_OK, DONE_FAILED = 0, 1, 2, 3
 
@@ -95,6 +95,33 @@ class Ledger:
             t.failed_mbs += 1
             t.failed_items += items
         return step
+
+    def record_succeeded(self, outcomes: list[Outcome]) -> None:
+        """Apply a run of succeeded outcomes of live attempts (one committed task):
+        the same counts as :meth:`record` of each, without a step per mini-batch.
+
+        Raises:
+            ValueError: an outcome is not succeeded, or its mini-batch is already final.
+        """
+        t = self._totals
+        state, items_of = self._state, self._items
+        for outcome in outcomes:  # checked whole first: nothing is applied on an error
+            i = outcome.index
+            if outcome.status != SUCCEEDED or state[i] in (DONE_OK, DONE_FAILED):
+                raise ValueError(f"mini-batch {i}: not a succeeded live attempt")
+        for outcome in outcomes:
+            i = outcome.index
+            items = outcome.items if outcome.items > 0 else items_of[i]
+            items_of[i] = items
+            state[i] = DONE_OK
+            ok = min(outcome.succeeded_items, items)
+            t.items += items
+            t.succeeded_items += ok
+            if ok < items:
+                t.partial_mbs += 1
+                t.failed_items += items - ok
+        t.attempts += len(outcomes)
+        t.succeeded_mbs += len(outcomes)
 
     def requeue(self, index: int) -> Step:
         """A claimed attempt that never ran (node lost, handed back): run it again."""

@@ -9,6 +9,10 @@ files without being parsed (``os.copy_file_range`` where the kernel offers it).
 
 Only the current attempt's result of a mini-batch is ever offered (the ledger's
 bookkeeping), so retries, requeues and duplicate commits cannot add rows twice.
+A piece may cover a run of consecutive mini-batches (``count``): a task whose
+mini-batches all succeeded wrote their bytes back to back in its result file, so
+the whole task is one byte range, offered and copied as one (text output only; a
+Parquet piece is one Arrow stream, one mini-batch).
 A restarted leader rebuilds the file from the result files.
 
 Root never touches the owner's files itself: the output folder is reached, made,
@@ -61,7 +65,8 @@ class Piece:
     ``ident`` is the (device, inode) the leader read the result's metadata from: the
     bytes are copied only from that same file (None: any regular file, no link).
     ``as_owner``: the file is opened by the job owner's side (a kept result of an
-    earlier job), not by the daemon.
+    earlier job), not by the daemon. ``count``: the consecutive mini-batches the
+    byte range holds, from the index it is offered at (text output only).
     """
 
     source: Path | None
@@ -70,6 +75,7 @@ class Piece:
     header: str = ""
     ident: tuple[int, int] | None = None
     as_owner: bool = False
+    count: int = 1
 
 
 class OrderedMerge:
@@ -102,6 +108,7 @@ class OrderedMerge:
         self._write_header = write_header
         self._header_written = False
         self._waiting: dict[int, Piece] = {}
+        self._inside: set[int] = set()  # indices inside a waiting piece, past its first
         self.next_index = 0
         self.bytes_written = 0
         self._src_path: Path | None = None
@@ -119,16 +126,24 @@ class OrderedMerge:
             UnsafeFolder: the output folder is not the owner's (a non-root daemon).
             UntrustedResult: a result file is a link or not the file read before.
         """
-        if index < self.next_index or index in self._waiting:
+        if piece.count > 1 and self._parquet is not None:
+            raise ValueError("a Parquet output takes one mini-batch per piece")
+        covers = range(index, index + max(piece.count, 1))
+        if (
+            index < self.next_index
+            or index in self._inside
+            or any(i in self._waiting for i in covers)
+        ):
             raise ValueError(f"mini-batch {index} offered twice to the merge")
         self._waiting[index] = piece
+        self._inside.update(covers[1:])
         self.drain()
 
     def drain(self) -> None:
         """Append every waiting piece whose turn it is.
 
         A piece that cannot be appended (its result file replaced or gone) is left
-        out whole: the output is cut back to where it was, the piece's index is noted
+        out whole: the output is cut back to where it was, the piece's indices are noted
         in :attr:`left_out` and passed, and the error is raised. A later call goes on
         with the next index, so a failed job's partial output keeps every other row.
 
@@ -138,13 +153,19 @@ class OrderedMerge:
         while self.next_index in self._waiting:
             piece = self._waiting.pop(self.next_index)
             index = self.next_index
-            self.next_index += 1
+            self.next_index += max(piece.count, 1)
+            self._inside.difference_update(range(index + 1, self.next_index))
             mark = self._mark()
             try:
                 self._append(piece)
             except Exception:
-                self._cut_back(index, mark)
+                self._cut_back(range(index, self.next_index), mark)
                 raise
+
+    @property
+    def takes_runs(self) -> bool:
+        """Whether a piece may cover several mini-batches (text output)."""
+        return self._parquet is None
 
     @property
     def place(self) -> OutputPlace | None:
@@ -158,9 +179,9 @@ class OrderedMerge:
         at = os.lseek(self._fd, 0, os.SEEK_CUR) if self._fd >= 0 else 0
         return at, self.bytes_written, self._header_written
 
-    def _cut_back(self, index: int, mark: tuple[int, int, bool]) -> None:
+    def _cut_back(self, indices: range, mark: tuple[int, int, bool]) -> None:
         """Undo a piece's partial append (text output; Parquet cannot be cut back)."""
-        self.left_out.append(index)
+        self.left_out.extend(indices)
         self._close_source()
         if self._parquet is not None:
             self.broken = True

@@ -4,6 +4,14 @@ Invariant: a result is used once, for the live attempt of each of its mini-batch
 (:meth:`prsd.leader.book.JobBook.current`); a second commit of one task name by
 another node stops the job (the spool's renames are not atomic), and a result file
 that is missing or torn counts as "requeued" (run again, no retry used up).
+
+A task is booked as one unit when every one of its mini-batches succeeded on its live
+attempt, whole (no error, every element returned) and its output bytes lie back to
+back in the result file (the common case, :func:`whole_task`): one book call, one
+merge piece for the task's byte range, one write of its attempt rows. Any other task
+(a failure, a timeout, a requeue, a stale attempt, a short result, a Parquet output)
+goes through the same steps one mini-batch at a time. Both paths leave the same
+counts, output bytes and attempt rows.
 """
 
 from __future__ import annotations
@@ -16,15 +24,25 @@ from prsd.leader.joblogs import AttemptRow
 from prsd.leader.merge import Piece
 from prsd.leader.tasks import contiguous_runs
 from prsd.storage.layout import mb_id
-from prsd.storage.records import CRASHED, OOM, REQUEUED, TIMEOUT, Outcome, read_result
+from prsd.storage.records import (
+    CRASHED,
+    OOM,
+    REQUEUED,
+    SUCCEEDED,
+    TIMEOUT,
+    Outcome,
+    read_result,
+)
 
 if TYPE_CHECKING:
+    from collections.abc import Sequence
     from pathlib import Path
 
     from prsd.jobspec import JobSpec
     from prsd.leader.bisect import Bisector
     from prsd.leader.book import JobBook
     from prsd.leader.joblogs import JobLogs
+    from prsd.leader.ledger import Ledger
     from prsd.leader.merge import OrderedMerge
     from prsd.leader.retry import Step
     from prsd.leader.tasks import OutTask, TaskTable
@@ -54,6 +72,7 @@ class Results:
     merge: OrderedMerge | None
     logs: JobLogs
     resuming: bool = False  # a take-over ingests the committed tasks it found
+    whole_tasks: int = 0  # tasks booked as one unit (the rest: per mini-batch)
 
     def ingest(self, name: str, node_id: str, now: float) -> Settled | None:
         """Record task ``name`` committed by ``node_id`` (None: not outstanding)."""
@@ -69,6 +88,10 @@ class Results:
         if meta is None:
             self.logs.master(f"task {name} from {node_id}: result file missing or torn; rerun")
         self.table.settle(name, node_id)
+        run = self._whole(out, outcomes)
+        if run is not None:
+            self._ingest_whole(out, node_id, run, result_path, ident, now)
+            return Settled(out, node_id, [], outcomes)
         rows: list[AttemptRow] = []
         again: list[int] = []
         task_file = self.layout.done_task(out.task, node_id)
@@ -85,6 +108,32 @@ class Results:
                 again.append(i)
         self.logs.attempts(rows)
         return Settled(out, node_id, again, outcomes)
+
+    def _whole(self, out: OutTask, outcomes: dict[int, Outcome]) -> list[Outcome] | None:
+        """The task's outcomes in order if it is booked as one unit (see the module)."""
+        if self.merge is not None and not self.merge.takes_runs:
+            return None
+        return whole_task(out.indices, out.task.attempt, outcomes, self.book.ledger)
+
+    def _ingest_whole(
+        self,
+        out: OutTask,
+        node_id: str,
+        run: list[Outcome],
+        result_path: Path,
+        ident: tuple[int, int] | None,
+        now: float,
+    ) -> None:
+        attempt = out.task.attempt
+        self.whole_tasks += 1
+        self.book.record_succeeded(run, now)
+        if self.merge is not None:
+            first, last = run[0], run[-1]
+            header = next((o.header for o in run if o.length), "")
+            length = last.offset + last.length - first.offset
+            piece = Piece(result_path, first.offset, length, header, ident, count=len(run))
+            self.merge.offer(first.index, piece)
+        self.logs.attempts([AttemptRow(o, attempt, node_id) for o in run])
 
     def retries(self, settled: Settled) -> list[list[MiniBatch]]:
         """The tasks to write for the mini-batches of ``settled`` that run again."""
@@ -128,3 +177,30 @@ class Results:
                 f"{step.failures} times (max_retries {self.spec.max_retries}); it fails "
                 "alone and the job goes on"
             )
+
+
+def whole_task(
+    indices: Sequence[int], attempt: int, outcomes: dict[int, Outcome], ledger: Ledger
+) -> list[Outcome] | None:
+    """The outcomes of ``indices`` in order when the task can be booked as one unit:
+    consecutive mini-batches, each on its live attempt (planned, not final, at
+    ``attempt``), succeeded with no error and every element returned, their output
+    bytes back to back; None otherwise."""
+    run: list[Outcome] = []
+    end = -1
+    for i in indices:
+        o = outcomes.get(i)
+        if (
+            o is None
+            or o.status != SUCCEEDED
+            or o.error
+            or o.succeeded_items < o.items
+            or i >= len(ledger)
+            or ledger.is_final(i)
+            or ledger.attempt(i) != attempt
+            or (run and (i != run[-1].index + 1 or o.offset != end))
+        ):
+            return None
+        end = o.offset + o.length
+        run.append(o)
+    return run or None

@@ -63,3 +63,39 @@ def test_final_twice_is_refused() -> None:
     book.record(Outcome(0, SUCCEEDED, items=1, succeeded_items=1))
     with pytest.raises(ValueError, match="already final"):
         book.record(Outcome(0, SUCCEEDED, items=1, succeeded_items=1))
+
+
+def _outcomes() -> list[Outcome]:
+    return [
+        Outcome(0, SUCCEEDED, items=3, succeeded_items=3),
+        Outcome(1, SUCCEEDED, items=0, succeeded_items=0),  # items from the plan
+        Outcome(2, SUCCEEDED, items=4, succeeded_items=2),  # short
+        Outcome(3, SUCCEEDED, items=2, succeeded_items=5),  # more than given: capped
+    ]
+
+
+def test_a_run_of_successes_counts_as_each_one_would() -> None:
+    one, run = Ledger(3), Ledger(3)
+    for ledger in (one, run):
+        for i, n in enumerate([3, 2, 4, 2, 1]):
+            ledger.plan(i, n)
+    for o in _outcomes():
+        one.record(o)
+    run.record_succeeded(_outcomes())
+    assert run.counts() == one.counts()
+    assert (run.attempts, run.requeues) == (one.attempts, one.requeues) == (4, 0)
+    assert [run.succeeded(i) for i in range(5)] == [True, True, True, True, False]
+    assert run.planned_items() == one.planned_items()
+
+
+def test_a_run_with_a_final_or_failed_mini_batch_is_refused_whole() -> None:
+    ledger = Ledger(3)
+    for i in range(3):
+        ledger.plan(i, 1)
+    ledger.record(Outcome(1, SUCCEEDED, items=1, succeeded_items=1))
+    before = ledger.counts()
+    with pytest.raises(ValueError, match="mini-batch 1"):
+        ledger.record_succeeded([Outcome(0, SUCCEEDED), Outcome(1, SUCCEEDED)])
+    with pytest.raises(ValueError, match="mini-batch 2"):
+        ledger.record_succeeded([Outcome(0, SUCCEEDED), Outcome(2, FAILED)])
+    assert ledger.counts() == before and not ledger.is_final(0)

@@ -110,3 +110,42 @@ def test_a_replaced_result_is_left_out_and_the_rest_goes_on(tmp_path: Path) -> N
     assert merge.left_out == [1]
     merge.drain()
     assert merge.finish().read_bytes() == b"0\n2\n"
+
+
+def test_a_run_piece_covers_its_mini_batches_in_order(tmp_path: Path) -> None:
+    """One piece for a task's mini-batches 1-3 (one byte range) takes their place."""
+    a = _source(tmp_path, "a.res", [b"0\n"])[0]
+    run_path = tmp_path / "run.res"
+    run_path.write_bytes(b"1\n2\n3\nTRAILER")
+    d = _source(tmp_path, "d.res", [b"4\n"])[0]
+    merge = OrderedMerge(tmp_path / "o.txt")
+    merge.offer(4, d)
+    merge.offer(1, Piece(run_path, 0, 6, count=3))
+    with pytest.raises(ValueError, match="offered twice"):
+        merge.offer(2, d)  # inside the waiting run
+    with pytest.raises(ValueError, match="offered twice"):
+        merge.offer(0, Piece(run_path, 0, 4, count=2))  # reaches into the run
+    merge.offer(0, a)
+    assert merge.next_index == 5 and merge.waiting == 0
+    assert merge.finish().read_bytes() == b"0\n1\n2\n3\n4\n"
+
+
+def test_a_run_piece_that_cannot_be_read_leaves_out_all_its_mini_batches(
+    tmp_path: Path,
+) -> None:
+    a = _source(tmp_path, "a.res", [b"0\n"])[0]
+    gone = Piece(tmp_path / "gone.res", 0, 4, count=2)
+    merge = OrderedMerge(tmp_path / "o.txt")
+    merge.offer(0, a)
+    with pytest.raises(UntrustedResult, match="is gone"):
+        merge.offer(1, gone)
+    assert merge.left_out == [1, 2] and merge.next_index == 3
+    assert merge.finish().read_bytes() == b"0\n"
+
+
+def test_a_parquet_output_takes_no_run_piece(tmp_path: Path) -> None:
+    merge = OrderedMerge(tmp_path / "o.parquet", fmt="parquet")
+    assert not merge.takes_runs and OrderedMerge(tmp_path / "o.txt").takes_runs
+    with pytest.raises(ValueError, match="one mini-batch per piece"):
+        merge.offer(0, Piece(tmp_path / "r.res", 0, 4, count=2))
+    merge.abandon()

@@ -1,0 +1,162 @@
+"""``python -m bench.sidebyside --before TREE``: W9 (prsd) and W1 through two trees, alternating.
+
+A change's before/after in one run: every sample is a fresh interpreter started in its
+tree (working folder and ``PYTHONPATH`` the tree), so it imports that tree's prsd and
+bench, and the trees alternate sample by sample (before, after; then after, before; ...)
+so a load that drifts over the run hits both alike. This tree is "after".
+
+- W9: one prsd run of ``bench.fleet`` per (N, repeat, tree): a leader and N agents of 2
+  slots, ``run()`` sleeping 20 ms per mini-batch, ``seconds`` of ideal work; its
+  efficiency and the CPU per mini-batch of the leader and of all agents (µs).
+- W1 (``--w1-repeats`` > 0): ``python -m bench --suite full --workloads W1 --runners
+  prsd-run,pool --repeats 1`` per (repeat, tree); mini-batches/s and prsd / pool of each
+  variant (the pool row's ratio), read from the table it writes.
+
+Prints the medians per tree and writes every sample to ``--out`` (JSON).
+Errors: a sample that fails is kept with its status and left out of the medians.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import subprocess
+import sys
+import tempfile
+from pathlib import Path
+from typing import Any
+
+from bench.stats import median
+
+HERE = Path(__file__).resolve().parents[1]
+
+_W9_CHILD = """
+import json, sys
+from pathlib import Path
+import bench.fleet as fleet
+n, seconds, work = int(sys.argv[1]), float(sys.argv[2]), Path(sys.argv[3])
+count = fleet.plan_count(n, seconds, fleet.NAP_S)
+row = fleet._prsd(n, count, fleet.NAP_S, work, False)
+if row.get("wall_s"):
+    row["efficiency"] = count / row["wall_s"] / fleet.ideal_rate(n, fleet.NAP_S)
+print("ROW " + json.dumps(row))
+"""
+
+
+def _child_env(tree: Path) -> dict[str, str]:
+    env = dict(os.environ)
+    env["PYTHONPATH"] = str(tree)
+    return env
+
+
+def w9_sample(tree: Path, n: int, seconds: float, work: Path) -> dict[str, Any]:
+    """One W9 prsd run from ``tree``: its row (status, efficiency, µs per mini-batch)."""
+    proc = subprocess.run(
+        [sys.executable, "-c", _W9_CHILD, str(n), str(seconds), str(work)],
+        cwd=tree,
+        env=_child_env(tree),
+        capture_output=True,
+        text=True,
+        timeout=600,
+        check=False,
+    )
+    rows = [line[4:] for line in proc.stdout.splitlines() if line.startswith("ROW ")]
+    if proc.returncode != 0 or not rows:
+        return {"status": "failed", "note": (proc.stdout + proc.stderr)[-500:]}
+    row: dict[str, Any] = json.loads(rows[-1])
+    return row
+
+
+def w1_sample(tree: Path, work: Path) -> list[dict[str, Any]]:
+    """One W1 run (prsd-run and pool) from ``tree``: the rows of its table."""
+    results = work / "results"
+    proc = subprocess.run(
+        [sys.executable, "-m", "bench", "--suite", "full", "--workloads", "W1"]
+        + ["--runners", "prsd-run,pool", "--repeats", "1", "--results", str(results)],
+        cwd=tree,
+        env=_child_env(tree),
+        capture_output=True,
+        text=True,
+        timeout=1200,
+        check=False,
+    )
+    table = results / "full-latest.json"
+    if proc.returncode != 0 or not table.exists():
+        return [{"status": "failed", "note": (proc.stdout + proc.stderr)[-500:]}]
+    rows: list[dict[str, Any]] = json.loads(table.read_text())["rows"]
+    return rows
+
+
+def order(trees: list[tuple[str, Path]], repeat: int) -> list[tuple[str, Path]]:
+    """The trees in this repeat's turn: before, after; then after, before; ..."""
+    return trees if repeat % 2 == 0 else trees[::-1]
+
+
+def _med(rows: list[dict[str, Any]], key: str) -> float | None:
+    values = [float(r[key]) for r in rows if r.get("status") == "ok" and r.get(key) is not None]
+    return round(median(values), 3) if values else None
+
+
+def summarize(samples: list[dict[str, Any]]) -> list[str]:
+    """Lines of medians per (workload, N or variant, tree)."""
+    lines = []
+    keys = sorted({(s["workload"], s["what"]) for s in samples})
+    for workload, what in keys:
+        for tree in ("before", "after"):
+            mine = [s["row"] for s in samples if (s["workload"], s["what"], s["tree"]) ==
+                    (workload, what, tree)]  # fmt: skip
+            ok = sum(1 for r in mine if r.get("status") == "ok")
+            if workload == "W9":
+                cells = [f"eff {_med(mine, 'efficiency')}", f"leader {_med(mine, 'leader_us_per_mb')}",
+                         f"agents {_med(mine, 'agents_us_per_mb')} us/mb"]  # fmt: skip
+            else:
+                cells = [
+                    f"{_med(mine, 'mbs_per_s')} mb/s",
+                    f"prsd/pool {_med(mine, 'prsd_over_pool')}",
+                ]
+            lines.append(f"{workload} {what} {tree}: {ok}/{len(mine)} ok, " + ", ".join(cells))
+    return lines
+
+
+def main(argv: list[str] | None = None) -> int:
+    p = argparse.ArgumentParser(prog="python -m bench.sidebyside", description=__doc__)
+    p.add_argument("--before", type=Path, required=True, help="the tree before the change")
+    p.add_argument("--w9-agents", default="1,4", help="comma-separated N")
+    p.add_argument("--w9-seconds", type=float, default=20.0, help="ideal seconds of work")
+    p.add_argument("--repeats", type=int, default=3, help="W9 samples per (N, tree)")
+    p.add_argument("--w1-repeats", type=int, default=0, help="W1 samples per tree")
+    p.add_argument("--out", type=Path, default=None, help="where the samples go (JSON)")
+    args = p.parse_args(argv)
+    trees = [("before", args.before.resolve()), ("after", HERE)]
+    samples: list[dict[str, Any]] = []
+    with tempfile.TemporaryDirectory(prefix="sbs-") as tmp:
+        work = Path(tmp)
+        for n in (int(x) for x in args.w9_agents.split(",") if x):
+            for repeat in range(args.repeats):
+                for name, tree in order(trees, repeat):
+                    row = w9_sample(tree, n, args.w9_seconds, work / "w9")
+                    samples.append({"workload": "W9", "what": f"N={n}", "tree": name, "row": row})
+                    print(f"W9 N={n} #{repeat} {name}: {row}", flush=True)
+        for repeat in range(args.w1_repeats):
+            for name, tree in order(trees, repeat):
+                rows = w1_sample(tree, work / f"w1-{name}-{repeat}")
+                pool = {
+                    r.get("variant"): r.get("ratio_run") for r in rows if r.get("runner") == "pool"
+                }
+                for row in rows:
+                    if row.get("runner", "prsd-run") != "prsd-run":
+                        continue
+                    what = row.get("variant", "?")
+                    row["prsd_over_pool"] = pool.get(what)
+                    samples.append({"workload": "W1", "what": what, "tree": name, "row": row})
+                    print(f"W1 {what} #{repeat} {name}: {row}", flush=True)
+    for line in summarize(samples):
+        print(line)
+    if args.out is not None:
+        args.out.write_text(json.dumps(samples, indent=1))
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())

@@ -1,0 +1,32 @@
+"""``python -m bench.sidebyside``: both trees run, alternating, every sample kept.
+
+The same tree stands in for "before" here; W9 at N = 1 for 0.2 s of ideal work. No
+timing is asserted."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+from pathlib import Path
+
+REPO = Path(__file__).resolve().parents[2]
+
+
+def test_both_trees_run_and_the_medians_are_printed(tmp_path: Path) -> None:
+    out = tmp_path / "samples.json"
+    proc = subprocess.run(
+        [sys.executable, "-m", "bench.sidebyside", "--before", str(REPO), "--w9-agents", "1"]
+        + ["--w9-seconds", "0.2", "--repeats", "2", "--out", str(out)],
+        cwd=REPO,
+        capture_output=True,
+        text=True,
+        timeout=600,
+        check=False,
+    )
+    assert proc.returncode == 0, proc.stdout[-2000:] + proc.stderr[-2000:]
+    samples = json.loads(out.read_text())
+    assert [s["tree"] for s in samples] == ["before", "after", "after", "before"]
+    assert all(s["row"]["status"] == "ok" and s["row"]["efficiency"] > 0 for s in samples)
+    assert "W9 N=1 before: 2/2 ok, eff " in proc.stdout
+    assert "W9 N=1 after: 2/2 ok, eff " in proc.stdout
