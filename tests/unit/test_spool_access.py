@@ -36,8 +36,6 @@ OFFENDERS: dict[str, int] = {
     "prsd/jobspec/code.py": 1,
     "prsd/jobspec/load.py": 1,
     "prsd/jobspec/model.py": 1,
-    "prsd/leader/bisect.py": 1,
-    "prsd/leader/combine.py": 2,
     "prsd/leader/intake.py": 2,
     "prsd/leader/issued.py": 1,
     "prsd/leader/joblogs.py": 1,
