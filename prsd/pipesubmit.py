@@ -32,11 +32,11 @@ from prsd.jobspec.runner import RUNNER_FOLDER, RUNNER_SCRIPT, RUNNER_TEXT
 from prsd.jobspec.stepjob import COMMAND_FILE, COMMAND_FOLDER, SOURCE_FOLDER, Binder, StepJob
 from prsd.jobspec.steps import Pipeline, read_pipeline
 from prsd.jobspec.yamlsafe import Doc, read_yaml
-from prsd.pipeline.record import PipelineRecord, StepRecord, pipelines_folder
 from prsd.storage.atomic import fsync_tree, move_verified, write_atomic
 from prsd.storage.codedigest import code_digest
 from prsd.storage.layout import JobLayout
 from prsd.storage.pipelinelayout import PIPELINE_RECORD, PIPELINE_STEPS
+from prsd.storage.pipelinerecord import PipelineRecord, StepRecord, pipelines_folder
 from prsd.submit import _fresh_id, copy_named_code, snapshot_code
 
 if TYPE_CHECKING:
