@@ -15,6 +15,7 @@ from prsd.storage.layout import SpoolLayout
 from prsd.storage.pipelinefolder import PipelineFolder
 from prsd.storage.pipelinerecord import PipelineRecord, StepRecord, pipelines_folder
 from prsd.storage.pipelinestate import PipelineState
+from prsd.storage.states import JobState
 
 if TYPE_CHECKING:
     from pathlib import Path
@@ -37,7 +38,7 @@ def test_what_the_leader_writes_reads_back(tmp_path: Path) -> None:
     assert folder.state() == PipelineState() and folder.final() is None and not folder.ended()
     assert folder.waiting("a") and not folder.waiting("b")
     assert folder.owner_uid() == os.getuid()
-    final = final_record("Failed", "step a failed", root_cause="step a failed")
+    final = final_record(JobState.FAILED, "step a failed", root_cause="step a failed")
     with folder.open() as opened:
         opened.write_state(PipelineState({"b": "not run: x"}, canceled=True))
         assert opened.move_step("a", folder.spool.inbox / "p-1-a") is False  # no inbox/
@@ -52,7 +53,7 @@ def test_what_the_leader_writes_reads_back(tmp_path: Path) -> None:
 def test_a_link_or_a_torn_file_is_not_believed(tmp_path: Path) -> None:
     folder = _pipeline(tmp_path)
     elsewhere = tmp_path / "final.json"
-    elsewhere.write_bytes(final_record("Completed", "all done").to_json())
+    elsewhere.write_bytes(final_record(JobState.COMPLETED, "all done").to_json())
     folder.layout.final.symlink_to(elsewhere)
     assert folder.final() is None  # a link is never followed
     assert folder.ended()  # but the name is taken: the desk leaves the pipeline alone
@@ -85,6 +86,6 @@ def test_a_cancel_no_leader_acted_on_is_taken_back(tmp_path: Path) -> None:
     folder.withdraw_cancel()  # none to take back: nothing happens
     folder.ask_cancel()
     with folder.open() as opened:
-        opened.write_final(final_record("Canceled", "Canceled by prsctl cancel."))
+        opened.write_final(final_record(JobState.CANCELED, "Canceled by prsctl cancel."))
     folder.withdraw_cancel()  # acted on: the mark stays with the ended pipeline
     assert folder.cancel_asked()
