@@ -12,16 +12,17 @@ user's job reads nothing of it.
 
 from __future__ import annotations
 
-import json
 import os
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
 from prsd.storage.jobowner import OwnerRecordError, owner
 from prsd.storage.pipelinefolder import MAX_STATE_BYTES
-from prsd.storage.readsafe import UntrustedFile, read_small
+from prsd.storage.privaterecords import read_final
+from prsd.storage.readsafe import UntrustedFile
 from prsd.storage.states import JobState
-from prsd.wire.final import PRIVATE_FINAL
+from prsd.wire.fields import RecordError
+from prsd.wire.final import FinalState
 
 if TYPE_CHECKING:
     from prsd.storage.layout import SpoolLayout
@@ -93,10 +94,8 @@ def _where(
             return "Queued", ""  # taken in a moment ago: its owner is being recorded
         if theirs != owner_uid:
             return "Lost", f"job {job_id} has no owner record or belongs to another user"
-    for path in (job.state / PRIVATE_FINAL, job.final):  # the reason, where this user may
-        try:
-            final = json.loads(read_small(path, MAX_STATE_BYTES, daemon_owned=True))
-            return str(final.get("state", JobState.FAILED)), str(final.get("reason", ""))
-        except (OSError, UntrustedFile, ValueError):
-            continue
-    return JobState.RUNNING, ""
+    try:  # the private copy, with the reason, where this user may read it
+        final = FinalState.from_json(read_final(job, MAX_STATE_BYTES))
+    except (OSError, UntrustedFile, RecordError):
+        return JobState.RUNNING, ""
+    return final.state, final.reason

@@ -79,6 +79,8 @@ class JobFiles(Protocol):
 
     def claimed_names(self, node_id: str) -> list[str]: ...
 
+    def claimant_nodes(self) -> list[str]: ...
+
     def exists(self, path: Path) -> bool: ...
 
     def requeue(self, src: Path, new_task: TaskName) -> bool: ...
@@ -158,6 +160,10 @@ class JobFolder:
     def claimed_names(self, node_id: str) -> list[str]:
         """The tasks ``node_id`` holds, in ``tasks/claimed/<node>/``."""
         return listing(self.layout.claimed_dir(node_id))
+
+    def claimant_nodes(self) -> list[str]:
+        """The nodes with a ``tasks/claimed/<node>/`` folder in the job."""
+        return listing(self.layout.claimed)
 
     def exists(self, path: Path) -> bool:
         """Whether ``path`` (in the job's folder) exists, a link not followed."""

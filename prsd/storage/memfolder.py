@@ -85,6 +85,10 @@ class MemoryJobFolder:
     def claimed_names(self, node_id: str) -> list[str]:
         return self._names(self._layout.claimed_dir(node_id))
 
+    def claimant_nodes(self) -> list[str]:
+        claimed = self._layout.claimed
+        return sorted({p.parent.name for p in self.files if p.parent.parent == claimed})
+
     def exists(self, path: Path) -> bool:
         return path in self.files
 

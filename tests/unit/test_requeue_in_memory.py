@@ -134,6 +134,7 @@ def test_a_lost_nodes_claims_go_back_to_pending_as_their_next_attempt(tmp_path: 
     driver = _driver(tmp_path)
     folder, layout = driver.folder, driver.layout
     old, new = TaskName(0, 1, 5), TaskName(0, 2, 5)
+    assert folder.claimant_nodes() == ["n1", "n2"]
     assert requeue_lost_node(driver, "n1", "its heartbeat stopped") == 1
     assert folder.log == [
         f"move {layout.claimed_task('n1', old)} {layout.pending_task(new)}",
