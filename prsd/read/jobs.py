@@ -16,7 +16,7 @@ import stat
 from typing import TYPE_CHECKING, Any
 
 from prsd.errors import PrsdError
-from prsd.storage.layout import valid_job_id
+from prsd.storage.spool import submitted_jobs
 from prsd.storage.states import ENDED as ENDED_STATES
 from prsd.storage.statusfiles import read_final_document, read_status_document
 from prsd.wire.status import SCHEMA_VERSION, merged_with_private_file, reconcile
@@ -60,15 +60,7 @@ def read_job_status(spool: SpoolLayout, job_id: str) -> dict[str, Any]:
 
 def job_ids(spool: SpoolLayout) -> list[str]:
     """Every job in the spool (taken in, or waiting in the inbox), oldest first by id time."""
-    ids: set[str] = set()
-    for folder in (spool.jobs, spool.inbox):
-        try:
-            with os.scandir(folder) as listing:
-                # a link or a file in the inbox is no job (the leader removes it)
-                names = [e.name for e in listing if e.is_dir(follow_symlinks=False)]
-        except FileNotFoundError:
-            continue
-        ids.update(n for n in names if valid_job_id(n))
+    ids = submitted_jobs(spool)
     return sorted(ids, key=_id_time)
 
 

@@ -27,7 +27,6 @@ OFFENDERS: dict[str, int] = {
     "prsd/asowner/removal.py": 1,
     "prsd/azure/config.py": 1,
     "prsd/azure/watch.py": 1,
-    "prsd/read/jobs.py": 1,
     "prsd/doctor/race.py": 3,
     "prsd/doctor/racer.py": 1,
     "prsd/envs/interp.py": 1,
