@@ -18,8 +18,12 @@ from typing import TYPE_CHECKING, Any
 from prsd.errors import PrsdError
 from prsd.storage.spool import submitted_jobs
 from prsd.storage.states import ENDED as ENDED_STATES
-from prsd.storage.statusfiles import read_final_document, read_status_document
-from prsd.wire.status import SCHEMA_VERSION, merged_with_private_file, reconcile
+from prsd.storage.statusfiles import (
+    merged_with_private_file,
+    read_final_document,
+    read_status_document,
+)
+from prsd.wire.status import SCHEMA_VERSION, reconcile
 
 if TYPE_CHECKING:
     from pathlib import Path

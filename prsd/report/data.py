@@ -13,9 +13,8 @@ from dataclasses import dataclass, field
 from datetime import datetime
 from typing import TYPE_CHECKING, Any
 
-from prsd.storage.statusfiles import read_status_document
+from prsd.storage.statusfiles import merged_with_private_file, read_status_document
 from prsd.wire.logtree import NODE_USAGE_FILE
-from prsd.wire.status import merged_with_private_file
 
 if TYPE_CHECKING:
     from prsd.storage.layout import JobLayout

@@ -1,7 +1,9 @@
 """A job's ``state/status.json`` and ``state/final.json`` as the clients read them.
 
 Promise: :func:`read_status_document` and :func:`read_final_document` are the clients'
-(``prsctl``, the read API) one way to read these two files: each answers the decoded
+(``prsctl``, the read API, ``prsd report``) one way to read these two files, and
+:func:`merged_with_private_file` the one way to add the job's error text from
+``state/status.private.json`` where this user may read it: each answers the decoded
 JSON object, or None where there is none to show yet (no file, a file being replaced,
 one that is not a JSON object), so a caller decides what None means (Queued,
 Starting, not ended). The final record is read from its private copy (with the
@@ -18,15 +20,24 @@ read (``PermissionError``: this user may not; the caller says so); nothing else 
 from __future__ import annotations
 
 import json
+import os
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from prsd.wire.final import private_final_path
+from prsd.wire.status import PRIVATE_STATUS, with_private
 
 if TYPE_CHECKING:
     from prsd.storage.layout import JobLayout
 
-__all__ = ["read_final_document", "read_status_document", "status_mark"]
+__all__ = [
+    "merged_with_private_file",
+    "read_final_document",
+    "read_status_document",
+    "status_mark",
+]
+
+MAX_PRIVATE_BYTES = 16 * 1024 * 1024
 
 
 def _document(path: Path) -> dict[str, Any] | None:
@@ -74,3 +85,16 @@ def status_mark(layout: JobLayout) -> tuple[int, int] | None:
         return int(doc.get("epoch", 0)), int(doc.get("seq", 0))
     except (OSError, ValueError, TypeError):
         return None
+
+
+def merged_with_private_file(
+    public: dict[str, Any], state_dir: str | os.PathLike[str]
+) -> dict[str, Any]:
+    """``public`` with ``state_dir/status.private.json`` merged in when this user may
+    read it (:func:`prsd.wire.status.with_private`)."""
+    try:
+        with open(os.path.join(state_dir, PRIVATE_STATUS), "rb") as f:
+            private = json.loads(f.read(MAX_PRIVATE_BYTES))
+    except (OSError, ValueError):
+        return public  # another user's job, or written by an older leader
+    return with_private(public, private)
