@@ -15,8 +15,7 @@ Errors: as :func:`~prsd.runhere.run_here`; submitting raises what
 
 from __future__ import annotations
 
-import contextlib
-import json
+import dataclasses
 from datetime import UTC, datetime
 from functools import partial
 from typing import TYPE_CHECKING, Any
@@ -27,10 +26,11 @@ import anyio.to_thread
 from prsd.agent.agent import AgentOptions
 from prsd.cli import console
 from prsd.cli.pipelines import retry_pipeline, submit_here
+from prsd.errors import PrsdError
 from prsd.jobspec.pipefile import pipeline_file
 from prsd.pipeline.view import step_views
 from prsd.runhere import Here, LeftEarly, run_here
-from prsd.storage.pipelinelayout import PIPELINE_CANCEL, PIPELINE_FINAL
+from prsd.storage.pipelinefolder import PipelineFolder
 from prsd.wire.logtree import LogTree
 from prsd.wire.nodereport import environment_line
 
@@ -39,8 +39,8 @@ if TYPE_CHECKING:
     from pathlib import Path
 
     from prsd.leader.leader import Leader
-    from prsd.pipeline.record import PipelineRecord
     from prsd.storage.layout import SpoolLayout
+    from prsd.storage.pipelinerecord import PipelineRecord
 
 __all__ = [
     "pipeline_file",
@@ -86,54 +86,45 @@ async def run_pipeline(
     )
     if isinstance(end, LeftEarly):
         return end
-    final: dict[str, Any] = json.loads(await anyio.to_thread.run_sync(here.final.read_bytes))
-    return final
+    final = await anyio.to_thread.run_sync(PipelineFolder(spool, record.pipeline_id).final)
+    if final is None:
+        raise PrsdError(f"pipeline {record.pipeline_id}: its final.json cannot be read")
+    return dataclasses.asdict(final)
 
 
 def pipeline_here(spool: SpoolLayout, record: PipelineRecord) -> Here:
     """A pipeline and its steps' jobs (those not reused), run here; its cancel is the
     pipeline's cancel mark (as ``prsctl cancel``)."""
     pid = record.pipeline_id
-    folder = spool.pipeline(pid).root
+    folder = PipelineFolder(spool, pid)
     steps = frozenset(s.job_id for s in record.steps.values() if not s.reused)
 
     def ask() -> Callable[[], None]:
-        (folder / PIPELINE_CANCEL).touch()
-        return partial(_withdraw, folder)
+        folder.ask_cancel()
+        return folder.withdraw_cancel  # a cancel no leader acted on is taken back
 
     return Here(
         what=f"pipeline {pid}",
         serves=steps,
         leads=steps | {pid},
-        final=folder / PIPELINE_FINAL,
+        final=folder.layout.final,
         ask_cancel=ask,
-        cancel_in=folder,
+        cancel_in=folder.root,
         end_state=partial(_end_state, folder),
     )
 
 
-def _withdraw(folder: Path) -> None:
-    """A cancel mark no leader acted on (the pipeline has not ended) is taken back."""
-    if not (folder / PIPELINE_FINAL).exists():
-        with contextlib.suppress(FileNotFoundError):
-            (folder / PIPELINE_CANCEL).unlink()
-
-
-def _end_state(folder: Path) -> str:
+def _end_state(folder: PipelineFolder) -> str:
     """The pipeline's state once it has ended ("" before: it stays for a fleet)."""
-    try:
-        final = json.loads((folder / PIPELINE_FINAL).read_bytes())
-    except (OSError, ValueError):
-        return ""
-    return str(final.get("state", ""))
+    final = folder.final()
+    return final.state if final is not None else ""
 
 
 def progress_line(spool: SpoolLayout, record: PipelineRecord, leader: Leader) -> str:
     """``pipeline NAME: step a Completed; step b Running (progress)``; a step whose
     environment is being built says so (``; building environment: resolving (0:00:12)``)."""
-    folder = spool.pipeline(record.pipeline_id).root
     parts = []
-    for view in step_views(spool, folder, record).values():
+    for view in step_views(PipelineFolder(spool, record.pipeline_id), record).values():
         driver = leader.drivers.get(view.job_id)
         now = datetime.now(UTC)
         builds = (

@@ -11,6 +11,7 @@ when its turn comes. A refused pipeline leaves nothing behind.
 
 from __future__ import annotations
 
+import copy
 import dataclasses
 import json
 import os
@@ -32,11 +33,12 @@ from prsd.jobspec.runner import RUNNER_FOLDER, RUNNER_SCRIPT, RUNNER_TEXT
 from prsd.jobspec.stepjob import COMMAND_FILE, COMMAND_FOLDER, SOURCE_FOLDER, Binder, StepJob
 from prsd.jobspec.steps import Pipeline, read_pipeline
 from prsd.jobspec.yamlsafe import Doc, read_yaml
-from prsd.pipeline.record import PipelineRecord, StepRecord, pipelines_folder
 from prsd.storage.atomic import fsync_tree, move_verified, write_atomic
 from prsd.storage.codedigest import code_digest
 from prsd.storage.layout import JobLayout
+from prsd.storage.originrecord import Origin
 from prsd.storage.pipelinelayout import PIPELINE_RECORD, PIPELINE_STEPS
+from prsd.storage.pipelinerecord import PipelineRecord, StepRecord, pipelines_folder
 from prsd.submit import _fresh_id, copy_named_code, snapshot_code
 
 if TYPE_CHECKING:
@@ -219,7 +221,7 @@ def _check_step(
     try:
         if job.command is not None:
             return load_job_spec(folder, spool_job_dir=target, owner_uid=os.geteuid())
-        data = json.loads(json.dumps(job.yaml))
+        data = copy.deepcopy(job.yaml)
         body = data["jobs"][job.step]
         for port, entry in (body.get("inputs") or {}).items():
             if _upstream(step, port) and isinstance(entry, dict):
@@ -244,8 +246,8 @@ def _check_step(
         copy_named_code(spec, staged.code)
     else:
         snapshot_code(Path(spec.code_dir), staged.code, skip)
-    origin = {"job_dir": str(pipeline.folder), "name": "", "code": code_digest(staged.code)}
-    staged.origin.write_text(json.dumps(origin, indent=1), encoding="utf-8")
+    origin = Origin(str(pipeline.folder), "", code_digest(staged.code))
+    staged.origin.write_bytes(origin.to_json())
     return spec
 
 

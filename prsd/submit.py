@@ -18,7 +18,7 @@ job's group keeps what the user's umask gives it).
 
 from __future__ import annotations
 
-import json
+import dataclasses
 import os
 import secrets
 import shutil
@@ -32,11 +32,15 @@ from prsd.errors import JobSpecError, PrsdError
 from prsd.jobspec import JobSpec
 from prsd.jobspec.load import find_job_file, load_job_spec
 from prsd.storage.atomic import fsync_dir, fsync_tree, move_verified, write_atomic
+from prsd.storage.badrecord import BadRecord
 from prsd.storage.codedigest import code_digest
 from prsd.storage.jobid import ever_given, make_job_id
 from prsd.storage.jobowner import OwnerRecordError, owner
 from prsd.storage.layout import JobLayout
+from prsd.storage.originrecord import Origin, read_origin_record
 from prsd.storage.states import JobState
+from prsd.wire.fields import RecordError
+from prsd.wire.final import FinalState
 
 if TYPE_CHECKING:
     from collections.abc import Callable, Sequence
@@ -107,12 +111,8 @@ def submit(
             copy_named_code(spec, staged.code)
         else:
             snapshot_code(code, staged.code, skip)
-        origin = {
-            "job_dir": str(job_dir),
-            "name": name or "",
-            "code": code_digest(staged.code),
-        }
-        write_atomic(staged.origin, json.dumps(origin, indent=1).encode())
+        origin = Origin(str(job_dir), name or "", code_digest(staged.code))
+        write_atomic(staged.origin, origin.to_json())
         check_as_leader(staging, spool.job(job_id).root, daemon_uid, (source, job_dir, code))
         _publish(staging, spool, job_id)
     except BaseException:
@@ -269,7 +269,7 @@ def submit_retry(
     old = spool.job(job_id)
     if not old.final.exists():
         raise PrsdError(f"job {job_id} has not ended; retry it once it has")
-    _check_may_retry(old, json.loads(old.final.read_bytes()).get("state", ""))
+    _check_may_retry(old, _end_state(old))
     if not old.spec.exists():
         raise PrsdError(f"job {job_id} was refused when it was taken in: submit it anew")
     parsed = [parse_override(o) for o in overrides]
@@ -287,9 +287,8 @@ def submit_retry(
             shutil.copytree(old.code, staged.code, symlinks=True)
         else:
             snapshot_code(code_dir.absolute(), staged.code, {os.path.realpath(spool.root)})
-        origin = json.loads(old.origin.read_text(encoding="utf-8")) if old.origin.exists() else {}
-        origin["name"] = name or ""
-        write_atomic(staged.origin, json.dumps(origin, indent=1).encode())
+        origin = dataclasses.replace(_old_origin(old), name=name or "")
+        write_atomic(staged.origin, origin.to_json())
         spec = load_job_spec(staging) if parsed or code_dir is not None else None
         spec = spec or JobSpec.from_json(old.spec.read_text(encoding="utf-8"))
         draft = draft_retry(old, spec, code=code_digest(staged.code), overrides=tuple(overrides))
@@ -300,6 +299,28 @@ def submit_retry(
         shutil.rmtree(staging, ignore_errors=True)
         raise
     return new_id, draft.runs, draft.summary
+
+
+def _old_origin(old: JobLayout) -> Origin:
+    """The ended job's ``origin.json`` (an empty one where it has none).
+
+    Raises:
+        PrsdError: it is not such a record, or a link.
+    """
+    if not os.path.lexists(old.origin):
+        return Origin()
+    try:
+        return read_origin_record(old.origin)
+    except BadRecord as exc:
+        raise PrsdError(f"job {old.job_id}: {exc}; submit it anew") from exc
+
+
+def _end_state(old: JobLayout) -> str:
+    """The state in the ended job's ``final.json`` ("" when it is no final record)."""
+    try:
+        return FinalState.from_json(old.final.read_bytes()).state
+    except RecordError:
+        return ""
 
 
 def _check_may_retry(old: JobLayout, final_state: str) -> None:

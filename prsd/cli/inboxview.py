@@ -12,17 +12,18 @@ Reading costs one listing of the inbox, one ``lstat`` per folder and one listing
 
 from __future__ import annotations
 
-import json
 import os
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
+
+from prsd.jobspec.load import JOB_FILES
+from prsd.storage.inboxrecords import inbox_counts, refusal_documents
 
 if TYPE_CHECKING:
     from prsd.storage.layout import SpoolLayout
 
 MAX_QUEUED_ROWS = 20
 MAX_REFUSED_SHOWN = 5
-MAX_RECORD_BYTES = 8192
 
 
 @dataclass
@@ -66,38 +67,9 @@ class InboxSummary:
 
 def inbox_summary(spool: SpoolLayout) -> InboxSummary:
     """Count the inbox's folders and read the newest refusal records."""
-    summary = InboxSummary()
-    try:
-        with os.scandir(spool.inbox) as listing:
-            for e in listing:
-                if e.name.startswith(".") or not e.is_dir(follow_symlinks=False):
-                    continue
-                summary.folders += 1
-                if not any(
-                    os.path.lexists(os.path.join(e.path, n)) for n in ("job.yaml", "job.yml")
-                ):
-                    summary.without_job_file += 1
-    except OSError:
-        pass
-    try:
-        names = sorted((n for n in os.listdir(spool.refused) if n.endswith(".json")), reverse=True)
-    except OSError:
-        names = []
-    summary.refused_count = len(names)
-    for name in names[:MAX_REFUSED_SHOWN]:
-        record = _record(spool.refused / name)
-        if record is not None:
-            summary.refused.append(record)
-    return summary
-
-
-def _record(path: os.PathLike[str]) -> dict[str, Any] | None:
-    try:
-        with open(path, "rb") as f:
-            doc = json.loads(f.read(MAX_RECORD_BYTES))
-    except (OSError, ValueError):
-        return None
-    return doc if isinstance(doc, dict) else None
+    folders, without = inbox_counts(spool.inbox, JOB_FILES)
+    count, refused = refusal_documents(spool.refused, MAX_REFUSED_SHOWN)
+    return InboxSummary(folders, without, refused, count)
 
 
 def queued_in_inbox(spool: SpoolLayout, docs: list[dict[str, Any]]) -> set[str]:

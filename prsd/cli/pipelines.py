@@ -19,17 +19,18 @@ from prsd.cli import console
 from prsd.errors import PrsdError
 from prsd.jobspec.pipefile import pipeline_file
 from prsd.jobspec.said import note_lines, spec_notes, stderr_text
-from prsd.pipeline.record import pipeline_ids, read_record
 from prsd.pipeline.view import SUCCEEDED, step_views
 from prsd.pipesubmit import PIPELINE_FILE, submit_pipeline
 from prsd.read.pipelines import NOT_STARTED, has_ended, read_pipeline_status, readable_pipelines
+from prsd.storage.pipelinefolder import PipelineFolder
+from prsd.storage.pipelinerecord import pipeline_ids, read_record
 
 if TYPE_CHECKING:
     from collections.abc import Callable, Mapping, Sequence
 
     from prsd.jobspec import JobSpec
-    from prsd.pipeline.record import PipelineRecord
     from prsd.storage.layout import SpoolLayout
+    from prsd.storage.pipelinerecord import PipelineRecord
 
 
 def say_notes(specs: Mapping[str, JobSpec], prog: str, *, quiet: bool) -> None:
@@ -169,7 +170,7 @@ def handle_cancel(spool: SpoolLayout, pid: str) -> None:
     if has_ended(spool, pid):
         console.say(f"pipeline {pid} already ended: {read_pipeline_status(spool, pid)['state']}")
         return
-    spool.pipeline(pid).cancel.touch()
+    PipelineFolder(spool, pid).ask_cancel()
     down = fleet_warning(read_fleet(spool, datetime.now(UTC)), f"cancel of pipeline {pid} asked")
     if down is not None and "leader" in down:
         console.say(
@@ -200,7 +201,7 @@ def retry_pipeline(
     if not has_ended(spool, pid):
         raise PrsdError(f"pipeline {pid} has not ended; retry it once it has")
     record = read_record(folder)
-    views = step_views(spool, folder, record)
+    views = step_views(PipelineFolder(spool, pid), record)
     reuse = {n: v.job_id for n, v in views.items() if v.state in SUCCEEDED}
     if len(reuse) == len(views):
         raise PrsdError(f"pipeline {pid}: every step completed; nothing to retry")

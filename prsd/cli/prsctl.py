@@ -176,7 +176,7 @@ def _warn_if_unserved(spool: SpoolLayout, what: str) -> None:
 def cmd_status(spool: SpoolLayout, args: argparse.Namespace) -> int:
     # One job's status is meant to be cheap: the pipelines' module (and the YAML loader
     # it brings) is imported only when the id is a pipeline's or all jobs are listed.
-    from prsd.pipeline.record import pipeline_ids
+    from prsd.storage.pipelinerecord import pipeline_ids
 
     if args.job is not None and args.job in pipeline_ids(spool):
         from prsd.cli import pipelines

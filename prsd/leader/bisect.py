@@ -29,16 +29,13 @@ short (its task file's payload) in :attr:`Bisector.failed_items`, the book behin
 from __future__ import annotations
 
 import itertools
-import os
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
 
 from prsd.errors import PrsdError
 from prsd.leader.faileditems import PARTIAL, FailedItemsBook
-from prsd.storage.atomic import write_atomic
-from prsd.storage.claim import requeue
 from prsd.storage.layout import TaskName, parse_done_name
-from prsd.storage.records import SUCCEEDED, MiniBatch, TaskBody, read_result_meta
+from prsd.storage.records import SUCCEEDED, MiniBatch, TaskBody
 
 if TYPE_CHECKING:
     from collections.abc import Callable
@@ -46,7 +43,7 @@ if TYPE_CHECKING:
 
     from prsd.jobspec import JobSpec
     from prsd.leader.retry import Step
-    from prsd.storage.layout import JobLayout
+    from prsd.storage.jobfolder import JobFiles
     from prsd.storage.records import Outcome
 
 PROBE_ATTEMPT_BASE = 900_000  # task attempts of probes; a real attempt never gets here
@@ -152,7 +149,7 @@ class Bisector:
 
     def __init__(
         self,
-        layout: JobLayout,
+        folder: JobFiles,
         spec: JobSpec,
         *,
         kind: str,
@@ -160,7 +157,8 @@ class Bisector:
         log: Callable[[str], None],
         durable: bool = True,
     ) -> None:
-        self.layout = layout
+        self.folder = folder
+        self.layout = folder.layout
         self.enabled = spec.bisect_failed_mini_batches and kind == "files"
         self.kind = kind
         self.epoch = epoch
@@ -194,7 +192,7 @@ class Bisector:
         short = self.note_short and step.succeeded and outcome.succeeded_items < outcome.items
         if step.succeeded and not short:
             return
-        mb = _mini_batch_of(task_file, outcome.index)
+        mb = _mini_batch_of(self.folder, task_file, outcome.index)
         if mb is None:
             return
         if short:
@@ -227,11 +225,9 @@ class Bisector:
         base = self._keys[index]
         task = TaskName(index, next(self._attempts), self.epoch)
         mb = MiniBatch(index, list(group), len(group), base.key)
-        path = self.layout.pending_task(task)
-        path.parent.mkdir(parents=True, exist_ok=True)
-        write_atomic(
-            path, TaskBody(self.layout.job_id, self.kind, (mb,)).encode(), durable=self.durable
-        )
+        self.folder.make_shard(task.shard)
+        body = TaskBody(self.layout.job_id, self.kind, (mb,))
+        self.folder.write_task(task, body, durable=self.durable)
         self._probes[task.name] = _Probe(index, group, now)
 
     def _collect(self, now: float) -> bool:
@@ -256,18 +252,15 @@ class Bisector:
         found: list[tuple[str, str]] = []
         shards = {TaskName(p.index, 0, 0).shard for p in self._probes.values()}
         for shard in shards:
-            try:
-                names = os.listdir(self.layout.done / shard)
-            except FileNotFoundError:
-                continue
-            for entry in names:
+            for entry in self.folder.done_names(shard):
                 parsed = parse_done_name(entry)
                 if parsed is not None and parsed[0].name in self._probes:
                     found.append((parsed[0].name, parsed[1]))
         return found
 
     def _probe_error(self, task: TaskName | None, node: str, index: int) -> str | None:
-        meta = read_result_meta(self.layout.result(task, node)) if task else None
+        found = self.folder.read_result(task, node) if task else None
+        meta = found.meta if found is not None else None
         outcome = next((o for o in meta.outcomes if o.index == index), None) if meta else None
         if outcome is None:
             return "the probe did not run"
@@ -285,7 +278,7 @@ class Bisector:
             old = TaskName.parse(name)
             assert old is not None
             new = TaskName(old.first_mb, next(self._attempts), self.epoch)
-            if requeue(self.layout, src, new):
+            if self.folder.requeue(src, new):
                 self._probes[new.name] = _Probe(probe.index, probe.group, now)
 
     def _finish(self, search: Search) -> None:
@@ -297,10 +290,10 @@ class Bisector:
             self.log(f"bisect: mini-batch {search.index:09d}: {', '.join(items)} {how}: {error}")
 
 
-def _mini_batch_of(task_file: Path, index: int) -> MiniBatch | None:
+def _mini_batch_of(folder: JobFiles, task_file: Path, index: int) -> MiniBatch | None:
     """Mini-batch ``index`` as the task file planned it; None if the file is unreadable."""
     try:
-        body = TaskBody.decode(task_file.read_bytes())
+        body = folder.read_task(task_file)
     except (OSError, ValueError, PrsdError):
         return None
     return next((m for m in body.mini_batches if m.index == index), None)

@@ -12,38 +12,35 @@ kept result file cannot be read. Nothing is published then.
 
 from __future__ import annotations
 
-import os
 from typing import TYPE_CHECKING
 
 from prsd.leader.kept import check_same_owner, is_probe, read_kept
 from prsd.leader.merge import OrderedMerge, Piece
 from prsd.leader.rerun import read_order
+from prsd.storage.jobfolder import JobFolder
 from prsd.storage.layout import parse_done_name
-from prsd.storage.records import SUCCEEDED, read_result_meta
+from prsd.storage.records import SUCCEEDED
 
 if TYPE_CHECKING:
     from pathlib import Path
 
     from prsd.asowner.side import OwnerSide
     from prsd.leader.outplace import OutputPlace
+    from prsd.storage.jobfolder import JobFiles
     from prsd.storage.layout import JobLayout
 
 
-def own_pieces(layout: JobLayout) -> dict[int, Piece]:
+def own_pieces(folder: JobFiles) -> dict[int, Piece]:
     """Where each of the job's own succeeded mini-batches' bytes are (probes left out)."""
     pieces: dict[int, Piece] = {}
-    try:
-        shards = sorted(os.listdir(layout.done))
-    except FileNotFoundError:
-        return pieces
-    for shard in shards:
-        for name in sorted(os.listdir(layout.done / shard)):
+    for shard in folder.done_shards():
+        for name in folder.done_names(shard):
             parsed = parse_done_name(name)
             if parsed is None or is_probe(parsed[0]):
                 continue
-            path = layout.result(*parsed)
-            meta = read_result_meta(path)
-            for o in meta.outcomes if meta is not None else ():
+            found = folder.read_result(*parsed)
+            path = folder.layout.result(*parsed)
+            for o in found.meta.outcomes if found is not None else ():
                 if o.status == SUCCEEDED:
                     pieces[o.index] = Piece(path, o.offset, o.length, o.header)
     return pieces
@@ -75,7 +72,7 @@ def combine_outputs(
         order = read_order(layout)
         kept = read_kept(layout.root)
         check_same_owner(layout, {k.job for k in kept})
-        new = own_pieces(layout)
+        new = own_pieces(JobFolder.of(layout))
         for i, unit in enumerate(order.units):
             piece = kept[-1 - unit].piece(layout.root.parent) if unit < 0 else new.get(unit)
             merge.offer(i, piece or Piece(None))

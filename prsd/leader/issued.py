@@ -16,6 +16,7 @@ import os
 from typing import TYPE_CHECKING
 
 from prsd.fdio import write_all
+from prsd.storage.jobfolder import listing
 from prsd.storage.layout import ISSUE_LOG_PREFIX, TaskName
 
 if TYPE_CHECKING:
@@ -43,10 +44,7 @@ class IssueLog:
 def read_issued(layout: JobLayout) -> set[TaskName]:
     """Every task name any leader of the job logged (a torn last line is skipped)."""
     names: set[TaskName] = set()
-    try:
-        logs = [n for n in os.listdir(layout.state) if n.startswith(ISSUE_LOG_PREFIX)]
-    except FileNotFoundError:
-        return names
+    logs = [n for n in listing(layout.state) if n.startswith(ISSUE_LOG_PREFIX)]
     for log in logs:
         try:
             with open(layout.state / log, "rb") as f:

@@ -106,11 +106,11 @@ class JobDriver:
         self.split_behind = False
         self.issued = IssueLog(layout, epoch)
         self.table = TaskTable(
-            layout, input_kind(spec), epoch, durable=True, on_issue=self.issued.add
+            self.folder, input_kind(spec), epoch, durable=True, on_issue=self.issued.add
         )
         self.logs = JobLogs(layout, epoch=epoch)
         self.bisect = Bisector(
-            layout, spec, kind=input_kind(spec), epoch=epoch, log=self.logs.master
+            self.folder, spec, kind=input_kind(spec), epoch=epoch, log=self.logs.master
         )
         self.status = StatusWriter(layout, spec, epoch)
         self.merge = open_merge(spec, layout)

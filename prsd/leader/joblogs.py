@@ -19,6 +19,7 @@ from typing import TYPE_CHECKING
 from prsd.leader.resume import read_report_part
 from prsd.logline import append_lines, one_line
 from prsd.storage.atomic import write_atomic
+from prsd.storage.jobfolder import listing
 from prsd.storage.layout import JobLayout, mb_id
 from prsd.wire.logtree import REPORT_EPOCH_PREFIX, LogTree
 
@@ -51,10 +52,7 @@ def overview_name(when: datetime) -> str:
 def report_parts(layout: JobLayout) -> list[Path]:
     """The report and the parts later leader epochs appended, in epoch order."""
     tree = layout.log_tree
-    try:
-        names = sorted(n for n in os.listdir(tree.job_report) if n.startswith(REPORT_EPOCH_PREFIX))
-    except FileNotFoundError:
-        names = []
+    names = [n for n in listing(tree.job_report) if n.startswith(REPORT_EPOCH_PREFIX)]
     return [tree.report_csv, *(tree.job_report / n for n in names)]
 
 

@@ -26,6 +26,7 @@ from prsd.leader.bisect import PROBE_ATTEMPT_BASE
 from prsd.leader.merge import Piece
 from prsd.leader.retryfiles import read_trusted
 from prsd.leader.retryplan import Kept, items_digest, payload_identity
+from prsd.storage.jobfolder import JobFolder
 from prsd.storage.jobowner import JobOwner, OwnerRecordError, owner
 from prsd.storage.layout import JobLayout, TaskName, parse_done_name, valid_job_id
 from prsd.storage.records import SUCCEEDED, TaskBody, read_result_meta
@@ -166,12 +167,9 @@ def _kept(
 
 
 def _done_tasks(layout: JobLayout) -> Iterator[tuple[TaskName, str]]:
-    try:
-        shards = sorted(os.listdir(layout.done))
-    except FileNotFoundError:
-        return
-    for shard in shards:
-        for name in sorted(os.listdir(layout.done / shard)):
+    folder = JobFolder.of(layout)
+    for shard in folder.done_shards():
+        for name in folder.done_names(shard):
             parsed = parse_done_name(name)
             if parsed is not None:
                 yield parsed

@@ -9,7 +9,6 @@ boundary.
 
 from __future__ import annotations
 
-import os
 from typing import TYPE_CHECKING
 
 from prsd.leader.packing import fleet_slots
@@ -62,7 +61,4 @@ def serve_nodes(
 
 def claimants(driver: JobDriver) -> list[str]:
     """Nodes with a ``claimed/<node>/`` folder in the job."""
-    try:
-        return sorted(n for n in os.listdir(driver.layout.claimed) if not n.startswith("."))
-    except FileNotFoundError:
-        return []
+    return driver.folder.claimant_nodes()

@@ -6,9 +6,9 @@ vanished report is skipped: the next look reads it again. Nothing here raises.
 
 from __future__ import annotations
 
-import os
 from typing import TYPE_CHECKING
 
+from prsd.storage.jobfolder import listing
 from prsd.wire.nodereport import NodeReport
 
 if TYPE_CHECKING:
@@ -19,11 +19,7 @@ def read_node_reports(layout: JobLayout) -> list[NodeReport]:
     """The nodes' reports for this job (``jobs/<id>/nodes/*.json``), as read."""
     folder = layout.node_reports
     reports: list[NodeReport] = []
-    try:
-        names = sorted(n for n in os.listdir(folder) if n.endswith(".json"))
-    except FileNotFoundError:
-        return reports
-    for name in names:
+    for name in (n for n in listing(folder) if n.endswith(".json")):
         try:
             reports.append(NodeReport.decode((folder / name).read_bytes()))
         except (OSError, ValueError):  # ValueError: RecordError, a torn or foreign report

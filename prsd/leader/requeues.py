@@ -19,15 +19,12 @@ from typing import TYPE_CHECKING, Protocol
 from prsd.leader.joblogs import AttemptRow
 from prsd.leader.tasks import OutTask
 from prsd.storage.records import REQUEUED, Outcome
-from prsd.storage.seats import free_seats
 
 if TYPE_CHECKING:
-    from collections.abc import Callable
+    from collections.abc import Callable, Iterable
     from pathlib import Path
 
     from prsd.leader.book import JobBook
-    from prsd.leader.issued import IssueLog
-    from prsd.leader.joblogs import JobLogs
     from prsd.leader.takeover import TakeOver
     from prsd.leader.tasks import TaskTable
     from prsd.storage.jobfolder import JobFiles
@@ -35,18 +32,49 @@ if TYPE_CHECKING:
     from prsd.wire.final import FinalState
 
 
+class Issued(Protocol):
+    """The leader's list of the task names it created (prsd.leader.issued.IssueLog)."""
+
+    def add(self, names: Iterable[str]) -> None: ...
+
+
+class Logs(Protocol):
+    """The job's attempt rows and leader log (prsd.leader.joblogs.JobLogs)."""
+
+    def attempts(self, rows: list[AttemptRow]) -> None: ...
+
+    def master(self, message: str) -> None: ...
+
+
 class JobDriver(Protocol):
     """What of the job's driver requeueing reads and writes (prsd.leader.job)."""
 
-    layout: JobLayout
-    folder: JobFiles
-    table: TaskTable
-    book: JobBook
-    issued: IssueLog
-    logs: JobLogs
-    fence: Callable[[], None]
-    takeover: TakeOver | None
-    final: FinalState | None
+    @property
+    def layout(self) -> JobLayout: ...
+
+    @property
+    def folder(self) -> JobFiles: ...
+
+    @property
+    def table(self) -> TaskTable: ...
+
+    @property
+    def book(self) -> JobBook: ...
+
+    @property
+    def fence(self) -> Callable[[], None]: ...
+
+    @property
+    def takeover(self) -> TakeOver | None: ...
+
+    @property
+    def final(self) -> FinalState | None: ...
+
+    @property
+    def issued(self) -> Issued: ...
+
+    @property
+    def logs(self) -> Logs: ...
 
 
 def requeue_task(driver: JobDriver, out: OutTask, src: Path, why: str) -> bool:
@@ -90,6 +118,6 @@ def requeue_lost_node(driver: JobDriver, node_id: str, why: str) -> int:
             continue
         moved += requeue_task(driver, out, layout.claimed_task(node_id, out.task), why)
     driver.book.requeued_lost += moved
-    if free_seats(layout, node_id):
+    if driver.folder.free_seats(node_id):
         driver.logs.master(f"node {node_id}'s seat is free for another node")
     return moved

@@ -42,6 +42,8 @@ from prsd.storage.atomic import write_atomic
 from prsd.storage.badrecord import BadRecord
 from prsd.storage.jobowner import OwnerRecordError, owner
 from prsd.storage.layout import JobLayout
+from prsd.storage.originrecord import read_origin_record
+from prsd.storage.readsafe import UntrustedFile
 from prsd.storage.retryrecords import NAMED, RetryOrder, RetryPlan, named
 
 if TYPE_CHECKING:
@@ -284,8 +286,6 @@ def job_code_digest(layout: JobLayout) -> str:
     if plan is not None:
         return plan.code
     try:
-        origin = json.loads(layout.origin.read_bytes())
-    except (OSError, ValueError):
+        return read_origin_record(layout.origin).code
+    except (UntrustedFile, BadRecord):
         return ""
-    code = origin.get("code") if isinstance(origin, dict) else None
-    return code if isinstance(code, str) else ""

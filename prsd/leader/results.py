@@ -31,7 +31,6 @@ from prsd.storage.records import (
     SUCCEEDED,
     TIMEOUT,
     Outcome,
-    read_result,
 )
 
 if TYPE_CHECKING:
@@ -81,7 +80,7 @@ class Results:
             self.check_duplicate(name, node_id)
             return None
         result_path = self.layout.result(out.task, node_id)
-        found = read_result(result_path)
+        found = self.table.folder.read_result(out.task, node_id)
         meta = found.meta if found is not None else None
         ident = found.ident if found is not None else None
         outcomes = {o.index: o for o in meta.outcomes} if meta is not None else {}

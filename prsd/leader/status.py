@@ -11,7 +11,6 @@ for the command line).
 
 from __future__ import annotations
 
-import json
 import os
 from datetime import UTC, datetime
 from typing import TYPE_CHECKING, Any
@@ -21,6 +20,7 @@ from prsd.leader.privatestatus import job_gid, write_status
 from prsd.logconfig import get_logger
 from prsd.storage.lease import current_epoch
 from prsd.storage.states import JobState
+from prsd.storage.statusfiles import status_mark
 from prsd.wire.status import SCHEMA_VERSION
 
 if TYPE_CHECKING:
@@ -91,10 +91,8 @@ def fenced_off(layout: JobLayout, epoch: int, seq: int, *, ended: bool) -> str:
         return f"deposed: epoch {current_epoch(spool)} leads, this leader's is {epoch}"
     if not ended and os.path.lexists(layout.final):
         return "the job has ended (final.json)"
-    try:
-        on_disk = json.loads(layout.status.read_bytes())
-        mark = (int(on_disk.get("epoch", 0)), int(on_disk.get("seq", 0)))
-    except (OSError, ValueError, TypeError, AttributeError):
+    mark = status_mark(layout)
+    if mark is None:
         return ""
     if mark > (epoch, seq):
         return f"status.json holds epoch {mark[0]} seq {mark[1]}, newer than {epoch}/{seq}"

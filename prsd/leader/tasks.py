@@ -5,6 +5,9 @@ adopts when it takes a job over) is *outstanding* until its commit is ingested o
 is requeued under a new name. A done file for a name that is not outstanding is
 either already ingested (a second node committing it is the duplicate-commit
 tripwire) or unknown (a deposed leader's late write), and is never used.
+
+The files themselves are written and read through the job's folder
+(:class:`prsd.storage.jobfolder.JobFiles`: the spool, or memory in a test).
 """
 
 from __future__ import annotations
@@ -14,8 +17,7 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
 from prsd.errors import SpoolError
-from prsd.storage.atomic import write_atomic
-from prsd.storage.layout import JobLayout, TaskName
+from prsd.storage.layout import TaskName
 from prsd.storage.pendinghint import HintWriter
 from prsd.storage.records import MiniBatch, TaskBody
 from prsd.wire.fields import RecordError
@@ -23,6 +25,8 @@ from prsd.wire.fields import RecordError
 if TYPE_CHECKING:
     from collections.abc import Callable
     from pathlib import Path
+
+    from prsd.storage.jobfolder import JobFiles
 
 
 @dataclass(frozen=True)
@@ -38,14 +42,15 @@ class TaskTable:
 
     def __init__(
         self,
-        layout: JobLayout,
+        folder: JobFiles,
         kind: str,
         epoch: int,
         *,
         durable: bool,
         on_issue: Callable[[list[str]], None] | None = None,
     ) -> None:
-        self.layout = layout
+        self.folder = folder
+        self.layout = layout = folder.layout
         self.on_issue = on_issue or (lambda names: None)
         self.kind = kind
         self.epoch = epoch
@@ -68,8 +73,8 @@ class TaskTable:
         """
         task = TaskName(mbs[0].index, attempt, self.epoch)
         self.ensure_shard(task.shard)
-        body = TaskBody(self.layout.job_id, self.kind, tuple(mbs)).encode()
-        write_atomic(self.layout.pending_task(task), body, durable=self.durable)
+        body = TaskBody(self.layout.job_id, self.kind, tuple(mbs))
+        self.folder.write_task(task, body, durable=self.durable)
         self.on_issue([task.name])
         out = OutTask(task, tuple(mb.index for mb in mbs))
         self.adopt(out)
@@ -111,14 +116,18 @@ class TaskTable:
     def ensure_shard(self, shard: str) -> None:
         if shard in self._shards_made:
             return
-        for base in (self.layout.pending, self.layout.done, self.layout.results):
-            (base / shard).mkdir(parents=True, exist_ok=True)
+        self.folder.make_shard(shard)
         self._shards_made.add(shard)
 
     def read_body(self, path: Path) -> dict[int, MiniBatch]:
-        """The mini-batches of a task file (done or claimed), by index."""
+        """The mini-batches of a task file (done or claimed), by index.
+
+        Raises:
+            SpoolError: not a task file.
+            OSError: it cannot be read.
+        """
         try:
-            body = TaskBody.decode(path.read_bytes())
+            body = self.folder.read_task(path)
         except RecordError as exc:
             raise SpoolError(f"unreadable task file {path.name}: {exc}") from exc
         return {mb.index: mb for mb in body.mini_batches}

@@ -5,6 +5,7 @@ A pipeline file (Azure's ``type: pipeline``) is read and checked whole at submit
 job folder staged in ``pipelines/<id>/steps/<step>/`` (:mod:`prsd.pipesubmit`); the
 leader's pipeline desk (:mod:`prsd.pipeline.desk`) moves a step into ``inbox/`` once
 the steps it reads from have completed, so every step is claimed, run, retried and
-taken over as any job is. This package is the spool side only (records, views, the
-desk); docs/pipelines.md is the user's view.
+taken over as any job is. This package is the leader's side only (the steps' views,
+the desk); the pipeline's folder and its records are prsd/storage/pipelinefolder.py;
+docs/pipelines.md is the user's view.
 """

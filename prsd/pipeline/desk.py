@@ -26,30 +26,22 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from prsd.logconfig import get_logger
-from prsd.pipeline.folder import PipelineFolder
 from prsd.pipeline.graph import downstream
-from prsd.pipeline.record import BadRecord, pipeline_ids, pipelines_folder, read_record
 from prsd.pipeline.stdlog import publish_std_log
-from prsd.pipeline.view import (
-    ENDED,
-    FAILED,
-    SUCCEEDED,
-    StepView,
-    desk_state,
-    job_owner_uid,
-    step_views,
-)
+from prsd.pipeline.view import ENDED, FAILED, SUCCEEDED, StepView, job_owner_uid, step_views
 from prsd.storage.atomic import write_atomic
+from prsd.storage.badrecord import BadRecord
 from prsd.storage.endrecords import final_record
-from prsd.storage.pipelinelayout import PIPELINE_CANCEL, PIPELINE_FINAL, PIPELINE_STATE
+from prsd.storage.pipelinefolder import OpenPipelineFolder, PipelineFolder
+from prsd.storage.pipelinerecord import pipeline_ids, pipelines_folder
 from prsd.storage.states import JobState
 from prsd.wire.logtree import LogTree
 
 if TYPE_CHECKING:
     from collections.abc import Collection
 
-    from prsd.pipeline.record import PipelineRecord
     from prsd.storage.layout import SpoolLayout
+    from prsd.storage.pipelinerecord import PipelineRecord
 
 log = get_logger("prsd.leader")
 
@@ -77,20 +69,20 @@ class PipelineDesk:
         for pid in pipeline_ids(self.spool):
             if self.only is not None and pid not in self.only:
                 continue
-            folder = self.spool.pipeline(pid).root
-            if os.path.lexists(folder / PIPELINE_FINAL):
+            folder = PipelineFolder(self.spool, pid)
+            if folder.ended():
                 continue
             try:
-                with PipelineFolder(self.spool, pid) as opened:
+                with folder.open() as opened:
                     moved = self.drive(opened, folder) or moved
             except Exception as exc:  # noqa: BLE001 - one pipeline's boundary
                 log.warning("cannot drive a pipeline", pipeline=pid, error=str(exc))
         return moved
 
-    def drive(self, opened: PipelineFolder, folder: Path) -> bool:
+    def drive(self, opened: OpenPipelineFolder, folder: PipelineFolder) -> bool:
         """One round of one pipeline (see the module docstring)."""
         try:
-            record = read_record(folder)
+            record = folder.record()
         except BadRecord as exc:
             self._end(opened, JobState.FAILED, f"the pipeline record is broken: {exc}", {}, None)
             return True
@@ -99,16 +91,16 @@ class PipelineDesk:
             self._end(opened, JobState.FAILED, why, {}, None)
             return True
         owner = opened.owner_uid
-        views = step_views(self.spool, folder, record, owner)
-        state = desk_state(folder)
-        skips = plan_skips(record, views, canceled=os.path.lexists(folder / PIPELINE_CANCEL))
+        views = step_views(folder, record, owner)
+        state = folder.state()
+        skips = plan_skips(record, views, canceled=folder.cancel_asked())
         if skips:
             state = state.skipping(skips)
-            opened.write(PIPELINE_STATE, state.to_json())
-            views = step_views(self.spool, folder, record, owner)
+            opened.write_state(state)
+            views = step_views(folder, record, owner)
         # Only jobs the leader recorded for the pipeline's owner are acted on.
         mine = [v for v in views.values() if job_owner_uid(self.spool, v.job_id) == owner]
-        if os.path.lexists(folder / PIPELINE_CANCEL):
+        if folder.cancel_asked():
             state = dataclasses.replace(state, canceled=True)
             self._cancel_running(mine)
         moved = bool(skips)
@@ -125,7 +117,7 @@ class PipelineDesk:
                     continue
                 moved = self._release(opened, name, view) or moved
         if taken:  # next round skips what depends on it, or everything still waiting
-            opened.write(PIPELINE_STATE, state.skipping(taken).to_json())
+            opened.write_state(state.skipping(taken))
             return True
         if all(v.state in ENDED for v in views.values()):
             self._finish(opened, record, views, state.canceled)
@@ -145,7 +137,7 @@ class PipelineDesk:
             self.spool.job(job_id).root
         )
 
-    def _release(self, opened: PipelineFolder, name: str, view: StepView) -> bool:
+    def _release(self, opened: OpenPipelineFolder, name: str, view: StepView) -> bool:
         if not opened.move_step(name, self.spool.inbox / view.job_id):
             return False
         pid = opened.pipeline_id
@@ -154,7 +146,7 @@ class PipelineDesk:
 
     def _finish(
         self,
-        opened: PipelineFolder,
+        opened: OpenPipelineFolder,
         record: PipelineRecord,
         views: dict[str, StepView],
         canceled: bool,
@@ -174,7 +166,7 @@ class PipelineDesk:
 
     def _end(
         self,
-        opened: PipelineFolder,
+        opened: OpenPipelineFolder,
         state: JobState,
         reason: str,
         views: dict[str, StepView],
@@ -191,7 +183,7 @@ class PipelineDesk:
         text = ("\n".join(lines) + "\n").encode()
         opened.write(result.name, text, sub=result.parent.as_posix())
         root_cause = reason if state == JobState.FAILED else ""
-        opened.write(PIPELINE_FINAL, final_record(state, reason, root_cause=root_cause).to_json())
+        opened.write_final(final_record(state, reason, root_cause=root_cause))
 
 
 def plan_skips(

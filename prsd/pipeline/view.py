@@ -12,30 +12,26 @@ user's job reads nothing of it.
 
 from __future__ import annotations
 
-import json
 import os
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
-from prsd.pipeline.record import PipelineRecord
-from prsd.storage.badrecord import BadRecord
 from prsd.storage.jobowner import OwnerRecordError, owner
-from prsd.storage.pipelinelayout import PIPELINE_STATE, PIPELINE_STEPS
-from prsd.storage.pipelinestate import PipelineState
-from prsd.storage.readsafe import UntrustedFile, read_small
+from prsd.storage.pipelinefolder import MAX_STATE_BYTES
+from prsd.storage.privaterecords import read_final
+from prsd.storage.readsafe import UntrustedFile
 from prsd.storage.states import JobState
-from prsd.wire.final import PRIVATE_FINAL
+from prsd.wire.fields import RecordError
+from prsd.wire.final import FinalState
 
 if TYPE_CHECKING:
-    from pathlib import Path
-
-    from prsd.pipeline.record import PipelineRecord
     from prsd.storage.layout import SpoolLayout
+    from prsd.storage.pipelinefolder import PipelineFolder
+    from prsd.storage.pipelinerecord import PipelineRecord
 
 SUCCEEDED = frozenset({JobState.COMPLETED, JobState.COMPLETED_WITH_FAILURES})
 FAILED = frozenset({JobState.FAILED, JobState.CANCELED, "Lost"})
 ENDED = SUCCEEDED | FAILED | {"Skipped"}
-MAX_STATE_BYTES = 1 << 20
 
 
 @dataclass(frozen=True)
@@ -49,42 +45,24 @@ class StepView:
     reason: str = ""
 
 
-def desk_state(folder: Path) -> PipelineState:
-    """The leader's own record in the pipeline folder (skips, cancel); none yet, or one
-    that cannot be believed: an empty one."""
-    try:
-        raw = read_small(folder / PIPELINE_STATE, MAX_STATE_BYTES, daemon_owned=True)
-        return PipelineState.from_json(raw)
-    except (OSError, UntrustedFile, BadRecord):
-        return PipelineState()
-
-
 def step_views(
-    spool: SpoolLayout, folder: Path, record: PipelineRecord, owner_uid: int | None = None
+    pipeline: PipelineFolder, record: PipelineRecord, owner_uid: int | None = None
 ) -> dict[str, StepView]:
     """Every step's view (see the module docstring); ``owner_uid``: the pipeline's owner
-    (by default the owner of ``folder``, read without following a link: a record that
+    (by default the owner of its folder, read without following a link: a record that
     names another user's job shows that step Lost to every reader, never that job)."""
     if owner_uid is None:
-        owner_uid = folder_owner(folder)
-    skipped = desk_state(folder).skipped
+        owner_uid = pipeline.owner_uid()
+    skipped = pipeline.state().skipped
     out = {}
     for name, step in record.steps.items():
-        state, reason = _where(spool, folder, name, step.job_id, owner_uid)
+        state, reason = _where(pipeline, name, step.job_id, owner_uid)
         if step.reused and state == "Lost":
             state, reason = JobState.COMPLETED, "reused from the earlier run"
         if name in skipped and state in ("Waiting", "Lost"):
             state, reason = "Skipped", skipped[name]
         out[name] = StepView(name, step.kind, step.job_id, state, reason)
     return out
-
-
-def folder_owner(folder: Path) -> int:
-    """The uid owning the pipeline folder; -1 (nobody's jobs match) if it cannot be read."""
-    try:
-        return os.lstat(folder).st_uid
-    except OSError:
-        return -1
 
 
 def job_owner_uid(spool: SpoolLayout, job_id: str) -> int | None:
@@ -100,9 +78,10 @@ def job_owner_uid(spool: SpoolLayout, job_id: str) -> int | None:
 
 
 def _where(
-    spool: SpoolLayout, folder: Path, name: str, job_id: str, owner_uid: int | None
+    pipeline: PipelineFolder, name: str, job_id: str, owner_uid: int | None
 ) -> tuple[str, str]:
-    if os.path.lexists(folder / PIPELINE_STEPS / name):
+    spool = pipeline.spool
+    if pipeline.waiting(name):
         return "Waiting", ""
     if os.path.lexists(spool.inbox / job_id):
         return "Queued", ""
@@ -115,10 +94,8 @@ def _where(
             return "Queued", ""  # taken in a moment ago: its owner is being recorded
         if theirs != owner_uid:
             return "Lost", f"job {job_id} has no owner record or belongs to another user"
-    for path in (job.state / PRIVATE_FINAL, job.final):  # the reason, where this user may
-        try:
-            final = json.loads(read_small(path, MAX_STATE_BYTES, daemon_owned=True))
-            return str(final.get("state", JobState.FAILED)), str(final.get("reason", ""))
-        except (OSError, UntrustedFile, ValueError):
-            continue
-    return JobState.RUNNING, ""
+    try:  # the private copy, with the reason, where this user may read it
+        final = FinalState.from_json(read_final(job, MAX_STATE_BYTES))
+    except (OSError, UntrustedFile, RecordError):
+        return JobState.RUNNING, ""
+    return final.state, final.reason

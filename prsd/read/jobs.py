@@ -11,19 +11,23 @@ lists every job).
 
 from __future__ import annotations
 
-import json
 import os
 import stat
-from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from prsd.errors import PrsdError
-from prsd.storage.layout import valid_job_id
+from prsd.storage.spool import submitted_jobs
 from prsd.storage.states import ENDED as ENDED_STATES
-from prsd.wire.final import private_final_path
-from prsd.wire.status import SCHEMA_VERSION, merged_with_private_file, reconcile
+from prsd.storage.statusfiles import (
+    merged_with_private_file,
+    read_final_document,
+    read_status_document,
+)
+from prsd.wire.status import SCHEMA_VERSION, reconcile
 
 if TYPE_CHECKING:
+    from pathlib import Path
+
     from prsd.storage.layout import SpoolLayout
 
 ENDED = tuple(str(s) for s in ENDED_STATES)  # the states a job ends in, as text
@@ -41,16 +45,16 @@ def read_job_status(spool: SpoolLayout, job_id: str) -> dict[str, Any]:
     """The job's status document (schema 1); Queued or Starting before the leader wrote one."""
     layout = spool.job(job_id)
     try:
-        doc = json.loads(layout.status.read_bytes())
-        if isinstance(doc, dict):
-            return reconcile(merged_with_private_file(doc, layout.state), _final(layout.final))
+        found = read_status_document(layout)  # None: not written yet, or being replaced
+        if found is not None:
+            return reconcile(
+                merged_with_private_file(found, layout.state), read_final_document(layout)
+            )
     except PermissionError:
         doc = queued_doc(job_id, "Unknown")
         doc["reason"] = f"{layout.status} is not readable by this user"
         return doc
-    except (FileNotFoundError, ValueError):
-        pass  # not written yet, or being replaced over SMB: queued or starting
-    final = _final(layout.final)
+    final = read_final_document(layout)
     if final is not None and isinstance(final.get("state"), str):
         return reconcile(queued_doc(job_id, final["state"]), final)
     if _real_folder(spool.queued(job_id)):
@@ -58,29 +62,9 @@ def read_job_status(spool: SpoolLayout, job_id: str) -> dict[str, Any]:
     return queued_doc(job_id, "Starting")
 
 
-def _final(path: Path) -> dict[str, Any] | None:
-    """``state/final.json`` when the job has ended (it beats any status document): its
-    private copy, with the reason, when this user may read it."""
-    for candidate in (private_final_path(str(path)), path):
-        try:
-            doc = json.loads(Path(candidate).read_bytes())
-        except (OSError, ValueError):
-            continue
-        return doc if isinstance(doc, dict) else None
-    return None
-
-
 def job_ids(spool: SpoolLayout) -> list[str]:
     """Every job in the spool (taken in, or waiting in the inbox), oldest first by id time."""
-    ids: set[str] = set()
-    for folder in (spool.jobs, spool.inbox):
-        try:
-            with os.scandir(folder) as listing:
-                # a link or a file in the inbox is no job (the leader removes it)
-                names = [e.name for e in listing if e.is_dir(follow_symlinks=False)]
-        except FileNotFoundError:
-            continue
-        ids.update(n for n in names if valid_job_id(n))
+    ids = submitted_jobs(spool)
     return sorted(ids, key=_id_time)
 
 

@@ -3,23 +3,26 @@
 The document (``prsctl status PIPELINE --json``, docs/pipelines.md) is built from the
 submitter's ``pipeline.json``, the leader's ``final.json`` when the pipeline has ended,
 each step's place (prsd.pipeline.view) and each started step's status summary
-(:func:`prsd.read.jobs.read_job_status`). A pipeline without ``final.json`` is
-Running. Errors: :class:`prsd.pipeline.record.BadRecord` when the pipeline's record
+(:func:`prsd.read.jobs.read_job_status`), all read through the pipeline's folder
+(:class:`prsd.storage.pipelinefolder.PipelineFolder`). A pipeline without a readable
+``final.json`` is Running. Errors: :class:`prsd.storage.badrecord.BadRecord` when the pipeline's record
 cannot be read (missing, another user's private folder, malformed).
 """
 
 from __future__ import annotations
 
-import json
 from datetime import UTC, datetime
 from typing import TYPE_CHECKING, Any
 
-from prsd.pipeline.record import BadRecord, pipeline_ids, read_record
 from prsd.pipeline.view import step_views
 from prsd.read.jobs import read_job_status
+from prsd.storage.badrecord import BadRecord
+from prsd.storage.pipelinefolder import PipelineFolder
+from prsd.storage.pipelinerecord import pipeline_ids
 
 if TYPE_CHECKING:
     from prsd.storage.layout import SpoolLayout
+    from prsd.wire.final import FinalState
 
 NOT_STARTED = ("Waiting", "Skipped", "Lost", "Queued")
 """Step states with no job status to read (the step's job has not started)."""
@@ -40,14 +43,11 @@ def read_pipeline_status(spool: SpoolLayout, pipeline_id: str) -> dict[str, Any]
     Raises:
         BadRecord: the pipeline's record cannot be read.
     """
-    pipeline = spool.pipeline(pipeline_id)
-    record = read_record(pipeline.root)
-    try:
-        final = json.loads(pipeline.final.read_bytes())
-    except (OSError, ValueError):
-        final = None
+    pipeline = PipelineFolder(spool, pipeline_id)
+    record = pipeline.record()
+    final = pipeline.final()
     steps = []
-    for view in step_views(spool, pipeline.root, record).values():
+    for view in step_views(pipeline, record).values():
         step: dict[str, Any] = {
             "step": view.name,
             "kind": view.kind,
@@ -64,9 +64,9 @@ def read_pipeline_status(spool: SpoolLayout, pipeline_id: str) -> dict[str, Any]
         "pipeline_id": pipeline_id,
         "name": record.name,
         "kind": "pipeline",
-        "state": final["state"] if final else "Running",
-        "reason": final["reason"] if final else "",
-        "exit_code": final["exit_code"] if final else None,
+        "state": final.state if final else "Running",
+        "reason": final.reason if final else "",
+        "exit_code": final.exit_code if final else None,
         "retry_of": record.retry_of,
         "elapsed_s": _elapsed(steps, final),
         "steps": steps,
@@ -74,15 +74,15 @@ def read_pipeline_status(spool: SpoolLayout, pipeline_id: str) -> dict[str, Any]
     }
 
 
-def _elapsed(steps: list[dict[str, Any]], final: dict[str, Any] | None) -> float | None:
+def _elapsed(steps: list[dict[str, Any]], final: FinalState | None) -> float | None:
     """Seconds from the first step's start to the pipeline's end (or now)."""
     starts = [s["started_at"] for s in steps if isinstance(s.get("started_at"), str)]
     if not starts:
         return None
     try:
         first = min(datetime.fromisoformat(t) for t in starts)
-        end = datetime.fromisoformat(final["finished_at"]) if final else datetime.now(UTC)
-    except (ValueError, KeyError, TypeError):
+        end = datetime.fromisoformat(final.finished_at) if final else datetime.now(UTC)
+    except (ValueError, TypeError):
         return None
     return max(0.0, round((end - first).total_seconds(), 1))
 
@@ -92,7 +92,7 @@ def readable_pipelines(spool: SpoolLayout) -> list[str]:
     out = []
     for pid in pipeline_ids(spool):
         try:
-            read_record(spool.pipeline(pid).root)
+            PipelineFolder(spool, pid).record()
         except BadRecord:
             continue
         out.append(pid)
@@ -101,4 +101,4 @@ def readable_pipelines(spool: SpoolLayout) -> list[str]:
 
 def has_ended(spool: SpoolLayout, pipeline_id: str) -> bool:
     """True once the leader wrote the pipeline's ``final.json``."""
-    return spool.pipeline(pipeline_id).final.exists()
+    return PipelineFolder(spool, pipeline_id).ended()

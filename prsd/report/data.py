@@ -9,13 +9,12 @@ those rows.
 from __future__ import annotations
 
 import csv
-import json
 from dataclasses import dataclass, field
 from datetime import datetime
 from typing import TYPE_CHECKING, Any
 
+from prsd.storage.statusfiles import merged_with_private_file, read_status_document
 from prsd.wire.logtree import NODE_USAGE_FILE
-from prsd.wire.status import merged_with_private_file
 
 if TYPE_CHECKING:
     from prsd.storage.layout import JobLayout
@@ -134,9 +133,14 @@ def load_report_data(layout: JobLayout) -> ReportData:
     with open(path, newline="", encoding="utf-8") as f:
         attempts = [attempt_from_row(r) for r in csv.DictReader(f)]
     try:
-        status = merged_with_private_file(json.loads(layout.status.read_bytes()), layout.state)
-    except (OSError, ValueError):
-        status = {"job_id": layout.job_id, "state": "?"}
+        found = read_status_document(layout)
+    except OSError:
+        found = None
+    status = (
+        merged_with_private_file(found, layout.state)
+        if found is not None
+        else {"job_id": layout.job_id, "state": "?"}
+    )
     tree = layout.log_tree
     usage = tree.pattern(tree.perf("*") / NODE_USAGE_FILE)
     nodes = [read_node_series(p, p.parent.name) for p in sorted(tree.root.glob(usage))]

@@ -8,13 +8,17 @@
   "reason", "moved_to", "at"}`` (``at``: ISO 8601 with a zone); read here for the
   folders past their retention (prsd/leader/refusedgc.py).
 
-Promise: both are read only as regular files of the daemons (a link, a special file,
-or a file another user wrote is refused), within a size bound; entries that do not
-fit are skipped, never guessed. Pure functions besides the reads.
+- ``inbox/``: :func:`inbox_counts` counts its folders (dot names, links and files left
+  out) and those without a job file, for ``prsctl status``; :func:`refusal_documents`
+  reads the newest refusal records for it.
+
+Promise: both records are read only as regular files (a link or a special file is
+refused), within a size bound, and by the leader only as the daemons' own files;
+entries that do not fit are skipped, never guessed. Pure functions besides the reads.
 
 Errors: :func:`read_seen` raises :class:`~prsd.storage.readsafe.UntrustedFile` or
-:class:`~prsd.wire.fields.RecordError`; :func:`refusals` raises nothing (an unreadable
-record is left out).
+:class:`~prsd.wire.fields.RecordError`; :func:`refusals`, :func:`refusal_documents`
+and :func:`inbox_counts` raise nothing (an unreadable record or folder is left out).
 """
 
 from __future__ import annotations
@@ -23,12 +27,13 @@ import json
 import os
 from dataclasses import dataclass
 from datetime import datetime
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 from prsd.storage.readsafe import UntrustedFile, read_small
 from prsd.wire.fields import Fields, RecordError
 
 if TYPE_CHECKING:
+    from collections.abc import Iterable
     from pathlib import Path
 
 MAX_SEEN_BYTES = 16 << 20
@@ -71,14 +76,50 @@ class Refusal:
     gid: int | None
 
 
-def refusals(folder: Path) -> list[Refusal]:
-    """The readable refusal records in ``folder`` (``jobs/.refused/``), by name."""
+def _record_names(folder: Path) -> list[str]:
     try:
-        names = sorted(n for n in os.listdir(folder) if n.endswith(RECORD_SUFFIX))
+        return sorted(n for n in os.listdir(folder) if n.endswith(RECORD_SUFFIX))
     except OSError:
         return []
+
+
+def refusal_documents(folder: Path, newest: int) -> tuple[int, list[dict[str, Any]]]:
+    """How many refusal records ``folder`` (``jobs/.refused/``) holds, and the ``newest``
+    of them by name (newest first) that this user can read, as written."""
+    names = _record_names(folder)
+    docs = []
+    for name in names[::-1][:newest]:
+        try:
+            doc = json.loads(read_small(folder / name, MAX_RECORD_BYTES, daemon_owned=False))
+        except (UntrustedFile, ValueError):
+            continue
+        if isinstance(doc, dict):
+            docs.append(doc)
+    return len(names), docs
+
+
+def inbox_counts(inbox: Path, job_files: Iterable[str]) -> tuple[int, int]:
+    """The folders in ``inbox`` (dot names, links and files left out), and how many of
+    them hold none of ``job_files`` (the job file's names) yet."""
+    names = tuple(job_files)
+    folders = without = 0
+    try:
+        with os.scandir(inbox) as listing:
+            for e in listing:
+                if e.name.startswith(".") or not e.is_dir(follow_symlinks=False):
+                    continue
+                folders += 1
+                if not any(os.path.lexists(os.path.join(e.path, n)) for n in names):
+                    without += 1
+    except OSError:
+        pass
+    return folders, without
+
+
+def refusals(folder: Path) -> list[Refusal]:
+    """The readable refusal records in ``folder`` (``jobs/.refused/``), by name."""
     found = []
-    for name in names:
+    for name in _record_names(folder):
         try:
             f = Fields.of_json(read_small(folder / name, MAX_RECORD_BYTES, daemon_owned=True), name)
             at = datetime.fromisoformat(f.get("at", str)).timestamp()

@@ -3,7 +3,10 @@
 :class:`JobFiles` is the protocol the leader's decisions use; :class:`JobFolder` is
 it over the spool (listings of ``done/<shard>/``, ``returned/``, ``void/`` and
 ``claimed/<node>/``, each sorted, dot names left out, a missing folder an empty
-list; the moves of prsd/storage/claim.py; the owner of prsd/storage/jobowner.py,
+list; the moves of prsd/storage/claim.py; the task files the leader writes into
+``pending/`` and reads back from ``done/`` or ``claimed/``; the result records agents
+commit, read through one descriptor (prsd/storage/records.py); the seats of a node
+presumed dead freed (prsd/storage/seats.py); the owner of prsd/storage/jobowner.py,
 fail-closed), and prsd/storage/memfolder.py is it in memory, so a decision is tested
 without files beside the real tests.
 
@@ -23,6 +26,11 @@ created again: the folders inside it (``logs/user/``, ``state/``) are made as ne
 the job's root never.
 
 Errors: the listings raise ``OSError`` but for a missing folder;
+:meth:`JobFolder.write_task` raises ``OSError`` (nothing is left under the task's
+name then); :meth:`JobFolder.read_task` raises ``OSError`` and
+:class:`prsd.wire.fields.RecordError` for a file that is not a task;
+:meth:`JobFolder.read_result` answers None for a missing or torn result and raises
+:class:`prsd.storage.records.UntrustedResult` for a link or a replaced file;
 :meth:`JobFolder.owner` raises :class:`prsd.storage.jobowner.OwnerRecordError`;
 :meth:`JobFolder.end` raises the first ``OSError`` (nothing after it is written),
 unless ``on_error`` is given: then each file that cannot be written is passed to it
@@ -36,8 +44,9 @@ import functools
 import os
 from typing import TYPE_CHECKING, Protocol
 
-from prsd.storage import claim, jobowner, privaterecords
+from prsd.storage import claim, jobowner, privaterecords, seats
 from prsd.storage.atomic import write_atomic
+from prsd.storage.records import TaskBody, read_result
 
 if TYPE_CHECKING:
     from collections.abc import Callable, Iterable
@@ -45,6 +54,7 @@ if TYPE_CHECKING:
 
     from prsd.storage.jobowner import JobOwner
     from prsd.storage.layout import JobLayout, SpoolLayout, TaskName
+    from prsd.storage.records import ResultFile
     from prsd.storage.statusrecord import JobStatus
     from prsd.wire.final import FinalState
 
@@ -59,6 +69,8 @@ class JobFiles(Protocol):
     @property
     def layout(self) -> JobLayout: ...
 
+    def done_shards(self) -> list[str]: ...
+
     def done_names(self, shard: str) -> list[str]: ...
 
     def returned_names(self) -> list[str]: ...
@@ -67,9 +79,21 @@ class JobFiles(Protocol):
 
     def claimed_names(self, node_id: str) -> list[str]: ...
 
+    def claimant_nodes(self) -> list[str]: ...
+
     def exists(self, path: Path) -> bool: ...
 
     def requeue(self, src: Path, new_task: TaskName) -> bool: ...
+
+    def make_shard(self, shard: str) -> None: ...
+
+    def write_task(self, task: TaskName, body: TaskBody, *, durable: bool) -> None: ...
+
+    def read_task(self, path: Path) -> TaskBody: ...
+
+    def read_result(self, task: TaskName, node_id: str) -> ResultFile | None: ...
+
+    def free_seats(self, node_id: str) -> int: ...
 
     def owner(self) -> JobOwner: ...
 
@@ -117,6 +141,10 @@ class JobFolder:
         """The folder of ``layout``."""
         return cls(layout.spool, layout.job_id, grant=grant)
 
+    def done_shards(self) -> list[str]:
+        """The shards of ``tasks/done/`` (``0000``, ``0001``, ...)."""
+        return listing(self.layout.done)
+
     def done_names(self, shard: str) -> list[str]:
         """The commits in ``tasks/done/<shard>/`` (``<task>.<node>``)."""
         return listing(self.layout.done / shard)
@@ -133,6 +161,10 @@ class JobFolder:
         """The tasks ``node_id`` holds, in ``tasks/claimed/<node>/``."""
         return listing(self.layout.claimed_dir(node_id))
 
+    def claimant_nodes(self) -> list[str]:
+        """The nodes with a ``tasks/claimed/<node>/`` folder in the job."""
+        return listing(self.layout.claimed)
+
     def exists(self, path: Path) -> bool:
         """Whether ``path`` (in the job's folder) exists, a link not followed."""
         return os.path.lexists(path)
@@ -140,6 +172,28 @@ class JobFolder:
     def requeue(self, src: Path, new_task: TaskName) -> bool:
         """:func:`prsd.storage.claim.requeue`: ``src`` back to pending as ``new_task``."""
         return claim.requeue(self.layout, src, new_task)
+
+    def make_shard(self, shard: str) -> None:
+        """The shard's folders in ``pending/``, ``done/`` and ``results/``."""
+        for base in (self.layout.pending, self.layout.done, self.layout.results):
+            (base / shard).mkdir(parents=True, exist_ok=True)
+
+    def write_task(self, task: TaskName, body: TaskBody, *, durable: bool) -> None:
+        """Publish ``body`` as ``pending/<shard>/<task>``, atomically (fsynced if
+        ``durable``), in a shard :meth:`make_shard` made."""
+        write_atomic(self.layout.pending_task(task), body.encode(), durable=durable)
+
+    def read_task(self, path: Path) -> TaskBody:
+        """The task file at ``path`` (in ``done/`` or ``claimed/``)."""
+        return TaskBody.decode(path.read_bytes())
+
+    def read_result(self, task: TaskName, node_id: str) -> ResultFile | None:
+        """The result ``node_id`` committed for ``task``: its metadata and identity."""
+        return read_result(self.layout.result(task, node_id))
+
+    def free_seats(self, node_id: str) -> int:
+        """Free the job's seats ``node_id`` holds; how many were freed."""
+        return seats.free_seats(self.layout, node_id)
 
     def owner(self) -> JobOwner:
         """:func:`prsd.storage.jobowner.owner`: the recorded owner, fail-closed."""

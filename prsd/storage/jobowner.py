@@ -15,20 +15,24 @@ intake, to write the record). Each caller states what a refusal means for it (th
 is not run, its output is not written, a request on it is for root and admins only).
 
 A missing or malformed record raises :class:`OwnerRecordError`: the caller fails that
-job (never the daemon) with the message.
+job (never the daemon) with the message. It is a
+:class:`prsd.storage.badrecord.BadRecord` (the one error of a bad spool record) and a
+:class:`prsd.errors.SpoolError`, so callers catching either keep working; the record
+is decoded through :class:`prsd.storage.badrecord.Doc` (versioned: a record written
+before it carried ``schema`` reads as version 1, a newer one is refused).
 """
 
 from __future__ import annotations
 
-import json
 import os
 import pwd
 import stat
-from dataclasses import asdict, dataclass
+from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
 from prsd.errors import SpoolError
 from prsd.storage.atomic import write_atomic
+from prsd.storage.badrecord import BadRecord, Doc, encode
 from prsd.storage.readsafe import UntrustedFile, read_small
 
 if TYPE_CHECKING:
@@ -37,9 +41,10 @@ if TYPE_CHECKING:
     from prsd.storage.layout import JobLayout
 
 MAX_RECORD_BYTES = 4096
+SCHEMA = 1
 
 
-class OwnerRecordError(SpoolError):
+class OwnerRecordError(BadRecord, SpoolError):
     """``owner.json`` is missing, not a regular file of the daemons, or not a record."""
 
 
@@ -52,30 +57,25 @@ class JobOwner:
     user: str
 
     def to_json(self) -> bytes:
-        return json.dumps(asdict(self), sort_keys=True).encode()
+        return encode({"gid": self.gid, "uid": self.uid, "user": self.user}, SCHEMA)
 
     @classmethod
     def from_json(cls, data: bytes) -> JobOwner:
         """Parse a record.
 
         Raises:
-            OwnerRecordError: not a JSON object with integer ``uid``/``gid`` and a ``user``.
+            OwnerRecordError: not a JSON object with integer ``uid``/``gid`` (not
+                negative) and a ``user``, or of a newer schema.
         """
         try:
-            raw = json.loads(data)
-        except ValueError as exc:
-            raise OwnerRecordError(f"owner.json is not JSON: {exc}") from exc
-        if not isinstance(raw, dict):
-            raise OwnerRecordError("owner.json is not an object")
-        uid, gid, user = raw.get("uid"), raw.get("gid"), raw.get("user", "")
-        if not (_id(uid) and _id(gid) and isinstance(user, str)):
+            doc = Doc(data, "owner.json", SCHEMA)
+            uid, gid = doc.integer("uid"), doc.integer("gid")
+            user = doc.text("user", default="")
+        except BadRecord as exc:
+            raise OwnerRecordError(str(exc)) from None
+        if uid < 0 or gid < 0:
             raise OwnerRecordError("owner.json does not hold integer uid and gid")
-        assert isinstance(uid, int) and isinstance(gid, int)
         return cls(uid, gid, user)
-
-
-def _id(value: object) -> bool:
-    return isinstance(value, int) and not isinstance(value, bool) and value >= 0
 
 
 def user_name(uid: int) -> str:

@@ -4,7 +4,10 @@ Promise: :class:`MemoryJobFolder` keeps a job's files as a dict from path to byt
 (paths of the same :class:`prsd.storage.layout.JobLayout` as the real folder), lists
 them as :class:`prsd.storage.jobfolder.JobFolder` does (sorted, dot names left out),
 moves them as :func:`prsd.storage.atomic.move_verified` does (the source gone: True
-only if the destination is there), and records each write,
+only if the destination is there), keeps task files as their encoded bytes and result
+records as :class:`prsd.storage.records.ResultFile` (placed with :meth:`put_result`,
+as an agent's commit would leave them), keeps the seats as a dict from seat to
+holder, and records each write,
 rename and removal in ``log`` in the order made, so a leader decision is tested, and
 the order it writes in read, with no file system. :meth:`MemoryJobFolder.end` writes
 in the same order as the real one (texts, status, final record, then ``active/``
@@ -21,6 +24,7 @@ import errno
 from typing import TYPE_CHECKING
 
 from prsd.storage.jobowner import OwnerRecordError
+from prsd.storage.records import TaskBody
 
 if TYPE_CHECKING:
     from collections.abc import Iterable
@@ -29,6 +33,7 @@ if TYPE_CHECKING:
     from prsd.storage.jobfolder import OnError
     from prsd.storage.jobowner import JobOwner
     from prsd.storage.layout import JobLayout, TaskName
+    from prsd.storage.records import ResultFile
     from prsd.storage.statusrecord import JobStatus
     from prsd.wire.final import FinalState
 
@@ -45,6 +50,8 @@ class MemoryJobFolder:
         self.log: list[str] = []  # "write <path>", "move <src> <dest>", "remove <path>"
         self.fail: set[Path] = set()  # writes that fail (OSError), for fault tests
         self.active = True  # active/<job> exists
+        self.results: dict[Path, ResultFile] = {}  # result records, by their path
+        self.seats: dict[str, str] = {}  # seat -> the node holding it
 
     @property
     def layout(self) -> JobLayout:
@@ -59,6 +66,13 @@ class MemoryJobFolder:
             p.name for p in self.files if p.parent == folder and not p.name.startswith(".")
         )
 
+    def put_result(self, task: TaskName, node_id: str, found: ResultFile) -> None:
+        """Place the result record ``node_id`` committed for ``task``, not logged."""
+        self.results[self._layout.result(task, node_id)] = found
+
+    def done_shards(self) -> list[str]:
+        return sorted({p.parent.name for p in self.files if p.parent.parent == self._layout.done})
+
     def done_names(self, shard: str) -> list[str]:
         return self._names(self._layout.done / shard)
 
@@ -71,6 +85,10 @@ class MemoryJobFolder:
     def claimed_names(self, node_id: str) -> list[str]:
         return self._names(self._layout.claimed_dir(node_id))
 
+    def claimant_nodes(self) -> list[str]:
+        claimed = self._layout.claimed
+        return sorted({p.parent.name for p in self.files if p.parent.parent == claimed})
+
     def exists(self, path: Path) -> bool:
         return path in self.files
 
@@ -81,6 +99,33 @@ class MemoryJobFolder:
         self.files[dest] = self.files.pop(src)
         self.log.append(f"move {src} {dest}")
         return True
+
+    def make_shard(self, shard: str) -> None:
+        """Nothing to make: a folder in memory is there once a file is."""
+
+    def write_task(self, task: TaskName, body: TaskBody, *, durable: bool) -> None:
+        self.write(self._layout.pending_task(task), body.encode())
+
+    def read_task(self, path: Path) -> TaskBody:
+        """The task file at ``path``.
+
+        Raises:
+            FileNotFoundError: none there.
+            RecordError: not a task file.
+        """
+        if path not in self.files:
+            raise FileNotFoundError(errno.ENOENT, "no such task file (memory folder)", str(path))
+        return TaskBody.decode(self.files[path])
+
+    def read_result(self, task: TaskName, node_id: str) -> ResultFile | None:
+        return self.results.get(self._layout.result(task, node_id))
+
+    def free_seats(self, node_id: str) -> int:
+        freed = [seat for seat, holder in self.seats.items() if holder == node_id]
+        for seat in freed:
+            del self.seats[seat]
+            self.log.append(f"remove seat {seat}")
+        return len(freed)
 
     def owner(self) -> JobOwner:
         if self._owner is None:

@@ -3,12 +3,12 @@
 Part of the spool's layout (:mod:`prsd.storage.layout`, which hands these out through
 ``SpoolLayout.pipeline``): the names of a pipeline's files are spelled here and only
 here. The folder belongs to its submitter; the leader writes ``state.json``,
-``final.json`` and ``logs/`` in it through descriptors (prsd/pipeline/folder.py). Pure:
+``final.json`` and ``logs/`` in it through descriptors (prsd/storage/pipelinefolder.py). Pure:
 nothing here touches the file system.
 
 Layout (docs/pipelines.md)::
 
-    pipelines/<id>/pipeline.json    what the submitter wrote (prsd.pipeline.record)
+    pipelines/<id>/pipeline.json    what the submitter wrote (prsd.storage.pipelinerecord)
     pipelines/<id>/state.json       the leader's view of the steps while it runs
     pipelines/<id>/final.json       the pipeline's end, written last
     pipelines/<id>/cancel           the submitter asks for a cancel
@@ -43,7 +43,7 @@ class PipelineLayout:
 
     @property
     def record(self) -> Path:
-        """``pipeline.json``: what the submitter wrote (prsd.pipeline.record)."""
+        """``pipeline.json``: what the submitter wrote (prsd.storage.pipelinerecord)."""
         return self.root / PIPELINE_RECORD
 
     @property

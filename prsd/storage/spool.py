@@ -1,4 +1,8 @@
-"""Opening a spool: make sure its top folders exist, and find its jobs' states."""
+"""Opening a spool: make sure its top folders exist, and find its jobs and their states.
+
+Errors: :func:`open_spool` raises :class:`prsd.errors.SpoolError`; the listings raise
+``OSError`` but for a missing folder (no jobs).
+"""
 
 from __future__ import annotations
 
@@ -78,3 +82,18 @@ def stranded_jobs(spool: SpoolLayout) -> list[str]:
         for n in names
         if valid_job_id(n) and n not in active and not os.path.lexists(spool.job(n).final)
     )
+
+
+def submitted_jobs(spool: SpoolLayout) -> set[str]:
+    """The ids of every job folder, taken in (``jobs/``) or waiting in ``inbox/``: real
+    folders with a job id's name (a link or a file in the inbox is no job: the leader
+    removes it)."""
+    ids: set[str] = set()
+    for folder in (spool.jobs, spool.inbox):
+        try:
+            with os.scandir(folder) as listing:
+                names = [e.name for e in listing if e.is_dir(follow_symlinks=False)]
+        except FileNotFoundError:
+            continue
+        ids.update(n for n in names if valid_job_id(n))
+    return ids

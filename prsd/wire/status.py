@@ -10,8 +10,6 @@ Python 3.7.
 
 from __future__ import annotations
 
-import json
-import os
 from typing import Any
 
 SCHEMA_VERSION = 1
@@ -84,7 +82,6 @@ STATUS_SCHEMA: dict[str, tuple[tuple[type, ...], bool, str]] = {
 
 
 PRIVATE_STATUS = "status.private.json"
-MAX_PRIVATE_BYTES = 16 * 1024 * 1024
 PRIVATE_KEYS: dict[str, Any] = {"reason": "", "first_error": "", "errors": [], "last_errors": []}
 """The fields that carry the job's own text, with what the public record holds instead."""
 
@@ -112,18 +109,6 @@ def with_private(public: dict[str, Any], private: Any) -> dict[str, Any]:
             merged[key] = private[key]
     merged["text_private"] = False
     return merged
-
-
-def merged_with_private_file(
-    public: dict[str, Any], state_dir: str | os.PathLike[str]
-) -> dict[str, Any]:
-    """``public`` with ``state_dir/status.private.json`` merged in when this user may read it."""
-    try:
-        with open(os.path.join(state_dir, PRIVATE_STATUS), "rb") as f:
-            private = json.loads(f.read(MAX_PRIVATE_BYTES))
-    except (OSError, ValueError):
-        return public  # another user's job, or written by an older leader
-    return with_private(public, private)
 
 
 def validate_status(doc: Any) -> list[str]:

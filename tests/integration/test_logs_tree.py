@@ -12,7 +12,8 @@ import pytest
 
 from prsd.agent import perfrows
 from prsd.leader.joblogs import CSV_COLUMNS
-from prsd.wire.status import merged_with_private_file, validate_status
+from prsd.storage.statusfiles import merged_with_private_file
+from prsd.wire.status import validate_status
 from tests.jobkit import RunResult, make_job, run_prsd
 
 if TYPE_CHECKING:

@@ -29,7 +29,7 @@ import pytest
 
 from prsd.settings import parse_env_text
 from prsd.storage.spool import open_spool
-from prsd.wire.status import merged_with_private_file
+from prsd.storage.statusfiles import merged_with_private_file
 from tests.helpers import stop_daemons, wait_until
 from tests.realusers import daemon_python, daemon_pythonpath
 

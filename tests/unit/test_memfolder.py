@@ -52,6 +52,7 @@ def test_memory_folder_answers_as_the_real_one(tmp_path: Path) -> None:
         assert folder.void_names() == [f"{TASKS[1]}.n2"]
         assert folder.claimed_names("n1") == [TASKS[0]]
         assert folder.claimed_names("n9") == []
+        assert folder.claimant_nodes() == ["n1"]
         again = TaskName.parse(TASKS[2])
         assert again is not None
         src = folder.layout.returned_task(again)

@@ -8,9 +8,9 @@ import os
 from typing import TYPE_CHECKING
 
 from prsd.pipeline.desk import PipelineDesk, plan_skips
-from prsd.pipeline.record import PipelineRecord, StepRecord, parse_record, pipelines_folder
 from prsd.pipeline.view import StepView
 from prsd.storage.jobowner import JobOwner, write_job_owner
+from prsd.storage.pipelinerecord import PipelineRecord, StepRecord, parse_record, pipelines_folder
 from prsd.storage.spool import open_spool
 
 if TYPE_CHECKING:

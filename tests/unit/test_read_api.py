@@ -8,13 +8,13 @@ import shutil
 from datetime import UTC, datetime
 from typing import TYPE_CHECKING
 
-from prsd.pipeline.record import PipelineRecord, StepRecord, pipelines_folder
 from prsd.read.fleet import fleet_warning, read_fleet
 from prsd.read.jobs import job_ids, read_job_status, read_job_statuses, resolve_job
 from prsd.read.pipelines import has_ended, read_pipeline_status, readable_pipelines
 from prsd.storage.atomic import write_atomic
 from prsd.storage.jobid import make_job_id
 from prsd.storage.jobowner import JobOwner, write_job_owner
+from prsd.storage.pipelinerecord import PipelineRecord, StepRecord, pipelines_folder
 from prsd.storage.spool import open_spool
 from prsd.wire.final import FinalState
 
@@ -79,9 +79,11 @@ def test_a_pipeline_read_from_its_record_its_steps_and_its_end(tmp_path: Path) -
     assert readable_pipelines(spool) == ["p1"]
     assert not has_ended(spool, "p1")
 
-    final = {"state": "Failed", "reason": "step a failed", "exit_code": 42,
-             "finished_at": "2026-01-01T00:01:00+00:00"}  # fmt: skip
-    write_atomic(pipeline.final, json.dumps(final).encode())
+    write_atomic(pipeline.final, b'{"state": "Failed", "reason": "not a whole record"}')
+    doc = read_pipeline_status(spool, "p1")  # a final.json that is no final record: not ended
+    assert (doc["state"], doc["reason"], doc["exit_code"]) == ("Running", "", None)
+    final = FinalState("Failed", "step a failed", 42, "", "", "2026-01-01T00:01:00+00:00")
+    write_atomic(pipeline.final, final.to_json())
     doc = read_pipeline_status(spool, "p1")
     assert (doc["state"], doc["reason"], doc["exit_code"]) == ("Failed", "step a failed", 42)
     assert doc["elapsed_s"] == 60.0  # from the first step's start to the pipeline's end

@@ -8,10 +8,10 @@ from typing import TYPE_CHECKING, Any
 import pytest
 
 from prsd.errors import ExitCode
-from prsd.pipeline.record import BadRecord as PipelineBadRecord
 from prsd.storage.badrecord import BadRecord, Doc
 from prsd.storage.endrecords import ended_status, final_record
 from prsd.storage.nodesview import NodeSeen, NodesView
+from prsd.storage.pipelinerecord import BadRecord as PipelineBadRecord
 from prsd.storage.pipelinestate import PipelineState
 from prsd.storage.retryrecords import RetryOrder, RetryPlan
 from prsd.storage.startedrecord import Started
