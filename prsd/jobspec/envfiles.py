@@ -10,8 +10,9 @@ is recorded (:mod:`prsd.envs.image` names it as not used). Azure's SDK packages
 (``azureml-*``) in a conda or requirements file are not installed, and a note says
 which; so does a note for a python pin of a patch level (``python=3.7.6``: a node
 without that patch level builds on its newest interpreter of the same minor and names
-both versions in the build log and the job's main log). A ``-r FILE`` in either (relative to the file naming it, inside the job folder) is
-read in at intake (:mod:`prsd.envs.reqfiles`). Azure's curated names
+both versions in the build log and the job's main log). A ``-r FILE`` in either
+(relative to the file naming it, inside the job folder) is read in at intake
+(:mod:`prsd.envs.reqfiles`). Azure's curated names
 (``azureml:AzureML-...``) build nothing unless registered in the spool.
 
 :func:`conda_mapping` reads a pipeline step's conda file at submit, wherever it lies,
