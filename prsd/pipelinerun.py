@@ -38,6 +38,7 @@ if TYPE_CHECKING:
     from collections.abc import Callable, Sequence
     from pathlib import Path
 
+    from prsd.jobspec import JobSpec
     from prsd.leader.leader import Leader
     from prsd.storage.layout import SpoolLayout
     from prsd.storage.pipelinerecord import PipelineRecord
@@ -150,7 +151,11 @@ def run_pipeline_here(
     python pin no interpreter here meets is refused before any id is printed."""
     from prsd.cli.buildable import refuse_unbuildable
 
-    check = partial(refuse_unbuildable, spool.root)
+    def check(folder: Path, spec: JobSpec) -> None:
+        # folder: the step's staged folder, named after the step.
+        where = f"{path}: jobs.{folder.name}"
+        refuse_unbuildable(spool.root, folder, spec, quiet=quiet, where=where)
+
     record = submit_here(path, spool, overrides, name, quiet=quiet, check=check)
     return drive_here(spool, record, node_id)
 

@@ -194,7 +194,7 @@ def _write_step(folder: Path, job: StepJob, pipeline: Pipeline) -> None:
     for name, (source, key) in job.files.items():
         if not source.is_file():
             raise pipeline.steps[job.step].site.child(key).error(f"{source} is not a file")
-        (folder / name).parent.mkdir(exist_ok=True)
+        (folder / name).parent.mkdir(parents=True, exist_ok=True)
         shutil.copyfile(source, folder / name)
     src = folder / SOURCE_FOLDER
     if job.code is None:

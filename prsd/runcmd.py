@@ -56,7 +56,7 @@ def run_command(spool: SpoolLayout, args: argparse.Namespace) -> int:
         return run_pipeline_here(pipeline, spool, args.overrides, args.name, node, quiet=args.quiet)
 
     def submit_job() -> str:
-        check = functools.partial(refuse_unbuildable, spool.root, args.job_dir)
+        check = functools.partial(refuse_unbuildable, spool.root, args.job_dir, quiet=args.quiet)
         job_id, spec = submit(
             args.job_dir, spool, name=args.name, overrides=args.overrides, check=check
         )

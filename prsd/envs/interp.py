@@ -1,8 +1,11 @@
 """Which interpreter on this node an environment is built on.
 
 Invariant: :func:`choose` is pure: given the pin and the interpreters found, it returns
-one that satisfies the pin, or (with ``python_mismatch: warn``) the nearest newer one
-with a note saying so, or raises :class:`EnvError` naming the pin and what was found.
+one that satisfies the pin; else, for a pin of a patch level (``python=3.7.6``), the
+newest interpreter of the same major.minor (3.7.16), with a note naming both versions
+(patch levels of one minor keep its language and ABI); else (with ``python_mismatch:
+warn``) the nearest newer one with a note saying so; else it raises :class:`EnvError`
+naming the pin and what was found. ``python_mismatch`` governs other minors only.
 :func:`find_interpreters` looks on the node: the agent's list
 (``PRSD_ENV_PYTHONS``: paths, glob patterns such as
 ``/root/.pyenv/versions/*/bin/python``, or folders whose ``python*`` files are
@@ -47,7 +50,9 @@ def choose(
 ) -> tuple[Interpreter, str]:
     """The interpreter to build on and a note for the build log ("" when exact).
 
-    No pin: the first found (the agent's list first, then PATH order).
+    No pin: the first found (the agent's list first, then PATH order). A pin of a patch
+    level none meets: the newest of its major.minor (:func:`same_minor`), whatever
+    ``mismatch`` says.
 
     Raises:
         EnvError: nothing found, or nothing satisfies the pin and ``mismatch`` is not
@@ -60,6 +65,9 @@ def choose(
     matching = [i for i in found if pin.matches(i.version)]
     if matching:
         return max(matching, key=lambda i: i.version), ""
+    near = same_minor(pin, found)
+    if near is not None:
+        return near, patch_note(pin, near)
     seen = ", ".join(i.shown for i in found)
     newer = sorted((i for i in found if i.version > pin.version), key=lambda i: i.version)
     if mismatch == "warn" and newer:
@@ -68,6 +76,27 @@ def choose(
     raise EnvError(
         f"no interpreter for {pin} on this node (found: {seen}); install one, list it in "
         "PRSD_ENV_PYTHONS, or set python_mismatch: warn"
+    )
+
+
+def same_minor(pin: Pin, found: list[Interpreter]) -> Interpreter | None:
+    """For an exact pin of a patch level (``python=3.7.6``): the newest interpreter of
+    the same major.minor, else None (an ``>=`` pin or one of a minor is met or not)."""
+    if pin.at_least or len(pin.version) < 3:
+        return None
+    minor = pin.version[:2]
+    near = [i for i in found if i.version[:2] == minor]
+    return max(near, key=lambda i: i.version) if near else None
+
+
+def patch_note(pin: Pin, chosen: Interpreter) -> str:
+    """What :func:`choose` says when it uses another patch level of the pinned minor."""
+    pinned = ".".join(map(str, pin.version))
+    used = ".".join(map(str, chosen.version))
+    minor = ".".join(map(str, pin.version[:2]))
+    return (
+        f"{pin} pinned and this node has no {pinned}: using {used}, the same {minor} at "
+        f"another patch level ({chosen.path})"
     )
 
 

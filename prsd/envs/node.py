@@ -46,7 +46,9 @@ class Prepared:
     python: str | None
     entry: Entry | None = None
     built: bool = False
-    note: str = ""  # a registered environment's image, named as not used
+    # A registered environment's image, named as not used; the interpreter used for a
+    # pin none met exactly (said in the job's main log too).
+    note: str = ""
 
     def release(self) -> None:
         if self.entry is not None:
@@ -143,7 +145,7 @@ def _prepare(
     if spec.left_out:
         _say(log, left_out_note(spec, "the conda file"))
     conda = settings.conda
-    key, interp = _target(spec, build_environment, settings, log, check_runnable)
+    key, interp, chosen_note = _target(spec, build_environment, settings, log, check_runnable)
     key, as_owner = _builder(spec, key, interp, settings, build_as, log)
     cache = EnvCache(settings.cache, settings.budget_bytes, settings.build_timeout_s)
     started = time.monotonic()
@@ -187,7 +189,8 @@ def _prepare(
         raise with_disk_note(exc, settings.cache) from None
     except OSError as exc:
         raise EnvError(f"the environment cache {settings.cache} is not usable: {exc}") from None
-    prepared = Prepared(str(entry.path / "bin" / "python"), entry, entry.built, note or "")
+    said = "; ".join(n for n in (note, chosen_note) if n)
+    prepared = Prepared(str(entry.path / "bin" / "python"), entry, entry.built, said)
     if entry.built:
         _say(log, f"environment {key} built in {time.monotonic() - started:.1f} s: {entry.path}")
     else:
@@ -207,15 +210,16 @@ def _target(
     settings: EnvSettings,
     log: TextIO,
     check_runnable: Callable[[str], str | None],
-) -> tuple[str, str]:
-    """The cache key and what builds it: the conda-family tool, else the interpreter."""
+) -> tuple[str, str, str]:
+    """The cache key, what builds it (the conda-family tool, else the interpreter), and
+    the note when the interpreter does not meet the pin exactly."""
     if settings.conda:
         _say(log, f"conda-family tool: {settings.conda}")
-        return spec.key(f"conda:{settings.conda}"), settings.conda
+        return spec.key(f"conda:{settings.conda}"), settings.conda, ""
     mismatch = str(build_environment.get("python_mismatch") or settings.mismatch)
     chosen, why = choose(spec.python, _runnable(settings, log, check_runnable), mismatch)
     _say(log, f"interpreter: {chosen.shown}" + (f" ({why})" if why else ""))
-    return spec.key(f"{chosen.path} {chosen.version}"), chosen.path
+    return spec.key(f"{chosen.path} {chosen.version}"), chosen.path, why
 
 
 def _builder(

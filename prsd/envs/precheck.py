@@ -1,9 +1,12 @@
 """Before a job is submitted on the node that will build it: can its python pin be met?
 
-Invariant: :func:`unmet_pin` says why no interpreter of this node can build the job's
-environment (the words of :func:`prsd.envs.interp.choose`), or returns None: nothing
-is pinned, a conda-family tool obtains the interpreter itself, the pin is met, or the
-job (``python_mismatch: warn``) or node allows the nearest newer one. ``prsd run`` is
+Invariant: :func:`check_pin` says why no interpreter of this node can build the job's
+environment (the words of :func:`prsd.envs.interp.choose`), or nothing: nothing is
+pinned, a conda-family tool obtains the interpreter itself, the pin is met, or the job
+(``python_mismatch: warn``) or node allows the nearest newer one. When the pin is met
+by another interpreter than it names (another patch level of its minor, or a newer
+minor allowed by ``warn``), it returns ``choose``'s note naming both versions, for
+``prsd run`` to say at submission. ``prsd run`` is
 the node that builds, so it refuses such a job at submission instead of building
 nothing minutes later; daemons' clients cannot see the nodes' interpreters, and each
 node says so when the build starts, before anything is installed.
@@ -25,22 +28,25 @@ if TYPE_CHECKING:
     from prsd.envs.settings import EnvSettings
 
 
-def unmet_pin(build_environment: dict[str, Any], spool: Path, settings: EnvSettings) -> str | None:
-    """Why this node cannot meet the job's python pin, or None (see the module doc)."""
+def check_pin(
+    build_environment: dict[str, Any], spool: Path, settings: EnvSettings
+) -> tuple[str | None, str]:
+    """(why this node cannot meet the job's python pin, or None; the note to say when it
+    is met by another version, or "") (see the module doc)."""
     if settings.conda:
-        return None
+        return None, ""
     try:
         spec = resolve(build_environment, spool)
     except EnvError:
-        return None
+        return None, ""
     if spec is None or spec.python is None:
-        return None
+        return None, ""
     mismatch = str(build_environment.get("python_mismatch") or settings.mismatch)
     try:
-        choose(spec.python, find_interpreters(settings.pythons), mismatch)
+        _chosen, note = choose(spec.python, find_interpreters(settings.pythons), mismatch)
     except EnvError as exc:
-        return str(exc)
-    return None
+        return str(exc), ""
+    return None, note
 
 
 def pin_key(build_environment: dict[str, Any]) -> str:

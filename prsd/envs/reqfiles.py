@@ -10,6 +10,9 @@ as YAML (its comments are not kept). What the included lines ask for is then che
 by :mod:`prsd.envs.spec` as if written in place (Azure's ``azureml-*`` packages among
 them are left out, with the same note).
 
+:func:`included_files` lists the files such a text names (nested ``-r`` followed), for
+a pipeline's command step to carry them beside its copy of the conda file.
+
 Errors: :class:`~prsd.envs.spec.EnvError` (one line) naming the entry: a file that is
 missing, not UTF-8, larger than the limit, outside ``inside`` (when given), or
 included from itself; more than :data:`MAX_DEPTH` levels.
@@ -84,10 +87,47 @@ def inline_requirements(text: str, folder: Path, where: str, *, inside: Path | N
     return "\n".join(out) + "\n"
 
 
+def included_files(
+    text: str, folder: Path, where: str, *, conda: bool, inside: Path, inside_name: str
+) -> list[Path]:
+    """Every file the conda (``conda``) or requirements ``text`` in ``folder`` names by
+    ``-r``, nested ones too, in the order read; each must lie in ``inside`` (called
+    ``inside_name`` in the error).
+
+    Raises:
+        EnvError: see the module doc.
+    """
+    found: list[Path] = []
+    names: list[str] = []
+    if conda:
+        import yaml
+
+        try:
+            data = yaml.safe_load(text)
+        except yaml.YAMLError:
+            return []  # the parser says where, when the step is loaded
+        deps = data.get("dependencies") if isinstance(data, dict) else None
+        for dep in deps if isinstance(deps, list) else []:
+            if isinstance(dep, dict) and isinstance(dep.get("pip"), list):
+                names += [n for e in dep["pip"] if (n := include_of(str(e))) is not None]
+    else:
+        names = [n for line in text.splitlines() if (n := include_of(line)) is not None]
+    for name in names:
+        _read_lines(folder, name, where, inside, (), found, inside_name)
+    return list(dict.fromkeys(found))
+
+
 def _read_lines(
-    folder: Path, name: str, where: str, inside: Path | None, seen: tuple[Path, ...]
+    folder: Path,
+    name: str,
+    where: str,
+    inside: Path | None,
+    seen: tuple[Path, ...],
+    found: list[Path] | None = None,
+    inside_name: str = "the job folder",
 ) -> list[str]:
-    """FILE's requirement lines (comments and blank lines dropped, its ``-r`` followed)."""
+    """FILE's requirement lines (comments and blank lines dropped, its ``-r`` followed);
+    each file read is added to ``found``."""
     path = Path(os.path.normpath(folder / os.path.expanduser(name)))
     shown = f"{where}: -r {name}"
     if len(seen) >= MAX_DEPTH:
@@ -97,7 +137,7 @@ def _read_lines(
     if inside is not None and not Path(os.path.realpath(path)).is_relative_to(
         os.path.realpath(inside)
     ):
-        raise EnvError(f"{shown}: {path} is outside the job folder ({inside})")
+        raise EnvError(f"{shown}: {path} is outside {inside_name} ({inside})")
     try:
         with path.open("rb") as f:
             data = f.read(FILE_LIMIT + 1)
@@ -109,6 +149,8 @@ def _read_lines(
         text = data.decode("utf-8-sig")
     except UnicodeDecodeError:
         raise EnvError(f"{shown}: {path} is not UTF-8 text") from None
+    if found is not None:
+        found.append(path)
     lines: list[str] = []
     for raw in text.splitlines():
         line = raw.split(" #", 1)[0].strip()
@@ -118,5 +160,6 @@ def _read_lines(
         if nested is None:
             lines.append(line)
         else:
-            lines += _read_lines(path.parent, nested, str(path), inside, (*seen, path))
+            deeper = (*seen, path)
+            lines += _read_lines(path.parent, nested, str(path), inside, deeper, found, inside_name)
     return lines

@@ -8,8 +8,11 @@ path as written, so nodes build from what was submitted; a registered environmen
 nodes. ``python`` wins over all of them (those then listed as ignored); an ``image``
 is recorded (:mod:`prsd.envs.image` names it as not used). Azure's SDK packages
 (``azureml-*``) in a conda or requirements file are not installed, and a note says
-which. A ``-r FILE`` in either (relative to the file naming it, inside the job folder) is
-read in at intake (:mod:`prsd.envs.reqfiles`). Azure's curated names
+which; so does a note for a python pin of a patch level (``python=3.7.6``: a node
+without that patch level builds on its newest interpreter of the same minor and names
+both versions in the build log and the job's main log). A ``-r FILE`` in either
+(relative to the file naming it, inside the job folder) is read in at intake
+(:mod:`prsd.envs.reqfiles`). Azure's curated names
 (``azureml:AzureML-...``) build nothing unless registered in the spool.
 
 :func:`conda_mapping` reads a pipeline step's conda file at submit, wherever it lies,
@@ -31,7 +34,7 @@ import yaml
 from prsd.envs.interp import MISMATCH_MODES
 from prsd.envs.registry import parse_reference
 from prsd.envs.reqfiles import inline_conda, inline_requirements
-from prsd.envs.spec import EnvError, left_out_note, parse_conda, parse_requirements
+from prsd.envs.spec import EnvError, Pin, left_out_note, parse_conda, parse_requirements
 from prsd.jobspec import said
 from prsd.jobspec.paths import local_text, stays_inside
 from prsd.jobspec.values import as_str
@@ -87,6 +90,7 @@ def environment_to_build(setting: Setting | None, base: Path) -> tuple[dict[str,
             raise site.child(key).error(str(exc)) from None
         note = left_out_note(spec, f"{site.child(key).key} {source}")
         notes += [said.note(said.ENVIRONMENT, note)] if note else []
+        notes += _patch_pin_note(spec.python, f"{site.child(key).key} {source}")
         out.update({key: text, "source": source})
     if entry.get("image") is not None:
         image = as_str(entry["image"], site.child("image"), "an image name")
@@ -97,6 +101,20 @@ def environment_to_build(setting: Setting | None, base: Path) -> tuple[dict[str,
             raise site.child("python_mismatch").error(f"expected error or warn, got {mode!r}")
         out["python_mismatch"] = mode
     return out, notes
+
+
+def _patch_pin_note(pin: Pin | None, where: str) -> list[str]:
+    """The note for a pin of a patch level, which a node may meet with another one."""
+    if pin is None or pin.at_least or len(pin.version) < 3:
+        return []
+    minor = ".".join(map(str, pin.version[:2]))
+    return [
+        said.note(
+            said.ENVIRONMENT,
+            f"{where}: {pin} names a patch level; a node without it builds on its newest "
+            f"Python {minor} and names both versions in the build log and the job's main log",
+        )
+    ]
 
 
 def conda_mapping(text: str, site: Site, base: Path) -> dict[str, Any]:

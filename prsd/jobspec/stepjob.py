@@ -15,7 +15,10 @@ runner (:mod:`prsd.worker.command`); its command line is expanded here (``$[[...
 groups, ``${{inputs.x}}`` / ``${{outputs.y}}``) and written to ``command.json``; the
 files its ``environment`` is built from (``conda_file``, ``requirements``: paths relative
 to the file that names them) are copied into the step's ``environment/`` folder, as its
-code is into ``src/``, and named there.
+code is into ``src/``, and named there, with the files their ``-r`` lines name (read
+here, the one thing this module reads; they must lie in the pipeline's folder) placed
+beside them as they lie beside the user's file, so the step loads its environment from
+its own folder.
 """
 
 from __future__ import annotations
@@ -27,6 +30,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from prsd.envs.reqfiles import included_files
+from prsd.envs.spec import EnvError
 from prsd.jobspec.paths import is_remote, local_text
 from prsd.jobspec.ports import LITERAL_TYPES
 from prsd.jobspec.refs import exact_ref, expand_groups, substitute
@@ -182,7 +187,7 @@ class Binder:
         if isinstance(env, dict):
             for key in ENV_FILE_KEYS:
                 if isinstance(env.get(key), str):
-                    env[key] = self._env_file(env[key], f"environment.{key}", files)
+                    env[key] = self._env_file(env[key], f"environment.{key}", files, step)
         task: dict[str, Any] = {
             "code": f"./{RUNNER_FOLDER}",
             "entry_script": RUNNER_SCRIPT,
@@ -203,14 +208,43 @@ class Binder:
         command = {"step": step.name, "command": text, "outputs": outputs}
         return job, command
 
-    def _env_file(self, text: str, key: str, files: dict[str, tuple[Path, str]]) -> str:
-        """``./environment/<name>`` for the user's file ``text`` (noted in ``files``)."""
+    def _env_file(self, text: str, key: str, files: dict[str, tuple[Path, str]], step: Step) -> str:
+        """``./environment/<name>`` for the user's file ``text`` (noted in ``files`` with
+        the files its ``-r`` lines name, laid out as they lie around it).
+
+        Raises:
+            JobSpecError: at ``key``: a ``-r`` file that is missing or outside the
+                pipeline's folder.
+        """
         if is_remote(text) or "${{" in text:
             return text  # the loader names what it cannot read
         source = Path(self._path(text))
-        name = f"{ENV_FOLDER}/{source.name}"
+        included = self._included(source, key, step)
+        base = Path(os.path.commonpath([source.parent, *(p.parent for p in included)]))
+        name = f"{ENV_FOLDER}/{source.relative_to(base).as_posix()}"
         files[name] = (source, key)
+        for path in included:
+            files[f"{ENV_FOLDER}/{path.relative_to(base).as_posix()}"] = (path, key)
         return f"./{name}"
+
+    def _included(self, source: Path, key: str, step: Step) -> list[Path]:
+        """The files ``source``'s ``-r`` lines name (none when it cannot be read: the
+        step's load says why)."""
+        try:
+            text = source.read_text(encoding="utf-8-sig")
+        except (OSError, UnicodeDecodeError):
+            return []
+        try:
+            return included_files(
+                text,
+                source.parent,
+                str(source),
+                conda=key.endswith("conda_file"),
+                inside=self.p.folder,
+                inside_name="the pipeline's folder",
+            )
+        except EnvError as exc:
+            raise step.site.child(key).error(str(exc)) from None
 
     def _refs(self, name: str, body: dict[str, Any]) -> dict[str, str | None]:
         refs: dict[str, str | None] = {}

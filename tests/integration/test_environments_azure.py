@@ -206,6 +206,48 @@ def test_a_pin_no_interpreter_meets_is_refused_at_submit(
     assert not list((tmp_path / "spool" / "jobs").glob("*"))
 
 
+def test_a_patch_level_pin_is_built_on_the_nodes_python_of_that_minor(
+    tmp_path: Path, offline: dict[str, str]
+) -> None:
+    """python=3.8.5, as Azure's files pin it, on a node with 3.8.18 and no warn setting:
+    built on 3.8.18, said at submission (both versions), in the job's notes, the build
+    log and the job's main log."""
+    assert not os.path.exists(f"{PYENV}/3.8.5")
+    conda = AZURE_CONDA.format(python="3.8.5", package="prsd-srconly-demo==0.1")
+    job = azure_job(tmp_path, "patch", conda)
+    env = {**offline, "PRSD_ENV_CACHE": str(tmp_path / "envcache")}
+    env["PRSD_PYTHON_MISMATCH"] = "error"
+    done = run_prsd(job, tmp_path / "spool", "--node-id", "n1", env=env, timeout_s=280)
+    build = "".join(
+        p.read_text(encoding="utf-8") for p in (done.logs / "sys" / "environment").glob("*.txt")
+    )
+    assert done.returncode == 0, done.stdout + done.stderr + build
+    assert {tuple(r[:2]) for r in rows(done.output("out.txt"))} == {("3.8", "uid0-on3.8.18")}
+    both = (
+        "python=3.8.5 pinned and this node has no 3.8.5: using 3.8.18, the same 3.8 at "
+        f"another patch level ({PYENV}/3.8.18/bin/python3.8)"
+    )
+    said = f"prsd: note: environment: {job / 'job.yaml'}: task.environment.conda_file: {both}"
+    assert said in done.stderr, done.stderr
+    assert f"interpreter: {PYENV}/3.8.18/bin/python3.8 (3.8.18) ({both})" in build
+    assert both in done.main_logs()
+    rule = "python=3.8.5 names a patch level; a node without it builds on its newest Python 3.8"
+    assert rule in (done.logs / "sys" / "job_notes.txt").read_text(encoding="utf-8")
+    assert rule in done.stderr
+
+
+def test_a_patch_level_pin_of_a_minor_the_node_lacks_stays_refused(
+    tmp_path: Path, offline: dict[str, str]
+) -> None:
+    """python=3.5.4: no 3.5 here, so refused at submission as before."""
+    conda = AZURE_CONDA.format(python="3.5.4", package="prsd-srconly-demo==0.1")
+    job = azure_job(tmp_path, "nominor", conda)
+    done = run_prsd(job, tmp_path / "spool", env=offline)
+    assert done.returncode == 2, done.stdout + done.stderr
+    assert "no interpreter for python=3.5.4 on this node" in done.stderr, done.stderr
+    assert not list((tmp_path / "spool" / "jobs").glob("*"))
+
+
 PIPELINE = """
     type: pipeline
     jobs:
