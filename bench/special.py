@@ -103,8 +103,10 @@ def double_claims(spool: Path, job_id: str) -> int:
 # --- W6 ---------------------------------------------------------------------------------
 
 
-def _first_pending(spool: Path, job_id: str) -> bool:
-    pending = spool / "jobs" / job_id / "tasks" / "pending"
+def _first_pending(spool: Path, job_id: str, folder: str = "pending") -> bool:
+    """A task file in ``tasks/<folder>/<shard or node>/`` (pending: claimable; claimed,
+    done: an agent took one)."""
+    pending = spool / "jobs" / job_id / "tasks" / folder
     try:
         with os.scandir(pending) as shards:
             for shard in shards:
@@ -151,10 +153,26 @@ def _status_file(spool: Path, job_id: str) -> dict[str, Any] | None:
     return doc if isinstance(doc, dict) else None
 
 
+def _taken_in(spool: Path, job_id: str) -> float | None:
+    """The wall time the leader took the job in (``state/started.json``), once written."""
+    try:
+        doc = json.loads((spool / "jobs" / job_id / "state" / "started.json").read_bytes())
+        return float(doc["unix_s"])
+    except (OSError, ValueError, KeyError, TypeError):
+        return None
+
+
 def _watch_w6(
-    spool: Path, job_id: str, start: float, timeout_s: float, res: dict[str, Any]
+    spool: Path,
+    job_id: str,
+    start: float,
+    timeout_s: float,
+    res: dict[str, Any],
+    start_wall: float,
 ) -> None:
-    """Poll a W6 job until it ends, stalls or times out; fills ``res`` with the figures."""
+    """Poll a W6 job until it ends, stalls or times out; fills ``res`` with the figures:
+    from the submit, the job taken in (``taken_in_s``), the first task in ``pending/``
+    (``first_claimable_s``), the first task claimed (``first_claimed_s``), all planned."""
     final = spool / "jobs" / job_id / "state" / "final.json"
     next_status = start + 0.5
     watch = StallWatch(lambda: job_progress(spool))
@@ -167,6 +185,15 @@ def _watch_w6(
             break
         if "first_claimable_s" not in res and _first_pending(spool, job_id):
             res["first_claimable_s"] = round(now - start, 3)
+        if "first_claimed_s" not in res and any(
+            _first_pending(spool, job_id, f) for f in ("claimed", "done")
+        ):
+            res["first_claimed_s"] = round(now - start, 3)
+            res.setdefault("first_claimable_s", res["first_claimed_s"])
+        if "taken_in_s" not in res:
+            taken = _taken_in(spool, job_id)
+            if taken is not None:
+                res["taken_in_s"] = round(taken - start_wall, 3)
         if "all_planned_s" not in res:
             doc = _status_file(spool, job_id)
             if doc is not None and doc.get("split_done"):
@@ -176,7 +203,7 @@ def _watch_w6(
             status_times.append(took)
             failures += sdoc is None
             next_status = time.perf_counter() + 1.0
-        time.sleep(0.005 if "first_claimable_s" not in res else 0.05)
+        time.sleep(0.005 if "first_claimed_s" not in res else 0.05)
     res["wall_s"] = round(time.perf_counter() - start, 3)
     res["state"] = final_state(spool, job_id) if final.exists() else "not finished"
     if "all_planned_s" not in res and res["state"] == "Completed":
@@ -212,7 +239,7 @@ def w6_scale(files: int, work: Path, timeout_s: float = 400) -> dict[str, Any]:
     try:
         start_wall, start = time.time(), time.perf_counter()
         job_id = submit_job(job, spool)
-        _watch_w6(spool, job_id, start, timeout_s, res)
+        _watch_w6(spool, job_id, start, timeout_s, res, start_wall)
         daemons.sampler.sample()
         peaks = daemons.sampler.peaks.prsd_mb
         res["leader_rss_mb"] = round(peaks.get(daemons.leader.pid, 0), 1)
