@@ -162,6 +162,25 @@ def _taken_in(spool: Path, job_id: str) -> float | None:
         return None
 
 
+def _marks(spool: Path, job_id: str, at: float, start_wall: float, res: dict[str, Any]) -> None:
+    """Fill in the marks of ``res`` reached by now (``at`` s after the submit)."""
+    if "first_claimable_s" not in res and _first_pending(spool, job_id):
+        res["first_claimable_s"] = at
+    if "first_claimed_s" not in res and any(
+        _first_pending(spool, job_id, f) for f in ("claimed", "done")
+    ):
+        res["first_claimed_s"] = at
+        res.setdefault("first_claimable_s", res["first_claimed_s"])
+    if "taken_in_s" not in res:
+        taken = _taken_in(spool, job_id)
+        if taken is not None:
+            res["taken_in_s"] = round(taken - start_wall, 3)
+    if "all_planned_s" not in res:
+        doc = _status_file(spool, job_id)
+        if doc is not None and doc.get("split_done"):
+            res["all_planned_s"] = at
+
+
 def _watch_w6(
     spool: Path,
     job_id: str,
@@ -183,21 +202,7 @@ def _watch_w6(
         if watch.stalled():
             res["stalled"] = f"no progress for {STALL_S:.0f} s: {job_progress(spool)}"
             break
-        if "first_claimable_s" not in res and _first_pending(spool, job_id):
-            res["first_claimable_s"] = round(now - start, 3)
-        if "first_claimed_s" not in res and any(
-            _first_pending(spool, job_id, f) for f in ("claimed", "done")
-        ):
-            res["first_claimed_s"] = round(now - start, 3)
-            res.setdefault("first_claimable_s", res["first_claimed_s"])
-        if "taken_in_s" not in res:
-            taken = _taken_in(spool, job_id)
-            if taken is not None:
-                res["taken_in_s"] = round(taken - start_wall, 3)
-        if "all_planned_s" not in res:
-            doc = _status_file(spool, job_id)
-            if doc is not None and doc.get("split_done"):
-                res["all_planned_s"] = round(now - start, 3)
+        _marks(spool, job_id, round(now - start, 3), start_wall, res)
         if now >= next_status:
             took, sdoc = _status_query(spool, job_id)
             status_times.append(took)
@@ -205,6 +210,9 @@ def _watch_w6(
             next_status = time.perf_counter() + 1.0
         time.sleep(0.005 if "first_claimed_s" not in res else 0.05)
     res["wall_s"] = round(time.perf_counter() - start, 3)
+    for key in ("first_claimable_s", "first_claimed_s"):
+        if key in res and "taken_in_s" in res:
+            res[key[:-2] + "_after_intake_s"] = round(res[key] - res["taken_in_s"], 3)
     res["state"] = final_state(spool, job_id) if final.exists() else "not finished"
     if "all_planned_s" not in res and res["state"] == "Completed":
         res["all_planned_s"] = res["wall_s"]
