@@ -148,11 +148,16 @@ class _Listing:
         self.names: Iterator[str] = walk_order(names, key)
 
 
+UTF8_CHECKED_AT_ONCE = 4096
+
+
 def _all_utf8(names: list[str]) -> bool:
-    """True when every name is valid UTF-8: one encode of them all (a million names in
-    20 ms), instead of one call per name."""
+    """True when every name is valid UTF-8: one encode per few thousand names (a million
+    names in 20 ms, and never a copy of them all), instead of one call per name."""
+    step = UTF8_CHECKED_AT_ONCE
     try:
-        "".join(names).encode("utf-8")
+        for i in range(0, len(names), step):
+            "".join(names[i : i + step]).encode("utf-8")
     except UnicodeEncodeError:
         return False
     return True
