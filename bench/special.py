@@ -74,7 +74,11 @@ def echo_digest(root: Path) -> tuple[str, int]:
     return h.hexdigest(), len(names)
 
 
-def echo_job(run_dir: Path, root: Path, mbs: int, workers: int, name: str) -> Path:
+def echo_job(
+    run_dir: Path, root: Path, mbs: int, workers: int, name: str, *, declared: bool = True
+) -> Path:
+    """The echo job on ``root``; ``declared`` False: no ``input_format`` line (the leader
+    infers the format from the files at intake)."""
     text = job_yaml(
         name=name,
         input_path=str(root),
@@ -84,6 +88,8 @@ def echo_job(run_dir: Path, root: Path, mbs: int, workers: int, name: str) -> Pa
         script="echo.py",
         env={"BENCH_MARK_DIR": str(run_dir / "marks")},
     )
+    if not declared:
+        text = text.replace("input_format: files\n", "", 1)
     return make_job_folder(run_dir / "job", text)
 
 
@@ -233,16 +239,19 @@ def _list_once(root: Path) -> int:
     return count
 
 
-def w6_scale(files: int, work: Path, timeout_s: float = 400) -> dict[str, Any]:
-    """A folder of ``files`` empty files through a leader and an agent (mini-batch 100)."""
+def w6_scale(
+    files: int, work: Path, timeout_s: float = 400, *, declared: bool = True
+) -> dict[str, Any]:
+    """A folder of ``files`` empty files through a leader and an agent (mini-batch 100);
+    ``declared`` False: the job does not say ``input_format: files``."""
     root = file_set(files, 0)
     _list_once(root)
     run_dir = work / "W6"
     shutil.rmtree(run_dir, ignore_errors=True)
     run_dir.mkdir(parents=True)
     spool = run_dir / "spool"
-    job = echo_job(run_dir, root, 100, 2, "bench-w6")
-    res: dict[str, Any] = {"files": files, "mini_batch_size": 100}
+    job = echo_job(run_dir, root, 100, 2, "bench-w6", declared=declared)
+    res: dict[str, Any] = {"files": files, "mini_batch_size": 100, "declared": declared}
     daemons = start_daemons(spool, run_dir, daemon_env(run_dir), 1)
     try:
         start_wall, start = time.time(), time.perf_counter()
