@@ -30,7 +30,7 @@ from bench.stats import median
 HERE = Path(__file__).resolve().parents[1]
 
 _CHILD = """
-import json, sys, time, textwrap, tempfile
+import json, shutil, sys, time, textwrap, tempfile
 from pathlib import Path
 t0 = time.perf_counter()
 from prsd.jobspec.load import load_job_spec
@@ -60,6 +60,7 @@ while not plan.ended:
     count += len(got)
 end = time.perf_counter() - start
 plan.close()
+shutil.rmtree(job, ignore_errors=True)
 print("ROW " + json.dumps({"first_s": first, "all_s": end, "mini_batches": count}))
 """
 
