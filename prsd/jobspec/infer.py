@@ -14,8 +14,8 @@ Rules (docs/jobspec.md, "Input formats"):
 - Mixed extensions, other extensions, an empty folder, a ``uri_file``: files.
 
 The listing stops at the first file that breaks the rule, so a folder of a million
-images costs one directory read (and no sort of its names); a folder of tabular files is listed up to
-:data:`MAX_LISTED` files, and the format of the files seen decides.
+images costs one directory read (and no sort of its names); a folder of tabular files
+is listed up to :data:`MAX_LISTED` files, and the format of the files seen decides.
 """
 
 from __future__ import annotations
