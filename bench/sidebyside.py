@@ -11,6 +11,11 @@ so a load that drifts over the run hits both alike. This tree is "after".
 - W1 (``--w1-repeats`` > 0): ``python -m bench --suite full --workloads W1 --runners
   prsd-run,pool --repeats 1`` per (repeat, tree); mini-batches/s and prsd / pool of each
   variant (the pool row's ratio), read from the table it writes.
+- W6 (``--w6-repeats`` > 0): one ``bench.special.w6_scale`` per (repeat, tree): a fresh
+  leader and agent, ``--w6-files`` empty files (listed once, untimed), mini-batch 100;
+  from the submit: the job taken in, the first task in ``pending/``, the first claim,
+  all planned; the first two also from the intake (``state/started.json``);
+  ``--w6-undeclared``: also with the job's ``input_format`` left out.
 
 Prints the medians per tree and writes every sample to ``--out`` (JSON).
 Errors: a sample that fails is kept with its status and left out of the medians.
@@ -44,6 +49,26 @@ print("ROW " + json.dumps(row))
 """
 
 
+_W6_CHILD = """
+import json, sys
+from pathlib import Path
+import bench.special as special
+res = special.w6_scale(int(sys.argv[1]), Path(sys.argv[2]), declared=sys.argv[3] == "1")
+res.pop("note", None)
+res["status"] = "ok" if res.get("state") == "Completed" and res.get("output_ok") else "failed"
+print("ROW " + json.dumps(res))
+"""
+W6_KEYS = (
+    "taken_in_s",
+    "first_claimable_s",
+    "first_claimable_after_intake_s",
+    "first_claimed_s",
+    "first_claimed_after_intake_s",
+    "all_planned_s",
+    "leader_rss_mb",
+)
+
+
 def _child_env(tree: Path) -> dict[str, str]:
     env = dict(os.environ)
     env["PYTHONPATH"] = str(tree)
@@ -66,6 +91,42 @@ def w9_sample(tree: Path, n: int, seconds: float, work: Path) -> dict[str, Any]:
         return {"status": "failed", "note": (proc.stdout + proc.stderr)[-500:]}
     row: dict[str, Any] = json.loads(rows[-1])
     return row
+
+
+def w6_sample(tree: Path, files: int, work: Path, declared: bool = True) -> dict[str, Any]:
+    """One W6 run from ``tree``: its figures (see :data:`W6_KEYS`); ``declared`` False:
+    the job leaves ``input_format`` out."""
+    work.mkdir(parents=True, exist_ok=True)
+    proc = subprocess.run(
+        [sys.executable, "-c", _W6_CHILD, str(files), str(work), "1" if declared else "0"],
+        cwd=tree,
+        env=_child_env(tree),
+        capture_output=True,
+        text=True,
+        timeout=900,
+        check=False,
+    )
+    rows = [line[4:] for line in proc.stdout.splitlines() if line.startswith("ROW ")]
+    if proc.returncode != 0 or not rows:
+        return {"status": "failed", "note": (proc.stdout + proc.stderr)[-500:]}
+    row: dict[str, Any] = json.loads(rows[-1])
+    return row
+
+
+def w6_samples(
+    trees: list[tuple[str, Path]], repeats: int, files: int, undeclared: bool, work: Path
+) -> list[dict[str, Any]]:
+    """W6 ``repeats`` times per tree, trees alternating (and without ``input_format``)."""
+    out: list[dict[str, Any]] = []
+    variants = [True, False] if undeclared else [True]
+    for repeat in range(repeats):
+        for declared in variants:
+            what = f"{files} files" + ("" if declared else ", format inferred")
+            for name, tree in order(trees, repeat):
+                row = w6_sample(tree, files, work / f"w6-{name}-{repeat}", declared)
+                out.append({"workload": "W6", "what": what, "tree": name, "row": row})
+                print(f"W6 {what} #{repeat} {name}: {row}", flush=True)
+    return out
 
 
 def w1_sample(tree: Path, work: Path) -> list[dict[str, Any]]:
@@ -107,7 +168,9 @@ def summarize(samples: list[dict[str, Any]]) -> list[str]:
             mine = [s["row"] for s in samples if (s["workload"], s["what"], s["tree"]) ==
                     (workload, what, tree)]  # fmt: skip
             ok = sum(1 for r in mine if r.get("status") == "ok")
-            if workload == "W9":
+            if workload == "W6":
+                cells = [f"{k} {_med(mine, k)}" for k in W6_KEYS]
+            elif workload == "W9":
                 cells = [f"eff {_med(mine, 'efficiency')}", f"leader {_med(mine, 'leader_us_per_mb')}",
                          f"agents {_med(mine, 'agents_us_per_mb')} us/mb"]  # fmt: skip
             else:
@@ -126,6 +189,13 @@ def main(argv: list[str] | None = None) -> int:
     p.add_argument("--w9-seconds", type=float, default=20.0, help="ideal seconds of work")
     p.add_argument("--repeats", type=int, default=3, help="W9 samples per (N, tree)")
     p.add_argument("--w1-repeats", type=int, default=0, help="W1 samples per tree")
+    p.add_argument("--w6-repeats", type=int, default=0, help="W6 samples per tree")
+    p.add_argument(
+        "--w6-undeclared",
+        action="store_true",
+        help="W6 also without input_format (the format inferred at intake)",
+    )
+    p.add_argument("--w6-files", type=int, default=1_000_000, help="W6's input files")
     p.add_argument("--out", type=Path, default=None, help="where the samples go (JSON)")
     args = p.parse_args(argv)
     trees = [("before", args.before.resolve()), ("after", HERE)]
@@ -138,6 +208,7 @@ def main(argv: list[str] | None = None) -> int:
                     row = w9_sample(tree, n, args.w9_seconds, work / "w9")
                     samples.append({"workload": "W9", "what": f"N={n}", "tree": name, "row": row})
                     print(f"W9 N={n} #{repeat} {name}: {row}", flush=True)
+        samples += w6_samples(trees, args.w6_repeats, args.w6_files, args.w6_undeclared, work)
         for repeat in range(args.w1_repeats):
             for name, tree in order(trees, repeat):
                 rows = w1_sample(tree, work / f"w1-{name}-{repeat}")

@@ -74,7 +74,11 @@ def echo_digest(root: Path) -> tuple[str, int]:
     return h.hexdigest(), len(names)
 
 
-def echo_job(run_dir: Path, root: Path, mbs: int, workers: int, name: str) -> Path:
+def echo_job(
+    run_dir: Path, root: Path, mbs: int, workers: int, name: str, *, declared: bool = True
+) -> Path:
+    """The echo job on ``root``; ``declared`` False: no ``input_format`` line (the leader
+    infers the format from the files at intake)."""
     text = job_yaml(
         name=name,
         input_path=str(root),
@@ -84,6 +88,8 @@ def echo_job(run_dir: Path, root: Path, mbs: int, workers: int, name: str) -> Pa
         script="echo.py",
         env={"BENCH_MARK_DIR": str(run_dir / "marks")},
     )
+    if not declared:
+        text = text.replace("input_format: files\n", "", 1)
     return make_job_folder(run_dir / "job", text)
 
 
@@ -103,8 +109,10 @@ def double_claims(spool: Path, job_id: str) -> int:
 # --- W6 ---------------------------------------------------------------------------------
 
 
-def _first_pending(spool: Path, job_id: str) -> bool:
-    pending = spool / "jobs" / job_id / "tasks" / "pending"
+def _first_pending(spool: Path, job_id: str, folder: str = "pending") -> bool:
+    """A task file in ``tasks/<folder>/<shard or node>/`` (pending: claimable; claimed,
+    done: an agent took one)."""
+    pending = spool / "jobs" / job_id / "tasks" / folder
     try:
         with os.scandir(pending) as shards:
             for shard in shards:
@@ -151,10 +159,45 @@ def _status_file(spool: Path, job_id: str) -> dict[str, Any] | None:
     return doc if isinstance(doc, dict) else None
 
 
+def _taken_in(spool: Path, job_id: str) -> float | None:
+    """The wall time the leader took the job in (``state/started.json``), once written."""
+    try:
+        doc = json.loads((spool / "jobs" / job_id / "state" / "started.json").read_bytes())
+        return float(doc["unix_s"])
+    except (OSError, ValueError, KeyError, TypeError):
+        return None
+
+
+def _marks(spool: Path, job_id: str, at: float, start_wall: float, res: dict[str, Any]) -> None:
+    """Fill in the marks of ``res`` reached by now (``at`` s after the submit)."""
+    if "first_claimable_s" not in res and _first_pending(spool, job_id):
+        res["first_claimable_s"] = at
+    if "first_claimed_s" not in res and any(
+        _first_pending(spool, job_id, f) for f in ("claimed", "done")
+    ):
+        res["first_claimed_s"] = at
+        res.setdefault("first_claimable_s", res["first_claimed_s"])
+    if "taken_in_s" not in res:
+        taken = _taken_in(spool, job_id)
+        if taken is not None:
+            res["taken_in_s"] = round(taken - start_wall, 3)
+    if "all_planned_s" not in res:
+        doc = _status_file(spool, job_id)
+        if doc is not None and doc.get("split_done"):
+            res["all_planned_s"] = at
+
+
 def _watch_w6(
-    spool: Path, job_id: str, start: float, timeout_s: float, res: dict[str, Any]
+    spool: Path,
+    job_id: str,
+    start: float,
+    timeout_s: float,
+    res: dict[str, Any],
+    start_wall: float,
 ) -> None:
-    """Poll a W6 job until it ends, stalls or times out; fills ``res`` with the figures."""
+    """Poll a W6 job until it ends, stalls or times out; fills ``res`` with the figures:
+    from the submit, the job taken in (``taken_in_s``), the first task in ``pending/``
+    (``first_claimable_s``), the first task claimed (``first_claimed_s``), all planned."""
     final = spool / "jobs" / job_id / "state" / "final.json"
     next_status = start + 0.5
     watch = StallWatch(lambda: job_progress(spool))
@@ -165,19 +208,17 @@ def _watch_w6(
         if watch.stalled():
             res["stalled"] = f"no progress for {STALL_S:.0f} s: {job_progress(spool)}"
             break
-        if "first_claimable_s" not in res and _first_pending(spool, job_id):
-            res["first_claimable_s"] = round(now - start, 3)
-        if "all_planned_s" not in res:
-            doc = _status_file(spool, job_id)
-            if doc is not None and doc.get("split_done"):
-                res["all_planned_s"] = round(now - start, 3)
+        _marks(spool, job_id, round(now - start, 3), start_wall, res)
         if now >= next_status:
             took, sdoc = _status_query(spool, job_id)
             status_times.append(took)
             failures += sdoc is None
             next_status = time.perf_counter() + 1.0
-        time.sleep(0.005 if "first_claimable_s" not in res else 0.05)
+        time.sleep(0.005 if "first_claimed_s" not in res else 0.05)
     res["wall_s"] = round(time.perf_counter() - start, 3)
+    for key in ("first_claimable_s", "first_claimed_s"):
+        if key in res and "taken_in_s" in res:
+            res[key[:-2] + "_after_intake_s"] = round(res[key] - res["taken_in_s"], 3)
     res["state"] = final_state(spool, job_id) if final.exists() else "not finished"
     if "all_planned_s" not in res and res["state"] == "Completed":
         res["all_planned_s"] = res["wall_s"]
@@ -198,21 +239,24 @@ def _list_once(root: Path) -> int:
     return count
 
 
-def w6_scale(files: int, work: Path, timeout_s: float = 400) -> dict[str, Any]:
-    """A folder of ``files`` empty files through a leader and an agent (mini-batch 100)."""
+def w6_scale(
+    files: int, work: Path, timeout_s: float = 400, *, declared: bool = True
+) -> dict[str, Any]:
+    """A folder of ``files`` empty files through a leader and an agent (mini-batch 100);
+    ``declared`` False: the job does not say ``input_format: files``."""
     root = file_set(files, 0)
     _list_once(root)
     run_dir = work / "W6"
     shutil.rmtree(run_dir, ignore_errors=True)
     run_dir.mkdir(parents=True)
     spool = run_dir / "spool"
-    job = echo_job(run_dir, root, 100, 2, "bench-w6")
-    res: dict[str, Any] = {"files": files, "mini_batch_size": 100}
+    job = echo_job(run_dir, root, 100, 2, "bench-w6", declared=declared)
+    res: dict[str, Any] = {"files": files, "mini_batch_size": 100, "declared": declared}
     daemons = start_daemons(spool, run_dir, daemon_env(run_dir), 1)
     try:
         start_wall, start = time.time(), time.perf_counter()
         job_id = submit_job(job, spool)
-        _watch_w6(spool, job_id, start, timeout_s, res)
+        _watch_w6(spool, job_id, start, timeout_s, res, start_wall)
         daemons.sampler.sample()
         peaks = daemons.sampler.peaks.prsd_mb
         res["leader_rss_mb"] = round(peaks.get(daemons.leader.pid, 0), 1)

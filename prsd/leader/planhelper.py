@@ -28,11 +28,11 @@ from prsd.errors import PrsdError
 from prsd.jobspec import JobSpec
 from prsd.leader.planner import plan_mini_batches
 from prsd.leader.planwire import Record, encode
-from prsd.leader.rerun import RetryInput, retry_batches
 
 if TYPE_CHECKING:
     from collections.abc import Callable, Iterator
 
+    from prsd.leader.rerun import RetryInput
     from prsd.leader.split import SkipReporter
     from prsd.storage.records import MiniBatch
     from prsd.storage.retryrecords import RetryOrder
@@ -52,6 +52,8 @@ def planned_batches(
     mbs = plan_mini_batches(spec, on_skip, job_folder=job_folder)
     if retry is None:
         return mbs
+    from prsd.leader.rerun import retry_batches  # only a retry pays for its imports
+
     return retry_batches(retry, spec, mbs, on_order)
 
 
@@ -96,7 +98,11 @@ def run(request: bytes, out: _Out) -> int:
     obj = json.loads(request)
     spec = JobSpec.from_json(obj["spec"])
     folder = Path(obj["job_folder"]) if obj.get("job_folder") else None
-    retry = RetryInput.from_obj(obj["retry"]) if obj.get("retry") else None
+    retry = None
+    if obj.get("retry"):
+        from prsd.leader.rerun import RetryInput
+
+        retry = RetryInput.from_obj(obj["retry"])
 
     def skip(path: str, why: str) -> None:
         out.send(Record("skip", path=path, why=why))

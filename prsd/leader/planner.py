@@ -20,7 +20,6 @@ from pathlib import Path
 
 from prsd.errors import InputError
 from prsd.jobspec import JobSpec
-from prsd.jobspec.mltable import MLTABLE_FILE
 from prsd.leader.split import SkipReporter, iter_input_files, plan_file_batches
 from prsd.leader.tabular.folders import plan_partitioned_files
 from prsd.leader.tabular.text import TextFormat, plan_text_files
@@ -43,6 +42,8 @@ def _plan_files(
 
 def table_files(spec: JobSpec, on_skip: SkipReporter | None) -> Iterator[str]:
     """The data files of a tabular input, in order (hidden, ``_`` and MLTable files left out)."""
+    from prsd.jobspec.mltable import MLTABLE_FILE  # YAML: only for tables, not a files job
+
     for path in iter_input_files(spec.input.paths, on_skip):
         name = os.path.basename(path)
         if name == MLTABLE_FILE and path not in spec.input.paths:

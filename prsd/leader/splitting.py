@@ -33,6 +33,11 @@ if TYPE_CHECKING:
 
 MAX_TASKS_PER_STEP = 256
 SPLIT_BUDGET_S = 0.05
+# Until the job's first mini-batch is planned, and for at most this long after the job
+# began, a step that found nothing yet says "behind": the leader steps again at once
+# (each step waits up to SPLIT_BUDGET_S on the planner) instead of at its next tick,
+# so the first task is written as soon as the planner sends it.
+FIRST_TASK_EAGER_S = 5.0
 
 
 class Plan:
@@ -122,7 +127,8 @@ class _FastForward:
 def split_step(
     plan: Plan, table: TaskTable, book: JobBook, logs: JobLogs, now: float, slots: int = 1
 ) -> bool:
-    """Write the next tasks, within a time budget; True: stopped at the budget, behind.
+    """Write the next tasks, within a time budget; True: stopped at the budget, behind
+    (or still awaiting the job's first mini-batch, see :data:`FIRST_TASK_EAGER_S`).
 
     ``slots``: the worker slots serving the job, for the size of the tail's tasks.
     """
@@ -141,7 +147,10 @@ def split_step(
         if not mbs:
             if plan.ended:
                 _split_finished(plan, table, book, logs, now)
-            return False  # nothing more has arrived yet: the next round looks again
+                return False
+            # nothing more has arrived yet: the next round looks again (at once while
+            # the first mini-batch is awaited)
+            return book.first_task_at is None and now - book.started < FIRST_TASK_EAGER_S
         for mb in mbs:
             book.plan(mb, now)
         table.write(mbs, 1)

@@ -79,10 +79,16 @@ def test_w8_two_agents_no_double_claims(tmp_path: Path) -> None:
     assert 0 < row["machine_busy"] <= 1  # two agents and their workers kept a core busy
 
 
-def test_w6_reports_planning_figures(tmp_path: Path) -> None:
-    result = special.w6_scale(1000, tmp_path / "work", timeout_s=60)
+@pytest.mark.parametrize("declared", [True, False])
+def test_w6_reports_planning_figures(tmp_path: Path, declared: bool) -> None:
+    result = special.w6_scale(1000, tmp_path / "work", timeout_s=60, declared=declared)
     assert result["state"] == "Completed" and result["output_ok"], result
-    assert 0 < result["first_claimable_s"] <= result["wall_s"]
+    assert result["declared"] is declared
+    assert 0 < result["taken_in_s"] <= result["first_claimable_s"] <= result["wall_s"]
+    assert result["first_claimable_s"] <= result["first_claimed_s"] <= result["wall_s"]
+    assert result["first_claimable_after_intake_s"] == pytest.approx(
+        result["first_claimable_s"] - result["taken_in_s"], abs=0.002
+    )
     assert 0 < result["all_planned_s"] <= result["wall_s"]
     assert result["leader_rss_mb"] > 10
 

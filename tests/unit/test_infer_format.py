@@ -6,7 +6,7 @@ from typing import TYPE_CHECKING
 
 import pytest
 
-from prsd.jobspec.infer import infer_format
+from prsd.jobspec.infer import HEAD_FIRST, SORT_AT_ONCE, infer_format
 
 if TYPE_CHECKING:
     from pathlib import Path
@@ -78,3 +78,21 @@ def test_partition_keys_read_a_table_whatever_the_count(tmp_path: Path) -> None:
     """With partition_keys the size is moot: a count does not keep files."""
     folder = _folder(tmp_path / "d", "a.csv")
     assert infer_format([(folder, None)], mini_batch_size="10", partition_keys=True)[0] == "csv"
+
+
+@pytest.mark.parametrize(
+    ("odd", "expected"),
+    [(None, "csv"), ("0000.txt", "files"), ("zzzz.txt", "files"), ("_zz.txt", "csv")],
+)
+def test_a_big_folder_is_judged_by_all_its_files_in_order(
+    tmp_path: Path, odd: str | None, expected: str
+) -> None:
+    """A folder bigger than SORT_AT_ONCE is looked at from its smallest names before it
+    is sorted: the first file, the last, and a left-out one count as in a small folder."""
+    folder = tmp_path / "d"
+    folder.mkdir()
+    for i in range(SORT_AT_ONCE + HEAD_FIRST + 10):
+        (folder / f"r{i:05d}.csv").write_bytes(b"")
+    if odd is not None:
+        (folder / odd).write_bytes(b"")
+    assert infer_format([(folder, None)])[0] == expected

@@ -20,6 +20,7 @@ from prsd.leader.packing import (
 from prsd.leader.split import (
     HEAD_FIRST,
     SORT_AT_ONCE,
+    UTF8_CHECKED_AT_ONCE,
     iter_files,
     iter_input_files,
     plan_file_batches,
@@ -198,3 +199,21 @@ def test_walk_order_plans_before_sorting_a_big_folder() -> None:
     assert names != sorted(names)  # not sorted yet: the head came from a selection
     assert next(order) == f"{HEAD_FIRST:07d}"
     assert names == sorted(names)
+
+
+def test_names_that_are_not_utf8_are_skipped_among_many_files(tmp_path: Path) -> None:
+    """The listing checks names for UTF-8 a few thousand at a time: a bad name in any
+    group (a file or a folder) is reported and left out; every other file is planned."""
+    names = [f"f{i:05d}" for i in range(2 * UTF8_CHECKED_AT_ONCE + 10)]
+    _touch(tmp_path, *names)
+    root = os.fsencode(tmp_path)
+    os.close(os.open(root + b"/f05000\xff", os.O_CREAT | os.O_WRONLY))  # in the 2nd group
+    os.mkdir(root + b"/d\xfe")
+    os.close(os.open(root + b"/d\xfe/inner", os.O_CREAT | os.O_WRONLY))
+    skipped: list[tuple[str, str]] = []
+    got = list(iter_files(str(tmp_path), lambda p, why: skipped.append((p, why))))
+    assert got == [str(tmp_path / n) for n in sorted(names)]
+    assert sorted(skipped) == [
+        (f"{tmp_path}/d\\xfe", "the name is not valid UTF-8"),
+        (f"{tmp_path}/f05000\\xff", "the name is not valid UTF-8"),
+    ]
