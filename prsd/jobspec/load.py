@@ -13,7 +13,6 @@ user's ids (prsd/leader/specowner.py), so the kernel answers every one of those 
 
 from __future__ import annotations
 
-import json
 import os
 from dataclasses import dataclass
 from pathlib import Path, PurePosixPath
@@ -35,8 +34,10 @@ from prsd.jobspec.ports import Port, parse_ports, place_outputs, resolve_inputs
 from prsd.jobspec.refs import bind_literals
 from prsd.jobspec.schema import flatten
 from prsd.jobspec.yamlsafe import Doc, Setting, read_limited, read_yaml
+from prsd.storage.badrecord import BadRecord
 from prsd.storage.jobowner import OwnerRecordError, read_job_owner
 from prsd.storage.layout import JobLayout
+from prsd.storage.originrecord import Origin
 
 if TYPE_CHECKING:
     from collections.abc import Mapping, Sequence
@@ -124,14 +125,13 @@ def _origin_problem(folder: Path, roots: Roots, owner_uid: int | None) -> str | 
 
 def _origin_folder(raw: bytes, path: Path) -> Path:
     try:
-        data = json.loads(raw.decode("utf-8"))
-    except (ValueError, UnicodeDecodeError) as exc:
-        raise JobSpecError("", str(path), f"not valid JSON: {exc}") from None
-    text = data.get("job_dir") if isinstance(data, dict) else None
-    if not isinstance(text, str) or not os.path.isabs(text):
+        origin = Origin.from_json(raw)
+    except BadRecord as exc:
+        raise JobSpecError("job_dir", str(path), str(exc)) from None
+    if not origin.job_dir:
         problem = "expected the absolute path of the original job folder"
         raise JobSpecError("job_dir", str(path), problem)
-    return Path(os.path.normpath(text))
+    return Path(os.path.normpath(origin.job_dir))
 
 
 def load_job_spec(

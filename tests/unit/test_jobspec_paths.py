@@ -147,10 +147,11 @@ def test_origin_snapshot_missing(tmp_path: Path) -> None:
 @pytest.mark.parametrize(
     ("content", "fragment"),
     [
-        ("not json", "not valid JSON"),
+        ("not json", "not JSON"),
         ('{"job_dir": "relative/path"}', "absolute path"),
         ('{"job_dir": "/no/such/folder/anywhere"}', "no longer exists"),
-        ("[]", "absolute path"),
+        ("[]", "where an object is expected"),
+        ("{}", "absolute path"),
     ],
 )
 def test_bad_origin_json(tmp_path: Path, content: str, fragment: str) -> None:

@@ -34,7 +34,6 @@ OFFENDERS: dict[str, int] = {
     "prsd/doctor/racer.py": 1,
     "prsd/envs/interp.py": 1,
     "prsd/jobspec/code.py": 1,
-    "prsd/jobspec/load.py": 1,
     "prsd/jobspec/model.py": 1,
     "prsd/leader/intake.py": 2,
     "prsd/leader/kept.py": 1,
