@@ -49,7 +49,9 @@ class Ended:
 
 
 def add_parser(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> argparse.ArgumentParser:
-    g = sub.add_parser("gc", help="remove ended jobs older than DAYS days from the spool")
+    g = sub.add_parser(
+        "gc", help="remove ended jobs and refused inbox folders older than DAYS days"
+    )
     g.add_argument("--older-than", type=float, required=True, metavar="DAYS")
     g.add_argument("--dry-run", action="store_true", help="list what would be removed")
     g.add_argument("--wait", type=float, default=30.0, help="seconds to wait for the leader")
