@@ -75,8 +75,10 @@ class IntakeLoads:
         limit: int | None = None,
         wake: Callable[[], None] | None = None,
         load: Callable[[JobLayout], JobSpec] = load_as_owner,
+        grace_s: float = GIVE_UP_AFTER_S,
     ) -> None:
         self.limit = intake_loads() if limit is None else max(1, limit)
+        self.grace_s = grace_s  # past the load time limit, before a load is given up
         self.wake = wake  # called (from a load's thread) when a load ends
         self._load = load
         self.loading: dict[str, Loading] = {}  # in the order taken in
@@ -122,7 +124,7 @@ class IntakeLoads:
         """The loads that ended (or were given up) since the last call, in the order their
         jobs were taken in (:meth:`Loading.spec` says how); they are no longer loading,
         and the jobs waiting their turn start in the places they leave."""
-        limit = spec_load_timeout_s() + GIVE_UP_AFTER_S
+        limit = spec_load_timeout_s() + self.grace_s
         now = time.monotonic()
         out: list[Loading] = []
         for job_id, item in list(self.loading.items()):
