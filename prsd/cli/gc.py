@@ -96,17 +96,19 @@ def cmd_gc(spool: SpoolLayout, args: argparse.Namespace) -> int:
     folders, others_folders = old_refusals(
         refusals(spool.refused), args.older_than, now.timestamp(), uid=uid, admin=admin
     )
-    if others or others_folders:
+    left = [
+        f"{n} {what}"
+        for n, what in ((others, "ended jobs"), (others_folders, "refused inbox folders"))
+        if n
+    ]
+    if left:
         console.warn(
-            f"{others} ended jobs and {others_folders} refused inbox folders of other users "
-            "left (only their owners, root or members of PRSD_ADMIN_GROUP may remove them)"
+            f"{' and '.join(left)} of other users left (only their owners, root or members "
+            "of PRSD_ADMIN_GROUP may remove them)"
         )
     if not chosen and not folders:
         whose = "" if admin else " of yours"
-        console.say(
-            f"nothing to remove: no ended job or refused inbox folder{whose} older than "
-            f"{args.older_than:g} days"
-        )
+        console.say(f"nothing to remove: no ended job{whose} older than {args.older_than:g} days")
         return ExitCode.OK
     if args.dry_run:
         for job, age in chosen:
