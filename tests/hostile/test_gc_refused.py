@@ -5,7 +5,7 @@ the inbox; after the grace period the leader moves them aside into ``jobs/.refus
 ``prsctl gc --dry-run`` as A lists A's folders only and removes nothing; ``prsctl gc``
 as A removes them, but for one holding a folder of B's that A may not empty: the
 kernel decides what goes, so it stays, and so do B's own. B's job completes exactly
-meanwhile.
+meanwhile. B's hand-made ``discard`` request for A's folder is refused by the leader.
 """
 
 from __future__ import annotations
@@ -14,6 +14,8 @@ import json
 import os
 from typing import TYPE_CHECKING
 
+from prsd.storage.requests import read_reply, send_request
+from prsd.storage.spool import open_spool
 from tests.helpers import wait_until
 from tests.hostile.identity_site import exact_rows, prsctl_as, running_site
 from tests.realusers import as_user, real_users
@@ -54,6 +56,27 @@ def _leave_folders(site: Site) -> None:
         assert code == 0, out
 
 
+def _forged_discard(site: Site, aside: str) -> str:
+    """B's own ``discard`` request for ``aside``, dropped by hand; the leader's answer."""
+    spool = open_spool(site.spool, create=False)
+
+    def ask() -> str:
+        request = send_request(spool, aside, "discard")
+        found: list[str] = []
+
+        def answered() -> bool:
+            reply = read_reply(spool, request)
+            found.extend([f"ok={reply.ok} {reply.message}"] if reply is not None else [])
+            return bool(found)
+
+        wait_until(answered, 60, "the leader's answer")
+        return found[0]
+
+    code, out = as_user(site.b, ask)
+    assert code == 0, out
+    return out
+
+
 def test_prsctl_gc_removes_the_callers_refused_folders_as_the_owner() -> None:
     env = {"PRSD_INBOX_GRACE_S": "2"}
     with real_users(2) as users, running_site(users, "prsd-gcrefused-", env) as site:
@@ -71,6 +94,10 @@ def test_prsctl_gc_removes_the_callers_refused_folders_as_the_owner() -> None:
         assert asides["b-stuck"] not in out, out
         assert all((refused / a).is_dir() for a in asides.values()), "a dry run removed"
 
+        said = _forged_discard(site, asides["a-notes"])  # B asks for A's folder by hand
+        assert said.startswith("ok=False") and "is not yours" in said, said
+        assert (refused / asides["a-notes"] / "notes.txt").read_text() == "A's notes\n"
+
         code, out = prsctl_as(site.a, site, "gc", "--older-than", "0")
         for name in ("a-notes", "a-empty"):
             assert f"removed refused inbox folder {asides[name]}" in out, out
@@ -83,8 +110,8 @@ def test_prsctl_gc_removes_the_callers_refused_folders_as_the_owner() -> None:
         assert (refused / asides["b-stuck"]).is_dir()  # B's own stays
         assert (refused / f"{asides['b-stuck']}.json").is_file()
 
+        exact_rows(site, b_job, "bee")  # before B's gc, which removes B's ended job too
         code, out = prsctl_as(site.b, site, "gc", "--older-than", "0")
         assert f"removed refused inbox folder {asides['b-stuck']}" in out, out
         assert not os.path.lexists(refused / asides["b-stuck"])
         assert (kept / "bobs").is_dir()  # A's folder is not B's to remove
-        exact_rows(site, b_job, "bee")
