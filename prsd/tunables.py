@@ -54,6 +54,21 @@ def refused_keep_s(environ: Mapping[str, str] | None = None) -> float:
     return _seconds("PRSD_REFUSED_KEEP_S", REFUSED_KEEP_S, environ)
 
 
+SPEC_LOAD_TIMEOUT_S = 60.0
+INTAKE_LOADS = 4
+
+
+def spec_load_timeout_s(environ: Mapping[str, str] | None = None) -> float:
+    """``PRSD_SPEC_LOAD_TIMEOUT_S``: how long loading one job's spec at intake may take
+    before the job fails (docs/security.md, "Intake never waits for one job")."""
+    return _seconds("PRSD_SPEC_LOAD_TIMEOUT_S", SPEC_LOAD_TIMEOUT_S, environ)
+
+
+def intake_loads(environ: Mapping[str, str] | None = None) -> int:
+    """``PRSD_INTAKE_LOADS``: how many jobs' specs a leader loads at once (at least 1)."""
+    return max(1, int(_seconds("PRSD_INTAKE_LOADS", INTAKE_LOADS, environ)))
+
+
 def init_rule_window_s(environ: Mapping[str, str] | None = None) -> float:
     """Seconds after the job's start before the init-failure count can fail it."""
     return _seconds("PRSD_INIT_RULE_WINDOW_S", INIT_RULE_WINDOW_S, environ)

@@ -5,8 +5,14 @@ Completed with failures, Failed, Canceled) that ended more than DAYS days ago, b
 their ``finished_at``; a user's own jobs, or every job for root and members of
 ``PRSD_ADMIN_GROUP``. Each goes to the leader as a ``remove`` request in
 ``requests/``, as ``cancel`` does: the leader checks the asker against the job's
-owner again and removes only ended jobs (:mod:`prsd.leader.removal`). ``--dry-run``
-lists what would go and asks nothing.
+owner again and removes only ended jobs (:mod:`prsd.leader.removal`).
+
+The caller's refused inbox folders (``jobs/.refused/``, moved aside by the leader:
+prsd/leader/inboxsweep.py) refused more than DAYS days ago go too (every user's for
+root and the admin group): each is a ``discard`` request, and the leader removes the
+folder's content with its owner's ids (the owner side, prsd/leader/refusedgc.py),
+then the emptied folder and its record. ``--dry-run`` lists what would go and asks
+nothing.
 """
 
 from __future__ import annotations
@@ -20,6 +26,7 @@ from typing import TYPE_CHECKING
 from prsd.cli import console
 from prsd.errors import ExitCode, PrsdError, SpoolError
 from prsd.read.jobs import ENDED, job_ids
+from prsd.storage.inboxrecords import Refusal, refusals
 
 if TYPE_CHECKING:
     import argparse
@@ -42,7 +49,9 @@ class Ended:
 
 
 def add_parser(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> argparse.ArgumentParser:
-    g = sub.add_parser("gc", help="remove ended jobs older than DAYS days from the spool")
+    g = sub.add_parser(
+        "gc", help="remove ended jobs and refused inbox folders older than DAYS days"
+    )
     g.add_argument("--older-than", type=float, required=True, metavar="DAYS")
     g.add_argument("--dry-run", action="store_true", help="list what would be removed")
     g.add_argument("--wait", type=float, default=30.0, help="seconds to wait for the leader")
@@ -82,23 +91,54 @@ def cmd_gc(spool: SpoolLayout, args: argparse.Namespace) -> int:
         raise PrsdError("--older-than DAYS must be 0 or more")
     uid = os.getuid()
     admin = uid == 0 or _is_admin(uid)
-    chosen, others = old_jobs(
-        read_ended(spool), args.older_than, datetime.now(UTC), uid=uid, admin=admin
+    now = datetime.now(UTC)
+    chosen, others = old_jobs(read_ended(spool), args.older_than, now, uid=uid, admin=admin)
+    folders, others_folders = old_refusals(
+        refusals(spool.refused), args.older_than, now.timestamp(), uid=uid, admin=admin
     )
-    if others:
+    left = [
+        f"{n} {what}"
+        for n, what in ((others, "ended jobs"), (others_folders, "refused inbox folders"))
+        if n
+    ]
+    if left:
         console.warn(
-            f"{others} ended jobs of other users left (only their owners, root or members of "
-            "PRSD_ADMIN_GROUP may remove them)"
+            f"{' and '.join(left)} of other users left (only their owners, root or members "
+            "of PRSD_ADMIN_GROUP may remove them)"
         )
-    if not chosen:
+    if not chosen and not folders:
         whose = "" if admin else " of yours"
         console.say(f"nothing to remove: no ended job{whose} older than {args.older_than:g} days")
         return ExitCode.OK
     if args.dry_run:
         for job, age in chosen:
             console.say(f"would remove {job.job_id} ({job.state}, ended {age:.1f} days ago)")
+        for refusal, age in folders:
+            console.say(
+                f"would remove refused inbox folder {refusal.aside} (jobs/.refused/, of uid "
+                f"{refusal.uid}, refused {age:.1f} days ago)"
+            )
         return ExitCode.OK
-    return _remove(spool, chosen, args.wait)
+    asks = [(job.job_id, "remove") for job, _ in chosen]
+    asks += [(refusal.aside, "discard") for refusal, _ in folders]
+    return _remove(spool, asks, args.wait)
+
+
+def old_refusals(
+    found: list[Refusal], older_than_days: float, now: float, *, uid: int, admin: bool
+) -> tuple[list[tuple[Refusal, float]], int]:
+    """(the refused folders to remove with their age in days, how many others' were left)."""
+    chosen: list[tuple[Refusal, float]] = []
+    others = 0
+    for refusal in found:
+        age = (now - refusal.at) / DAY_S
+        if age < older_than_days:
+            continue
+        if admin or uid == 0 or refusal.uid == uid:
+            chosen.append((refusal, age))
+        else:
+            others += 1
+    return chosen, others
 
 
 def read_ended(spool: SpoolLayout) -> list[Ended]:
@@ -125,15 +165,14 @@ def _is_admin(uid: int) -> bool:
     return group is not None and in_group(uid, group.value)
 
 
-def _remove(spool: SpoolLayout, chosen: list[tuple[Ended, float]], wait_s: float) -> int:
+def _remove(spool: SpoolLayout, asks: list[tuple[str, str]], wait_s: float) -> int:
+    """Send each (name, action) request; print the leader's answers as they come."""
     from prsd.read.fleet import fleet_warning, read_fleet
     from prsd.storage.requests import read_reply, send_request
 
     if not spool.requests.is_dir():
         raise SpoolError(f"{spool.requests} is missing: the daemons create it when they start")
-    sent: dict[str, tuple[Request, Ended]] = {}
-    for job, _ in chosen:
-        sent[job.job_id] = (send_request(spool, job.job_id, "remove"), job)
+    sent: dict[str, Request] = {name: send_request(spool, name, action) for name, action in asks}
     down = fleet_warning(read_fleet(spool, datetime.now(UTC)), f"{len(sent)} removals requested")
     if down is not None and "leader" in down:
         console.say(f"{down}: the requests wait for a leader")
@@ -141,11 +180,11 @@ def _remove(spool: SpoolLayout, chosen: list[tuple[Ended, float]], wait_s: float
     code = ExitCode.OK
     deadline = time.monotonic() + wait_s
     while sent and time.monotonic() < deadline:
-        for job_id, (request, _) in list(sent.items()):
+        for name, request in list(sent.items()):
             reply = read_reply(spool, request)
             if reply is None:
                 continue
-            del sent[job_id]
+            del sent[name]
             if reply.ok:
                 console.say(reply.message)
             else:
@@ -153,8 +192,8 @@ def _remove(spool: SpoolLayout, chosen: list[tuple[Ended, float]], wait_s: float
                 code = ExitCode.CONFIG
         if sent:
             time.sleep(POLL_S)
-    for job_id in sent:
+    for name in sent:
         console.say(
-            f"removal of {job_id} requested; the leader has not answered within {wait_s:.0f} s"
+            f"removal of {name} requested; the leader has not answered within {wait_s:.0f} s"
         )
     return code

@@ -194,12 +194,24 @@ def settle_given(spool: SpoolLayout, job_id: str, owner: tuple[int, int] | None 
 
 
 def load_taken_job(layout: JobLayout) -> JobSpec:
-    """Seal a job just taken in, record its owner, load and record its spec.
+    """Seal a job just taken in, record its owner, load and record its spec (in this
+    thread: the leader's round does the three steps apart, see prsd/leader/intakeloads.py).
 
     Raises:
         SealError: the folder could not be given to the daemons (nothing was written).
         PlantedEntries: the submitted folder held reserved names (moved aside).
         JobSpecError: the spec cannot be run as written.
+    """
+    owner = seal_taken_job(layout)
+    return record_spec(layout, owner, load_as_owner(layout))
+
+
+def seal_taken_job(layout: JobLayout) -> JobOwner:
+    """Seal a job just taken in and record its owner: everything before its spec is
+    loaded (the spool's own files only, quick); the owner recorded.
+
+    Raises:
+        SealError, PlantedEntries: as :func:`load_taken_job`.
     """
     sealed = seal_job_root(layout.root)
     planted = planted_names(sealed.entries)
@@ -220,7 +232,7 @@ def load_taken_job(layout: JobLayout) -> JobSpec:
             f"in a job; they were moved aside to {aside}/ and not used. Rename them in "
             "your job folder and submit it again"
         )
-    return _record_spec(layout, sealed.owner)
+    return sealed.owner
 
 
 def resume_taken_job(layout: JobLayout) -> JobSpec:
@@ -235,10 +247,20 @@ def resume_taken_job(layout: JobLayout) -> JobSpec:
         SealError, PlantedEntries, JobSpecError: as :func:`load_taken_job`.
         OwnerUnknown: sealed, and no owner record.
     """
+    owner = reseal_taken_job(layout)
+    return record_spec(layout, owner, load_as_owner(layout))
+
+
+def reseal_taken_job(layout: JobLayout) -> JobOwner:
+    """:func:`resume_taken_job` up to loading the spec; the owner recorded.
+
+    Raises:
+        SealError, PlantedEntries, OwnerUnknown: as :func:`resume_taken_job`.
+    """
     if not os.path.lexists(layout.owner_record):
         info = os.lstat(layout.root)
         if info.st_uid != os.geteuid() or stat.S_IMODE(info.st_mode) != ROOT_MODE:
-            return load_taken_job(layout)  # not sealed yet: the owner's folder as submitted
+            return seal_taken_job(layout)  # not sealed yet: the owner's folder as submitted
         before = settled_owner(layout.spool, layout.job_id)
         if before is None:
             raise OwnerUnknown(
@@ -251,11 +273,17 @@ def resume_taken_job(layout: JobLayout) -> JobSpec:
     make_private(layout.root, sealed)
     make_job_folders(layout.root, owner)
     adopt_retry_files(layout, owner)
-    return _record_spec(layout, owner)
+    return owner
 
 
-def _record_spec(layout: JobLayout, owner: JobOwner) -> JobSpec:
-    spec = load_as_owner(layout)
+def record_spec(layout: JobLayout, owner: JobOwner, spec: JobSpec) -> JobSpec:
+    """Record the loaded ``spec`` of a sealed job (``spec.json``, its folders, its notes);
+    the spec as recorded (named as ``prsctl submit --name`` said).
+
+    Raises:
+        InputError: an output folder cannot be made on the owner's side.
+        OSError: the spool cannot be written.
+    """
     override = _origin_name(layout.root)
     if override:
         spec = dataclasses.replace(spec, name=override)

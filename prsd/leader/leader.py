@@ -2,13 +2,14 @@
 
 ``Leader.step(now)`` is synchronous and does all the file I/O of one round; the
 async ``run`` calls it in a worker thread, one hop per round. ``prsd run`` drives
-the same object with ``until_job`` set.
+the same object with ``until_job`` set. Loading a job's spec at intake runs beside
+the rounds (prsd/leader/intakeloads.py); a later round records its outcome.
 """
 
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, TypeVar
 
 import anyio
 import anyio.from_thread
@@ -30,12 +31,14 @@ from prsd.leader.health import LeaderHealth
 from prsd.leader.inboxsweep import InboxSweep
 from prsd.leader.intake import (
     fail_intake,
-    load_taken_job,
     ready_in_inbox,
-    resume_taken_job,
+    record_spec,
+    reseal_taken_job,
+    seal_taken_job,
     settle_given,
     take_in,
 )
+from prsd.leader.intakeloads import IntakeLoads, Loading
 from prsd.leader.job import Hint, JobDriver
 from prsd.leader.jobclock import record_start, restore_start
 from prsd.leader.liveness import Observer, nodes_view
@@ -54,10 +57,11 @@ from prsd.tunables import inbox_grace_s
 if TYPE_CHECKING:
     from collections.abc import Callable
 
-    from prsd.jobspec import JobSpec
+    from prsd.storage.jobowner import JobOwner
     from prsd.storage.layout import JobLayout, SpoolLayout
 
 log = get_logger("prsd.leader")
+T = TypeVar("T")
 
 TICK_S = 0.25
 ORPHANS_CHECK_S = 2.0  # active jobs nobody drives (a deposed leader's last intake) are resumed
@@ -107,6 +111,7 @@ class Leader:
         self.faults = self.health.faults  # the spool's storage condition
         self.suspended = self.health.suspended  # job -> when to resume it (after a fault)
         self.intake_retry: dict[str, JobLayout] = {}  # taken in, spec not yet recorded
+        self.loads = IntakeLoads()  # specs loading beside the rounds
         self.inbox = InboxSweep(inbox_grace_s())  # folders that will never be jobs
 
     @property
@@ -116,6 +121,7 @@ class Leader:
     def take_office(self, now: float) -> None:
         """Just elected: resume every active job from the spool (nothing redone, none lost)."""
         self.drivers.clear()
+        self.loads.forget()  # a last term's loads: those jobs are stranded, taken in below
         self.nodes = self.watch.start(now)
         for job_id in active_jobs(self.spool):
             if not self._mine(job_id):
@@ -126,7 +132,7 @@ class Leader:
             layout = self.spool.job(job_id)
             settle_given(self.spool, job_id)
             if not layout.spec.exists():  # killed before its spec was written: take it in again
-                self._take_job(layout, now, resume_taken_job)
+                self._take_job(layout, now, reseal_taken_job)
                 continue
             write_atomic(self.spool.active / job_id, b"", durable=False)
             self._resume(job_id, now)
@@ -259,10 +265,13 @@ class Leader:
 
     def _intake(self, now: float) -> bool:
         took = False
+        for item in self.loads.ready():
+            took = True
+            self._record_loaded(item, now)
         for job_id, waiting in list(self.intake_retry.items()):
             if not self.faults.waiting(now):
                 del self.intake_retry[job_id]
-                self._take_job(waiting, now)
+                self._take_job(waiting, now, reseal_taken_job)
         others: list[tuple[str, int]] = []
         for name in ready_in_inbox(self.spool, others):
             if not self._mine(name):
@@ -277,35 +286,49 @@ class Leader:
         return took
 
     def _take_job(
-        self, layout: JobLayout, now: float, load: Callable[[JobLayout], JobSpec] = load_taken_job
+        self, layout: JobLayout, now: float, seal: Callable[[JobLayout], JobOwner] = seal_taken_job
     ) -> None:
-        """Record the spec of a job just moved in and start driving it (its boundary)."""
+        """Seal a job just moved in and start loading its spec (the job's boundary)."""
+        owner = self._guarded(layout, now, lambda: seal(layout))
+        if owner is not None:
+            self.loads.start(layout, owner)
+
+    def _record_loaded(self, item: Loading, now: float) -> None:
+        """Record the spec a load ended with and start driving the job, or fail it with the
+        load's reason (the job's boundary)."""
+        driver = self._guarded(item.layout, now, lambda: self._driver(item, now))
+        if driver is None:
+            return
+        self.drivers[item.layout.job_id] = driver
+        self._ring_agent()  # an agent in this process starts its workers while we split
+        log.info("job taken in", job_id=item.layout.job_id, name=driver.spec.name)
+
+    def _driver(self, item: Loading, now: float) -> JobDriver:
+        layout = item.layout
+        spec = record_spec(layout, item.owner, item.spec())
+        driver = JobDriver(layout, spec, epoch=self.epoch, now=now, fence=self.election.check)
+        record_start(layout)
+        write_atomic(self.spool.active / layout.job_id, b"", durable=False)
+        return driver
+
+    def _guarded(self, layout: JobLayout, now: float, step: Callable[[], T]) -> T | None:
+        """``step()`` of a job's intake at the job's boundary (None if it raised): a
+        :class:`PrsdError` fails the job with its reason, a storage fault is tried again
+        later, anything else fails the job alone."""
         try:
-            try:
-                spec = load(layout)
-                driver = JobDriver(
-                    layout, spec, epoch=self.epoch, now=now, fence=self.election.check
-                )
-                record_start(layout)
-            except Deposed:
-                raise
-            except PrsdError as exc:
-                self.finished[layout.job_id] = fail_intake(layout, exc)
-                log.warning("job refused", job_id=layout.job_id, error=exc.one_line())
-                return
-            write_atomic(self.spool.active / layout.job_id, b"", durable=False)
+            return step()
         except Deposed:
             raise
+        except PrsdError as exc:
+            self.finished[layout.job_id] = fail_intake(layout, exc)
+            log.warning("job refused", job_id=layout.job_id, error=exc.one_line())
         except Exception as exc:  # noqa: BLE001 - the job's boundary (prsd.leader.guard)
             if self._storage_fault(exc, now, None):
                 self.intake_retry[layout.job_id] = layout
-                return
-            reason = f"the job could not be taken in: {fault_reason(exc, layout)}"
-            self.finished[layout.job_id] = end_broken_job(self.spool, layout, reason)
-            return
-        self.drivers[layout.job_id] = driver
-        self._ring_agent()  # an agent in this process starts its workers while we split
-        log.info("job taken in", job_id=layout.job_id, name=spec.name)
+            else:
+                reason = f"the job could not be taken in: {fault_reason(exc, layout)}"
+                self.finished[layout.job_id] = end_broken_job(self.spool, layout, reason)
+        return None
 
     def _ring_agent(self) -> None:
         """(In the step's thread.) Ring the in-process agent's bell now, not after the step."""
@@ -323,6 +346,7 @@ class Leader:
             except Deposed as exc:
                 log.warning("deposed; back to standby", reason=exc.one_line())
                 self._drop_drivers()
+                self.loads.forget()
 
     async def lead(self, *, until_job: str | None = None) -> FinalState | None:
         """Lead (the lease is held) until cancelled or ``until_job`` ended; renews the lease."""
@@ -348,6 +372,8 @@ class Leader:
     async def run(self, *, until_job: str | None = None) -> FinalState | None:
         """Drive jobs until cancelled, or until job ``until_job`` has ended (its final state)."""
         links = self.links
+        token = anyio.lowlevel.current_token()
+        self.loads.wake = lambda: anyio.from_thread.run_sync(links.leader_bell.ring, token=token)
         while True:
             hints, links.hints[:] = list(links.hints), []
             now = anyio.current_time()

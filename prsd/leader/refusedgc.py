@@ -13,8 +13,12 @@ once. The folders are looked at once per :data:`CHECK_EVERY_S` seconds of the
 leader's clock (as often as the retention when that is shorter), in a thread of their own (one owner side per user, not per folder),
 so thousands of refused folders never hold up a leader's round.
 
+``prsctl gc`` asks for a user's refused folders at once (a ``discard`` request,
+:func:`discard_refused`): the same removal, for the folder's owner, root or a member
+of the admin group.
+
 Errors: none raised; whatever cannot be removed is logged once and looked at again
-at the next check.
+at the next check (a request is answered with why).
 """
 
 from __future__ import annotations
@@ -82,27 +86,9 @@ class RefusedExpiry:
         return removed
 
     def _remove(self, side: OwnerSide, folder: Path, aside: str, uid: int) -> bool:
-        try:
-            fd = os.open(folder / aside, _DIR)
-        except FileNotFoundError:
-            fd = -1  # the folder went already: its record goes too
-        except OSError as exc:
-            return self._kept(aside, f"cannot open it: {exc.strerror}")
-        try:
-            if fd >= 0:
-                info = os.fstat(fd)
-                if info.st_uid != uid:
-                    return self._kept(aside, f"it belongs to uid {info.st_uid}, not {uid}")
-                left = side.empty(fd)
-                if left:
-                    return self._kept(aside, f"{left} entries its owner may not remove")
-                os.rmdir(folder / aside)
-            os.unlink(folder / f"{aside}.json")
-        except (PrsdError, OSError) as exc:
-            return self._kept(aside, str(exc))
-        finally:
-            if fd >= 0:
-                os.close(fd)
+        why = remove_refused(side, folder, aside, uid)
+        if why is not None:
+            return self._kept(aside, why)
         log.info("removed a refused inbox folder past its retention", moved_to=aside)
         return True
 
@@ -111,6 +97,60 @@ class RefusedExpiry:
             self._said.add(aside)
             log.warning("a refused inbox folder past its retention is kept", name=aside, why=why)
         return False
+
+
+def remove_refused(side: OwnerSide, folder: Path, aside: str, uid: int) -> str | None:
+    """Remove the refused folder ``folder/aside`` of ``uid`` and its record: its content
+    by ``side`` (the owner's ids), then the emptied folder and the record by this
+    process (the daemons, whose ``jobs/.refused/`` it is). None when both went, else
+    why not (then both stay)."""
+    try:
+        fd = os.open(folder / aside, _DIR)
+    except FileNotFoundError:
+        fd = -1  # the folder went already: its record goes too
+    except OSError as exc:
+        return f"cannot open it: {exc.strerror}"
+    try:
+        if fd >= 0:
+            info = os.fstat(fd)
+            if info.st_uid != uid:
+                return f"it belongs to uid {info.st_uid}, not {uid}"
+            left = side.empty(fd)
+            if left:
+                return f"{left} entries its owner may not remove"
+            os.rmdir(folder / aside)
+        os.unlink(folder / f"{aside}.json")
+    except (PrsdError, OSError) as exc:
+        return str(exc)
+    finally:
+        if fd >= 0:
+            os.close(fd)
+    return None
+
+
+def discard_refused(folder: Path, aside: str, asker_uid: int, admin: bool) -> tuple[bool, str]:
+    """``prsctl gc``'s request to remove the refused folder ``aside`` of ``folder``
+    (``jobs/.refused/``) now: (removed, one line for the asker). Only the folder's
+    owner (as its record says), root and ``admin`` (a member of the admin group) may;
+    the content goes with the owner's ids, as after the retention."""
+    record = next((r for r in refusals(folder) if r.aside == aside), None)
+    if record is None:
+        return False, f"no refused inbox folder {aside}"
+    if not admin and asker_uid not in (0, record.uid):
+        return False, (
+            f"refused inbox folder {aside} is not yours: only its owner, root or members "
+            "of PRSD_ADMIN_GROUP may remove it"
+        )
+    gid = record.gid if record.gid is not None else _primary_group(record.uid)
+    side = owner_side(record.uid, gid)
+    try:
+        why = remove_refused(side, folder, aside, record.uid)
+    finally:
+        side.close()
+    if why is not None:
+        return False, f"refused inbox folder {aside} was kept: {why}"
+    log.info("removed a refused inbox folder on request", moved_to=aside, by=asker_uid)
+    return True, f"removed refused inbox folder {aside}"
 
 
 def _primary_group(uid: int) -> int:

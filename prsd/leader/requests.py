@@ -20,6 +20,7 @@ from typing import TYPE_CHECKING
 
 from prsd.leader.askrule import Decision, JobPlace, Verb, decide
 from prsd.leader.finish import FinalState
+from prsd.leader.refusedgc import discard_refused
 from prsd.leader.removal import remove_ended_job, sweep_aside
 from prsd.logconfig import get_logger
 from prsd.storage.askers import admin_group_from_env, in_group, job_owner, person
@@ -107,6 +108,10 @@ class RequestDesk:
         except RequestError as exc:
             log.warning("refused a malformed request", error=exc.one_line())
             self._answer(name, False, exc.one_line())
+            return
+        if got.request.action == "discard":  # prsctl gc of a refused inbox folder
+            admin = got.uid == 0 or in_group(got.uid, self.admin_group)
+            self._answer(name, *discard_refused(self.spool.refused, job_id, got.uid, admin))
             return
         place, ended = self._place(job_id, drivers, finished)
         decision = decide(

@@ -20,7 +20,9 @@ the owner's ids too (the planner, the workers, the owner side).
 Errors: :class:`~prsd.errors.JobSpecError` with the loader's key, place and problem
 (the job fails with it, as a spec loaded in-process would); :class:`InputError`
 when the owner is unknown or the helper cannot start, dies, hangs past
-:data:`LOAD_TIMEOUT_S` (it is killed) or answers nonsense.
+``PRSD_SPEC_LOAD_TIMEOUT_S`` (:func:`prsd.tunables.spec_load_timeout_s`, 60 s by
+default: it is killed; one whose call sleeps in a hung mount's kernel code, which no
+signal ends, is left to end on its own) or answers nonsense.
 """
 
 from __future__ import annotations
@@ -36,14 +38,19 @@ from prsd.jobspec.load import load_job_spec
 from prsd.jobspec.paths import configured_roots_text
 from prsd.leader.planowner import plan_identity
 from prsd.leader.spechelper import MODULE, encode_request
+from prsd.logconfig import get_logger
+from prsd.tunables import spec_load_timeout_s
 from prsd.wire.fields import Fields
 
 if TYPE_CHECKING:
+    from pathlib import Path
+
     from prsd.owner import RunAs
     from prsd.storage.layout import JobLayout
 
-LOAD_TIMEOUT_S = 60.0
 _TAIL = 400  # characters of the helper's stderr kept in a reason
+_REAP_S = 5.0  # how long a killed helper is waited for
+log = get_logger("prsd.leader")
 
 
 def load_as_owner(layout: JobLayout) -> JobSpec:
@@ -57,14 +64,14 @@ def load_as_owner(layout: JobLayout) -> JobSpec:
     if run_as is None:
         return load_job_spec(layout.root, spool_job_dir=layout.root)
     request = encode_request(layout.root, run_as.uid, os.geteuid(), configured_roots_text())
-    return _answer(_ask(run_as, request), run_as)
+    return _answer(_ask(run_as, request, layout.root), run_as)
 
 
 def _who(run_as: RunAs) -> str:
     return f"{run_as.name} (uid {run_as.uid})"
 
 
-def _ask(run_as: RunAs, request: bytes) -> tuple[int, bytes, bytes]:
+def _ask(run_as: RunAs, request: bytes, layout_root: Path) -> tuple[int, bytes, bytes]:
     try:
         proc = spawn_as(
             run_as, MODULE, stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.PIPE
@@ -74,14 +81,23 @@ def _ask(run_as: RunAs, request: bytes) -> tuple[int, bytes, bytes]:
             f"the spec loader could not be started as {_who(run_as)}: {exc} (the daemons' "
             "interpreter must be one every job owner may run)"
         ) from None
+    limit = spec_load_timeout_s()
     try:
-        out, err = proc.communicate(request, timeout=LOAD_TIMEOUT_S)
+        out, err = proc.communicate(request, timeout=limit)
     except subprocess.TimeoutExpired:
         proc.kill()
-        proc.communicate()
+        try:
+            proc.communicate(timeout=_REAP_S)
+        except subprocess.TimeoutExpired:
+            log.warning(  # a call already sent to a hung mount sleeps until the mount answers
+                "a killed spec loader has not ended yet; it is left to end on its own",
+                pid=proc.pid,
+                job_root=str(layout_root),
+            )
         raise InputError(
-            f"the spec loader run as {_who(run_as)} did not answer within "
-            f"{LOAD_TIMEOUT_S:.0f} s; it was killed"
+            f"the spec of this job did not load within {limit:g} s (its loader, run as "
+            f"{_who(run_as)}, was killed: is an input path on a slow or hung mount, or "
+            "are there very many inputs?)"
         ) from None
     return proc.returncode, out, err
 

@@ -34,7 +34,7 @@ from prsd.storage.atomic import write_atomic
 if TYPE_CHECKING:
     from prsd.storage.layout import SpoolLayout
 
-ACTIONS = ("cancel", "remove")
+ACTIONS = ("cancel", "remove", "discard")  # discard: a refused inbox folder (prsctl gc)
 MAX_REQUEST_BYTES = 4096
 REPLY_SUFFIX = ".reply"
 _NAME_RE = re.compile(r"^([a-z0-9][a-z0-9_-]{0,99})\.([a-z]{1,20})\.([0-9a-f]{8,32})$")
