@@ -11,6 +11,10 @@ import subprocess
 from datetime import UTC, datetime, timedelta
 from typing import TYPE_CHECKING
 
+# prsctl imports psutil lazily (the lease check of `prsd.read.fleet`); the users the tests
+# act as cannot read this interpreter's library (under /root), so it is loaded before they fork
+import psutil  # noqa: F401
+
 from prsd.cli.prsctl import main as prsctl_main
 from prsd.leader.removal import remove_ended_job
 from prsd.storage.layout import SpoolLayout
