@@ -19,7 +19,6 @@ intake root reads only the spool's own files, never a path of the user's side.
 from __future__ import annotations
 
 import dataclasses
-import json
 import os
 import secrets
 import stat
@@ -37,6 +36,7 @@ from prsd.leader.retryfiles import adopt_retry_files
 from prsd.leader.specowner import load_as_owner
 from prsd.logconfig import get_logger
 from prsd.storage.atomic import move_verified, write_atomic
+from prsd.storage.badrecord import BadRecord
 from prsd.storage.endrecords import ended_status, final_record
 from prsd.storage.jobfolder import JobFolder
 from prsd.storage.jobid import (
@@ -60,7 +60,8 @@ from prsd.storage.jobroot import (
     seal_job_root,
 )
 from prsd.storage.layout import JobLayout
-from prsd.storage.readsafe import UntrustedFile, read_small
+from prsd.storage.originrecord import read_origin_record
+from prsd.storage.readsafe import UntrustedFile
 from prsd.storage.states import JobState
 
 if TYPE_CHECKING:
@@ -70,7 +71,6 @@ if TYPE_CHECKING:
 
 log = get_logger("prsd.leader")
 
-MAX_ORIGIN_BYTES = 64 * 1024
 _REPORTED: set[tuple[str, int]] = set()  # strays this leader could not remove, already logged
 
 
@@ -372,11 +372,6 @@ def _job_file_name(layout: JobLayout) -> Path:
 def _origin_name(folder: Path) -> str:
     """The ``name`` in ``origin.json`` (``prsctl submit --name``), read without following links."""
     try:
-        data = read_small(
-            JobLayout(folder, folder.name).origin, MAX_ORIGIN_BYTES, daemon_owned=False
-        )
-        origin = json.loads(data)
-    except (UntrustedFile, ValueError):
+        return read_origin_record(JobLayout(folder, folder.name).origin).name
+    except (UntrustedFile, BadRecord):
         return ""
-    name = origin.get("name", "") if isinstance(origin, dict) else ""
-    return name if isinstance(name, str) else ""

@@ -35,7 +35,7 @@ OFFENDERS: dict[str, int] = {
     "prsd/envs/interp.py": 1,
     "prsd/jobspec/code.py": 1,
     "prsd/jobspec/model.py": 1,
-    "prsd/leader/intake.py": 2,
+    "prsd/leader/intake.py": 1,
     "prsd/leader/kept.py": 1,
     "prsd/leader/planhelper.py": 2,
     "prsd/leader/removal.py": 3,
