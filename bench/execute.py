@@ -76,10 +76,10 @@ def tabular_unsupported(kind: str) -> str | None:
     """Why prsd cannot split a ``kind`` input yet, or None once it can."""
     if kind == "files":
         return None
-    from prsd.leader import planner
+    from prsd.leader.plan import planner
 
     if kind not in planner.PLANNERS:
-        return f"prsd has no {kind} splitter yet (prsd/leader/planner.py PLANNERS)"
+        return f"prsd has no {kind} splitter yet (prsd/leader/plan/planner.py PLANNERS)"
     return None
 
 

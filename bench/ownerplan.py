@@ -112,8 +112,8 @@ def _run_one(spool: Path, name: str, yaml_text: str, script: str, uid: int, gid:
 
 def _plan_only(csv_path: Path, parquet_path: Path, user: pwd.struct_passwd, repeats: int) -> None:
     from prsd.jobspec.load import load_job_spec
-    from prsd.leader.planhelper import encode_request, planned_batches
-    from prsd.leader.planstream import HelperPlan, InProcessPlan, PlanSource
+    from prsd.leader.plan.planhelper import encode_request, planned_batches
+    from prsd.leader.plan.planstream import HelperPlan, InProcessPlan, PlanSource
     from prsd.owner import identity
 
     run_as = identity(user.pw_uid, user.pw_gid)

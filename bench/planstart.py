@@ -1,7 +1,7 @@
 """``python -m bench.planstart --before TREE``: W6's plan through the planner process, two trees.
 
 Under a root leader a job owned by someone else is planned by a process with the
-owner's ids (``prsd.leader.planhelper``), its records read from a pipe; W6 (root-owned
+owner's ids (``prsd.leader.plan.planhelper``), its records read from a pipe; W6 (root-owned
 jobs) plans in the leader's own thread instead. This times that other path alone, as
 the leader starts it (``HelperPlan.start``, run as this user): seconds from the spawn
 to the first mini-batch read from the pipe, and to the plan's end. Each sample is a
@@ -34,8 +34,8 @@ import json, shutil, sys, time, textwrap, tempfile
 from pathlib import Path
 t0 = time.perf_counter()
 from prsd.jobspec.load import load_job_spec
-from prsd.leader.planhelper import encode_request
-from prsd.leader.planstream import HelperPlan
+from prsd.leader.plan.planhelper import encode_request
+from prsd.leader.plan.planstream import HelperPlan
 job = Path(tempfile.mkdtemp(prefix="planstart-"))
 (job / "code").mkdir()
 (job / "code" / "score.py").write_text("def run(mb):\\n    return mb\\n")

@@ -104,7 +104,7 @@ def _hot(key: tuple[str, str]) -> bool:
 def w7_by_role(sizes: tuple[int, int], work: Path) -> dict[str, Any]:
     """Per role: hot spool operations per task and per mini-batch, and polling per second.
 
-    Tasks are packed by measured time (prsd/leader/packing.py), so the number of tasks
+    Tasks are packed by measured time (prsd/leader/plan/packing.py), so the number of tasks
     does not grow in step with the mini-batches and two sizes cannot be differenced:
     the larger job is traced alone, its operations divided by its tasks (counted by the
     agent's commit renames) and by its mini-batches (an upper bound: set-up included).

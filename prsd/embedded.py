@@ -23,8 +23,8 @@ from typing import TYPE_CHECKING, Any
 import anyio
 import anyio.to_thread
 
-from prsd.leader.finish import FinalState
-from prsd.leader.privatestatus import read_final
+from prsd.leader.end.finish import FinalState
+from prsd.leader.end.privatestatus import read_final
 from prsd.read.jobs import read_job_status
 from prsd.runhere import CtrlC, Here, LeftEarly, run_here
 from prsd.storage.requests import remove, send_request

@@ -30,7 +30,7 @@ if TYPE_CHECKING:
 
     from prsd.agent.forks import ForkServer
     from prsd.cli.runview import ProgressView
-    from prsd.leader.finish import FinalState
+    from prsd.leader.end.finish import FinalState
     from prsd.runhere import LeftEarly
     from prsd.storage.layout import SpoolLayout
 

@@ -32,8 +32,8 @@ import anyio.to_thread
 
 from prsd.agent.agent import Agent
 from prsd.leader.election import Deposed, Election
-from prsd.leader.job import Hint
 from prsd.leader.leader import Leader, LeaderLinks
+from prsd.leader.run.job import Hint
 
 if TYPE_CHECKING:
     from collections.abc import Callable, Coroutine
@@ -41,7 +41,7 @@ if TYPE_CHECKING:
 
     from prsd.agent.agent import AgentOptions
     from prsd.agent.forks import ForkServer
-    from prsd.leader.finish import FinalState
+    from prsd.leader.end.finish import FinalState
     from prsd.storage.layout import SpoolLayout, TaskName
 
 END_POLL_S = 0.2  # the end written by a leader elsewhere is looked for this often

@@ -255,7 +255,7 @@ def submit_retry(
     The earlier job's ``job.yaml`` (with ``overrides``, az ml's ``--set`` syntax,
     applied), code snapshot (or a snapshot of ``code_dir``, a fixed script) and
     ``origin.json`` are copied with a ``retry.json`` and the results to keep (see
-    :mod:`prsd.leader.rerun`); returns (new job id, mini-batches to run, a summary).
+    :mod:`prsd.leader.rerun.retryjob`); returns (new job id, mini-batches to run, a summary).
 
     Raises:
         PrsdError: the job has not ended, is someone else's, or has nothing to retry;
@@ -264,7 +264,7 @@ def submit_retry(
     """
     from prsd.jobspec.overrides import apply_overrides, parse_override
     from prsd.jobspec.yamlsafe import read_yaml
-    from prsd.leader.resubmit import draft_retry  # the leader's own planning, dry run
+    from prsd.leader.rerun.draft import draft_retry  # the leader's own planning, dry run
 
     old = spool.job(job_id)
     if not old.final.exists():

@@ -163,7 +163,7 @@ ALLOWED: dict[str, set[str]] = {
 # Client modules that still import a leader module, one import each (the rest may not).
 CLIENT_EXCEPTIONS = {
     # prsctl retry dry-runs the leader's own planning over the input as it is now
-    ("prsd.submit", "prsd.leader.resubmit"),
+    ("prsd.submit", "prsd.leader.rerun.draft"),
 }
 COMPAT = ROOT / "compat" / "azureml-v1"
 COMPAT_STORAGE = {"prsd.storage.layout", "prsd.storage.spool"}

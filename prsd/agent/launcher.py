@@ -69,7 +69,7 @@ async def launch_worker(ctx: JobContext, gpu: int | None, paths: ProcessPaths) -
     folders = [paths.working_dir, paths.log_dir, paths.error.parent, ctx.layout.outputs]
     # Folder outputs inside the job's outputs/ exist before the script runs (Azure mounts them):
     # for a job run as its owner they were made at intake with the owner's ids
-    # (prsd/leader/intake.py), never by root inside the owner's folder.
+    # (prsd/leader/intake/intake.py), never by root inside the owner's folder.
     if run_as is None:
         outputs = (Path(p) for p in ctx.spec.output_folders)
         folders += [p for p in outputs if p.is_relative_to(ctx.layout.outputs)]

@@ -2,7 +2,7 @@
 
 ``prsctl`` looks into a job (``status JOB``, ``logs``, ``report``, ``retry``) for its
 owner, root and members of ``PRSD_ADMIN_GROUP`` (the rule of
-:mod:`prsd.leader.askrule`); anyone else is told in one line whose job it is (the
+:mod:`prsd.leader.requests.askrule`); anyone else is told in one line whose job it is (the
 jobs table still lists it for everyone). It is a courtesy, not the protection: the
 file system's modes are. When those refuse, :func:`permission_line` turns the
 ``PermissionError`` into one line naming the file, the user and what to change.

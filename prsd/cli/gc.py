@@ -5,12 +5,12 @@ Completed with failures, Failed, Canceled) that ended more than DAYS days ago, b
 their ``finished_at``; a user's own jobs, or every job for root and members of
 ``PRSD_ADMIN_GROUP``. Each goes to the leader as a ``remove`` request in
 ``requests/``, as ``cancel`` does: the leader checks the asker against the job's
-owner again and removes only ended jobs (:mod:`prsd.leader.removal`).
+owner again and removes only ended jobs (:mod:`prsd.leader.requests.removal`).
 
 The caller's refused inbox folders (``jobs/.refused/``, moved aside by the leader:
-prsd/leader/inboxsweep.py) refused more than DAYS days ago go too (every user's for
+prsd/leader/intake/inboxsweep.py) refused more than DAYS days ago go too (every user's for
 root and the admin group): each is a ``discard`` request, and the leader removes the
-folder's content with its owner's ids (the owner side, prsd/leader/refusedgc.py),
+folder's content with its owner's ids (the owner side, prsd/leader/intake/refusedgc.py),
 then the emptied folder and its record. ``--dry-run`` lists what would go and asks
 nothing.
 """

@@ -2,7 +2,7 @@
 
 The table lists at most :data:`MAX_QUEUED_ROWS` folders still waiting in the inbox;
 the rest are counted ("5000 queued folders in the inbox, 4990 without job.yaml"). The
-folders the leader refused (prsd/leader/inboxsweep.py: a name that is not UTF-8, a
+folders the leader refused (prsd/leader/intake/inboxsweep.py: a name that is not UTF-8, a
 folder that stayed without job.yaml) are read from their records in
 ``jobs/.refused/`` and reported with their reason, the newest few by name.
 

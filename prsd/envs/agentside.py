@@ -9,7 +9,7 @@ afterwards ``ready`` or ``failed`` with the one-line error. The cache entry stay
 held in use until :meth:`JobEnvironment.release` (the job's run on this node ended).
 
 Errors: none raised; a failure is kept in :attr:`JobEnvironment.error` and reported
-as the node's first init error, marked ``environment`` (prsd/leader/initrule.py puts
+as the node's first init error, marked ``environment`` (prsd/leader/run/initrule.py puts
 its text first in the job's result).
 """
 

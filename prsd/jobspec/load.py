@@ -8,7 +8,7 @@ the file and line, and what is expected; Azure-only keys are listed in
 file, ``origin.json``, MLTable files and the settings file; of the data it only stats
 paths (and lists folders to expand MLTable patterns). It does so with the ids of the
 process that calls it: a root leader loads another user's job in a process with that
-user's ids (prsd/leader/specowner.py), so the kernel answers every one of those looks.
+user's ids (prsd/leader/intake/specowner.py), so the kernel answers every one of those looks.
 """
 
 from __future__ import annotations

@@ -3,7 +3,7 @@
 ``Leader.step(now)`` is synchronous and does all the file I/O of one round; the
 async ``run`` calls it in a worker thread, one hop per round. ``prsd run`` drives
 the same object with ``until_job`` set. Loading a job's spec at intake runs beside
-the rounds (prsd/leader/intakeloads.py); a later round records its outcome.
+the rounds (prsd/leader/intake/loads.py); a later round records its outcome.
 """
 
 from __future__ import annotations
@@ -18,18 +18,19 @@ import anyio.to_thread
 
 from prsd.errors import PrsdError
 from prsd.leader.election import Deposed, Election
-from prsd.leader.faultfile import write_fault_traceback
-from prsd.leader.finish import FinalState
-from prsd.leader.guard import (
+from prsd.leader.end.faultfile import write_fault_traceback
+from prsd.leader.end.finish import FinalState
+from prsd.leader.end.guard import (
     MAX_STATE_BYTES,
     abandon_quietly,
     end_broken_job,
     fault_reason,
     load_spec,
 )
+from prsd.leader.end.privatestatus import read_final
 from prsd.leader.health import LeaderHealth
-from prsd.leader.inboxsweep import InboxSweep
-from prsd.leader.intake import (
+from prsd.leader.intake.inboxsweep import InboxSweep
+from prsd.leader.intake.intake import (
     fail_intake,
     ready_in_inbox,
     record_spec,
@@ -38,13 +39,12 @@ from prsd.leader.intake import (
     settle_given,
     take_in,
 )
-from prsd.leader.intakeloads import IntakeLoads, Loading
-from prsd.leader.job import Hint, JobDriver
-from prsd.leader.jobclock import record_start, restore_start
+from prsd.leader.intake.loads import IntakeLoads, Loading
 from prsd.leader.liveness import Observer, nodes_view
 from prsd.leader.nodewatch import NodeWatch
-from prsd.leader.privatestatus import read_final
-from prsd.leader.requests import RequestDesk
+from prsd.leader.requests.desk import RequestDesk
+from prsd.leader.run.job import Hint, JobDriver
+from prsd.leader.run.jobclock import record_start, restore_start
 from prsd.logconfig import get_logger
 from prsd.pipeline.desk import PipelineDesk
 from prsd.storage.atomic import write_atomic
@@ -155,7 +155,7 @@ class Leader:
             restore_start(driver, now)
         except Deposed:
             raise
-        except Exception as exc:  # noqa: BLE001 - the job's boundary (prsd.leader.guard)
+        except Exception as exc:  # noqa: BLE001 - the job's boundary (prsd.leader.end.guard)
             if not self._storage_fault(exc, now, job_id):
                 reason = f"the job could not be resumed: {fault_reason(exc, layout)}"
                 self.finished[job_id] = end_broken_job(self.spool, layout, reason)
@@ -180,7 +180,7 @@ class Leader:
                 ended = driver.step(now, by_job.get(job_id, []))
             except Deposed:
                 raise
-            except Exception as exc:  # noqa: BLE001 - the job's boundary (prsd.leader.guard)
+            except Exception as exc:  # noqa: BLE001 - the job's boundary (prsd.leader.end.guard)
                 self._job_fault(job_id, driver, exc, now)
                 moved = True
                 continue
@@ -322,7 +322,7 @@ class Leader:
         except PrsdError as exc:
             self.finished[layout.job_id] = fail_intake(layout, exc)
             log.warning("job refused", job_id=layout.job_id, error=exc.one_line())
-        except Exception as exc:  # noqa: BLE001 - the job's boundary (prsd.leader.guard)
+        except Exception as exc:  # noqa: BLE001 - the job's boundary (prsd.leader.end.guard)
             if self._storage_fault(exc, now, None):
                 self.intake_retry[layout.job_id] = layout
             else:

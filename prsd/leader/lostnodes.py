@@ -1,7 +1,7 @@
 """What the leader does with each job once it has looked at the nodes' heartbeats.
 
 Two things per job, from the same look: the worker slots now serving it (the size of
-the tail's tasks, :func:`prsd.leader.packing.fleet_slots`), and the claims of nodes
+the tail's tasks, :func:`prsd.leader.plan.packing.fleet_slots`), and the claims of nodes
 presumed dead (:class:`~prsd.leader.liveness.Observer`), moved back to ``pending/``
 as their next attempt. Errors from a job's folder propagate to the caller's job
 boundary.
@@ -11,12 +11,12 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
-from prsd.leader.packing import fleet_slots
+from prsd.leader.plan.packing import fleet_slots
 from prsd.logconfig import get_logger
 
 if TYPE_CHECKING:
-    from prsd.leader.job import JobDriver
     from prsd.leader.liveness import Observer
+    from prsd.leader.run.job import JobDriver
     from prsd.wire.heartbeat import Heartbeat
 
 log = get_logger("prsd.leader")

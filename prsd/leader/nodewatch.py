@@ -23,7 +23,7 @@ from prsd.storage.heartbeat import read_heartbeats
 if TYPE_CHECKING:
     from collections.abc import Iterable
 
-    from prsd.leader.job import JobDriver
+    from prsd.leader.run.job import JobDriver
     from prsd.storage.layout import SpoolLayout
     from prsd.wire.heartbeat import Heartbeat
 

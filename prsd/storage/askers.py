@@ -7,7 +7,7 @@ policy :func:`prsd.storage.jobowner.owner`; a job in ``jobs/`` whose record is m
 or cannot be believed is treated as root's, so only root and admins may act on it
 (never its folder's owner). A job still queued in ``inbox/`` has no record yet: its
 owner is the owner of the folder the user put there, which is exactly what intake will
-record. One copy for both sides: the leader's request desk (prsd/leader/requests.py)
+record. One copy for both sides: the leader's request desk (prsd/leader/requests/desk.py)
 and ``prsctl`` (prsd/cli/access.py) ask the same questions. Nothing here raises.
 """
 

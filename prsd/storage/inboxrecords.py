@@ -3,10 +3,10 @@
 - ``leader/inbox_seen.json``: when a leader first saw each inbox folder that holds no
   job file yet, ``{"seen": [{"name": N, "ino": I, "since": T}, ...]}`` (``T``: seconds
   since the epoch), so the grace period survives a restart and a take-over
-  (prsd/leader/inboxsweep.py). Written whole and atomically by the daemons, mode 0600.
+  (prsd/leader/intake/inboxsweep.py). Written whole and atomically by the daemons, mode 0600.
 - ``jobs/.refused/<name>.json``: one per refused folder, ``{"inbox_name", "uid", "gid",
   "reason", "moved_to", "at"}`` (``at``: ISO 8601 with a zone); read here for the
-  folders past their retention (prsd/leader/refusedgc.py).
+  folders past their retention (prsd/leader/intake/refusedgc.py).
 
 - ``inbox/``: :func:`inbox_counts` counts its folders (dot names, links and files left
   out) and those without a job file, for ``prsctl status``; :func:`refusal_documents`

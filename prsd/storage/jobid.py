@@ -15,7 +15,7 @@ that reservation over, so the job keeps the id ``prsctl submit`` printed. Once t
 folder has moved the marker is settled (it says ``given``): from then on no folder of
 that name can take it over, even after the job is removed. The settled marker also
 keeps the folder's owner as it was before sealing (for a leader that dies while
-sealing, prsd/leader/intake.py).
+sealing, prsd/leader/intake/intake.py).
 
 Errors: none of its own; a reservation that fails in an unclear way (an NFS reply
 lost) reads the marker back, which names its creator (prsd.storage.atomic).

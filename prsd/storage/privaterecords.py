@@ -8,7 +8,7 @@ job's group (from ``owner.json``); ``state/final.json`` likewise keeps the state
 code and time for everyone and leaves its ``reason`` and ``root_cause`` to
 ``state/final.private.json`` (same owner and mode). Each private file, once its group
 and mode are set, is handed to ``grant`` through its descriptor (the leader adds the
-admin group's read access there: prsd/leader/adminread.py).
+admin group's read access there: prsd/leader/end/adminread.py).
 
 Promise: the private record is written before the public one, so a reader who can
 read both never finds a public record newer than the private text it should show.

@@ -2,7 +2,7 @@
 
 Promise: :class:`Started` is the job's own start, written once at intake and read
 back by every leader that takes the job over, so the job's elapsed time survives
-failovers (prsd/leader/jobclock.py). It carries the Unix time (``unix_s``, what is
+failovers (prsd/leader/run/jobclock.py). It carries the Unix time (``unix_s``, what is
 read back) and the same instant as ISO 8601 UTC (``started_at``, for people), and
 round-trips through :meth:`Started.to_json` / :meth:`Started.from_json`.
 

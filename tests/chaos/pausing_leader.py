@@ -16,10 +16,10 @@ import sys
 from typing import TYPE_CHECKING
 
 from prsd import daemon
-from prsd.leader import status
+from prsd.leader.run import status
 
 if TYPE_CHECKING:
-    from prsd.leader.snapshot import JobSnapshot
+    from prsd.leader.run.snapshot import JobSnapshot
 
 
 def pause_before_status(pause: str) -> None:

@@ -15,10 +15,10 @@ from typing import TYPE_CHECKING
 
 import pytest
 
-from prsd.leader import takeover as takeover_module
-from prsd.leader.guard import load_spec
-from prsd.leader.intake import load_taken_job, take_in
-from prsd.leader.job import JobDriver
+from prsd.leader.end.guard import load_spec
+from prsd.leader.intake.intake import load_taken_job, take_in
+from prsd.leader.run.job import JobDriver
+from prsd.leader.takeover import takeover as takeover_module
 from prsd.storage.spool import open_spool
 from prsd.submit import submit
 from tests.fsrig.rig import EXPORT, fresh_dir, mounts

@@ -10,7 +10,7 @@ from typing import TYPE_CHECKING
 
 import pytest
 
-from prsd.leader.intake import load_taken_job, ready_in_inbox, take_in
+from prsd.leader.intake.intake import load_taken_job, ready_in_inbox, take_in
 from prsd.leader.leader import Leader
 from prsd.storage.jobid import (
     assign_job_id,

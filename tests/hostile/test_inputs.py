@@ -269,7 +269,7 @@ def _planners(uid: int) -> list[int]:
             owner = entry.stat().st_uid
         except OSError:
             continue
-        if b"prsd.leader.planhelper" in command and owner == uid:
+        if b"prsd.leader.plan.planhelper" in command and owner == uid:
             found.append(int(entry.name))
     return found
 

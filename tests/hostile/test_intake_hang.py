@@ -64,7 +64,7 @@ def _helpers_of(uid: int) -> list[int]:
             if os.stat(f"/proc/{pid}").st_uid != uid:
                 continue
             with open(f"/proc/{pid}/cmdline", "rb") as f:
-                if b"prsd.leader.spechelper" in f.read():
+                if b"prsd.leader.intake.spechelper" in f.read():
                     found.append(int(pid))
         except OSError:
             continue

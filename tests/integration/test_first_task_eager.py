@@ -15,12 +15,12 @@ import sys
 import time
 from typing import TYPE_CHECKING
 
-from prsd.leader.intake import load_taken_job, take_in
-from prsd.leader.job import JobDriver
-from prsd.leader.planner import plan_mini_batches
-from prsd.leader.planstream import HelperPlan
-from prsd.leader.planwire import Record, encode
-from prsd.leader.splitting import FIRST_TASK_EAGER_S, Plan, split_step
+from prsd.leader.intake.intake import load_taken_job, take_in
+from prsd.leader.plan.planner import plan_mini_batches
+from prsd.leader.plan.planstream import HelperPlan
+from prsd.leader.plan.planwire import Record, encode
+from prsd.leader.plan.splitting import FIRST_TASK_EAGER_S, Plan, split_step
+from prsd.leader.run.job import JobDriver
 from prsd.storage.spool import open_spool
 from prsd.submit import submit
 from tests.jobkit import make_job

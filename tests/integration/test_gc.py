@@ -16,7 +16,7 @@ from typing import TYPE_CHECKING
 import psutil  # noqa: F401
 
 from prsd.cli.prsctl import main as prsctl_main
-from prsd.leader.removal import remove_ended_job
+from prsd.leader.requests.removal import remove_ended_job
 from prsd.storage.layout import SpoolLayout
 from prsd.storage.requests import Request, read_reply, send_request
 from tests.helpers import stop_daemons, wait_until

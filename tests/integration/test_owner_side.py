@@ -20,7 +20,7 @@ import pytest
 from prsd.asowner.outputs import OwnerOpError
 from prsd.asowner.side import Helper, OwnerSideGone, owner_side
 from prsd.fdio import write_all
-from prsd.leader.removal import delete_job_folder
+from prsd.leader.requests.removal import delete_job_folder
 from prsd.owner import identity
 from prsd.storage.jobowner import JobOwner, write_job_owner
 from prsd.storage.layout import JobLayout

@@ -1,4 +1,4 @@
-"""The plan stream from a real planner process (prsd.leader.planstream): a planner
+"""The plan stream from a real planner process (prsd.leader.plan.planstream): a planner
 killed with ``kill -9`` mid-plan, one that hangs (SIGSTOP), one that fails; the
 leader's reads never wait past their bound. And what the leader checks before it
 starts one: the owner record (fail closed) and the planner's private folders."""
@@ -18,10 +18,10 @@ import pytest
 
 from prsd.errors import InputError
 from prsd.jobspec.load import load_job_spec
-from prsd.leader.planhelper import encode_request
-from prsd.leader.planowner import private_folders
-from prsd.leader.planstream import HelperPlan, open_plan
-from prsd.leader.planwire import Record, encode
+from prsd.leader.plan.planhelper import encode_request
+from prsd.leader.plan.planowner import private_folders
+from prsd.leader.plan.planstream import HelperPlan, open_plan
+from prsd.leader.plan.planwire import Record, encode
 from prsd.owner import identity
 from prsd.storage.jobowner import JobOwner, write_job_owner
 from prsd.storage.layout import SpoolLayout

@@ -9,7 +9,7 @@ from typing import TYPE_CHECKING
 import pytest
 
 from prsd.doctor.probes import shared_folder_problems
-from prsd.leader.requests import RequestDesk
+from prsd.leader.requests.desk import RequestDesk
 from prsd.storage.requests import (
     Reply,
     Request,

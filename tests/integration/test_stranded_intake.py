@@ -15,7 +15,7 @@ from typing import TYPE_CHECKING
 
 import pytest
 
-from prsd.leader.intake import load_taken_job, take_in
+from prsd.leader.intake.intake import load_taken_job, take_in
 from prsd.storage.jobid import registry
 from prsd.storage.jobowner import write_job_owner
 from prsd.storage.jobroot import seal_job_root

@@ -11,9 +11,9 @@ from __future__ import annotations
 import time
 from typing import TYPE_CHECKING
 
-from prsd.leader import takeover as takeover_module
-from prsd.leader.intake import load_taken_job, take_in
-from prsd.leader.job import JobDriver
+from prsd.leader.intake.intake import load_taken_job, take_in
+from prsd.leader.run.job import JobDriver
+from prsd.leader.takeover import takeover as takeover_module
 from prsd.storage.layout import TaskName
 from prsd.storage.spool import open_spool
 from prsd.submit import submit

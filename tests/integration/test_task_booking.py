@@ -13,9 +13,9 @@ import csv
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from prsd.leader.intake import load_taken_job, take_in
-from prsd.leader.job import JobDriver
-from prsd.leader.joblogs import report_parts
+from prsd.leader.intake.intake import load_taken_job, take_in
+from prsd.leader.run.job import JobDriver
+from prsd.leader.run.joblogs import report_parts
 from prsd.storage.claim import commit, list_pending, prepare_node, try_claim
 from prsd.storage.records import FAILED, SUCCEEDED, Outcome, ResultMeta, TaskBody
 from prsd.storage.spool import open_spool

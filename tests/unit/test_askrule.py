@@ -4,8 +4,8 @@ from __future__ import annotations
 
 import pytest
 
-from prsd.leader.askrule import Decision, JobPlace, Verb, decide
-from prsd.leader.requests import take_turn
+from prsd.leader.requests.askrule import Decision, JobPlace, Verb, decide
+from prsd.leader.requests.desk import take_turn
 from prsd.storage.askers import Person, may_act
 
 ALICE = Person(1001, "alice")

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from prsd.leader.bisect import Search, halves
+from prsd.leader.run.bisect import Search, halves
 
 ITEMS = [f"/d/{i}" for i in range(8)]
 

@@ -2,11 +2,11 @@
 
 from __future__ import annotations
 
-from prsd.leader.book import Ending, JobBook, Timeouts
-from prsd.leader.ledger import Ledger
-from prsd.leader.snapshot import NodeRow
-from prsd.leader.takeover import settled
-from prsd.leader.verdict import Counts, Thresholds
+from prsd.leader.run.book import Ending, JobBook, Timeouts
+from prsd.leader.run.ledger import Ledger
+from prsd.leader.run.snapshot import NodeRow
+from prsd.leader.run.verdict import Counts, Thresholds
+from prsd.leader.takeover.takeover import settled
 from prsd.storage.records import FAILED, REQUEUED, SUCCEEDED, MiniBatch, Outcome
 from prsd.wire.nodereport import NodeReport
 

@@ -7,8 +7,8 @@ from datetime import UTC, datetime, timedelta
 
 from prsd.cli.gc import Ended, old_jobs
 from prsd.cli.runview import progress_line
-from prsd.leader.askrule import JobPlace, Verb, decide
-from prsd.leader.initrule import NodeInit, init_failure
+from prsd.leader.requests.askrule import JobPlace, Verb, decide
+from prsd.leader.run.initrule import NodeInit, init_failure
 from prsd.read.nodes import node_row
 from prsd.storage.askers import Person
 from prsd.storage.heartbeat import Heartbeat

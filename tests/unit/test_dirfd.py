@@ -8,8 +8,8 @@ from typing import TYPE_CHECKING
 import pytest
 
 from prsd.asowner.outputs import OwnerOpError
-from prsd.leader.merge import OrderedMerge, Piece
-from prsd.leader.outplace import OutputPlace
+from prsd.leader.intake.outplace import OutputPlace
+from prsd.leader.run.merge import OrderedMerge, Piece
 from prsd.storage.dirfd import UnsafeFolder, check_owner, open_under, same_folder
 from prsd.storage.records import Outcome, ResultMeta, UntrustedResult, open_result, read_result
 

@@ -14,8 +14,8 @@ from typing import TYPE_CHECKING
 import pytest
 
 from prsd.errors import JobSpecError
-from prsd.leader.guard import end_broken_job
-from prsd.leader.intake import fail_intake
+from prsd.leader.end.guard import end_broken_job
+from prsd.leader.intake.intake import fail_intake
 from prsd.storage.endrecords import ended_status, final_record
 from prsd.storage.jobfolder import JobFolder
 from prsd.storage.layout import JobLayout, SpoolLayout

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from prsd.leader.errorbook import RECENT_ERRORS, ErrorBook
+from prsd.leader.run.errorbook import RECENT_ERRORS, ErrorBook
 from prsd.storage.records import Outcome
 
 

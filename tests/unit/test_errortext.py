@@ -2,9 +2,9 @@
 
 from __future__ import annotations
 
-from prsd.leader.errorbook import ErrorBook
-from prsd.leader.errortext import NO_ERRORS, compact_error, init_groups, job_error_text
-from prsd.leader.initrule import NodeInit
+from prsd.leader.end.errortext import NO_ERRORS, compact_error, init_groups, job_error_text
+from prsd.leader.run.errorbook import ErrorBook
+from prsd.leader.run.initrule import NodeInit
 from prsd.storage.records import Outcome
 
 

@@ -4,8 +4,8 @@ from __future__ import annotations
 
 import pytest
 
-from prsd.leader.faileditems import FailedItemsBook, describe_items
-from prsd.leader.verdict import (
+from prsd.leader.end.faileditems import FailedItemsBook, describe_items
+from prsd.leader.run.verdict import (
     COMPLETED,
     COMPLETED_WITH_FAILURES,
     Counts,

@@ -8,9 +8,9 @@ import json
 
 import pytest
 
-from prsd.leader.jobclock import age_s
-from prsd.leader.split import printable
-from prsd.leader.voided import voided_tasks
+from prsd.leader.plan.split import printable
+from prsd.leader.run.jobclock import age_s
+from prsd.leader.run.voided import voided_tasks
 from prsd.storage.faults import (
     BACKOFF_FIRST_S,
     BACKOFF_MAX_S,

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from prsd.leader.initrule import NodeInit, first_error_detail, init_failure
+from prsd.leader.run.initrule import NodeInit, first_error_detail, init_failure
 from prsd.tunables import init_grace_s, init_rule_window_s
 from prsd.wire.nodereport import NodeReport
 

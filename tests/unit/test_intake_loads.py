@@ -1,4 +1,4 @@
-"""Spec loads beside the leader's round (prsd/leader/intakeloads.py): bounded, in order,
+"""Spec loads beside the leader's round (prsd/leader/intake/loads.py): bounded, in order,
 never waited for, and a load that outlives its limit is given up and frees its place.
 
 Each load here opens a real FIFO of its job for reading, which blocks in the kernel
@@ -13,7 +13,7 @@ from typing import TYPE_CHECKING
 import pytest
 
 from prsd.errors import InputError
-from prsd.leader.intakeloads import IntakeLoads, Loading
+from prsd.leader.intake.loads import IntakeLoads, Loading
 from prsd.storage.jobowner import JobOwner
 from prsd.storage.spool import open_spool
 from tests.helpers import wait_until

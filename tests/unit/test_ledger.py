@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from prsd.leader.ledger import Ledger
+from prsd.leader.run.ledger import Ledger
 from prsd.storage.records import FAILED, SUCCEEDED, Outcome
 
 

@@ -6,7 +6,7 @@ from typing import TYPE_CHECKING
 
 import pytest
 
-from prsd.leader.joblogs import AttemptRow
+from prsd.leader.run.joblogs import AttemptRow
 from prsd.logline import append_lines, one_line
 from prsd.storage.records import Outcome
 

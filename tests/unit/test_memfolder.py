@@ -8,7 +8,7 @@ from typing import TYPE_CHECKING
 
 import pytest
 
-from prsd.leader.guard import end_broken
+from prsd.leader.end.guard import end_broken
 from prsd.storage.jobfolder import JobFolder
 from prsd.storage.jobowner import JobOwner, OwnerRecordError, write_job_owner
 from prsd.storage.layout import SpoolLayout, TaskName

@@ -6,7 +6,7 @@ from typing import TYPE_CHECKING
 
 import pytest
 
-from prsd.leader.merge import OrderedMerge, Piece
+from prsd.leader.run.merge import OrderedMerge, Piece
 from prsd.storage.records import UntrustedResult
 
 if TYPE_CHECKING:

@@ -8,7 +8,8 @@ from typing import TYPE_CHECKING
 import pytest
 
 from prsd.errors import PrsdError
-from prsd.leader import kept, outplace
+from prsd.leader.intake import outplace
+from prsd.leader.rerun import kept
 from prsd.pipeline.view import job_owner_uid
 from prsd.storage import askers
 from prsd.storage.askers import Person

@@ -1,10 +1,10 @@
-"""The plan stream's record format (prsd.leader.planwire): round trips, cuts, refusals."""
+"""The plan stream's record format (prsd.leader.plan.planwire): round trips, cuts, refusals."""
 
 from __future__ import annotations
 
 import pytest
 
-from prsd.leader.planwire import (
+from prsd.leader.plan.planwire import (
     PlanWireError,
     Record,
     RecordReader,

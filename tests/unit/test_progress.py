@@ -7,7 +7,7 @@ from typing import TYPE_CHECKING
 
 import pytest
 
-from prsd.leader.joblogs import JobLogs, overview_name
+from prsd.leader.run.joblogs import JobLogs, overview_name
 from prsd.storage.layout import JobLayout
 from prsd.wire.durations import format_duration
 

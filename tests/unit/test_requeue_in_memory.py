@@ -8,11 +8,11 @@ from typing import TYPE_CHECKING, cast
 
 import pytest
 
-from prsd.leader.book import JobBook, Timeouts
-from prsd.leader.ledger import Ledger
-from prsd.leader.requeues import requeue_lost_node
-from prsd.leader.tasks import TaskTable
-from prsd.leader.verdict import Thresholds
+from prsd.leader.run.book import JobBook, Timeouts
+from prsd.leader.run.ledger import Ledger
+from prsd.leader.run.requeues import requeue_lost_node
+from prsd.leader.run.tasks import TaskTable
+from prsd.leader.run.verdict import Thresholds
 from prsd.storage.jobfolder import JobFolder
 from prsd.storage.layout import SpoolLayout, TaskName
 from prsd.storage.memfolder import MemoryJobFolder
@@ -25,8 +25,8 @@ if TYPE_CHECKING:
     from collections.abc import Callable, Iterable
     from pathlib import Path
 
-    from prsd.leader.joblogs import AttemptRow
-    from prsd.leader.takeover import TakeOver
+    from prsd.leader.run.joblogs import AttemptRow
+    from prsd.leader.takeover.takeover import TakeOver
     from prsd.storage.jobfolder import JobFiles
     from prsd.storage.layout import JobLayout
 

@@ -9,7 +9,8 @@ import pytest
 
 from prsd.errors import JobSpecError
 from prsd.jobspec.overrides import apply_overrides, parse_override
-from prsd.leader.retryplan import (
+from prsd.leader.plan.split import plan_file_batches
+from prsd.leader.rerun.plan import (
     Kept,
     PlanNotes,
     Reuse,
@@ -20,7 +21,6 @@ from prsd.leader.retryplan import (
     plan_file_units,
     plan_payload_units,
 )
-from prsd.leader.split import plan_file_batches
 from prsd.storage.records import MiniBatch
 from prsd.storage.retryrecords import RetryOrder, RetryPlan
 

@@ -5,7 +5,7 @@ from __future__ import annotations
 import csv
 from pathlib import Path
 
-from prsd.leader.resume import DONE, Found, done_order, merge_reports
+from prsd.leader.takeover.resume import DONE, Found, done_order, merge_reports
 from prsd.storage.layout import TaskName
 
 HEADER = ["mini_batch_id", "attempt", "status", "node_id"]
@@ -62,7 +62,7 @@ def test_merge_of_a_clean_single_report_changes_nothing(tmp_path: Path) -> None:
 
 
 def test_an_issued_name_is_settled_when_seen_or_superseded() -> None:
-    from prsd.leader.issued import unsettled
+    from prsd.leader.takeover.issued import unsettled
 
     issued = {
         TaskName(0, 1, 1),  # seen in a listing
@@ -78,7 +78,7 @@ def test_an_issued_name_is_settled_when_seen_or_superseded() -> None:
 
 def test_a_row_torn_after_its_key_is_written_again_by_the_next_leader(tmp_path: Path) -> None:
     """A kill in mid-row can leave ``000000005,1,succ``: its key must not count as written."""
-    from prsd.leader.joblogs import CSV_COLUMNS, AttemptRow, JobLogs
+    from prsd.leader.run.joblogs import CSV_COLUMNS, AttemptRow, JobLogs
     from prsd.storage.layout import JobLayout
     from prsd.wire.records import Outcome
 
@@ -105,7 +105,7 @@ def test_a_row_torn_after_its_key_is_written_again_by_the_next_leader(tmp_path: 
 
 
 def test_a_leader_reopening_its_part_cuts_its_own_torn_row(tmp_path: Path) -> None:
-    from prsd.leader.joblogs import AttemptRow, JobLogs
+    from prsd.leader.run.joblogs import AttemptRow, JobLogs
     from prsd.storage.layout import JobLayout
     from prsd.wire.records import Outcome
 

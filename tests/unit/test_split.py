@@ -8,7 +8,7 @@ from typing import TYPE_CHECKING
 
 import pytest
 
-from prsd.leader.packing import (
+from prsd.leader.plan.packing import (
     GUIDED_SHARE,
     MAX_PEEK,
     MAX_PER_TASK,
@@ -17,7 +17,7 @@ from prsd.leader.packing import (
     fleet_slots,
     peek_for,
 )
-from prsd.leader.split import (
+from prsd.leader.plan.split import (
     HEAD_FIRST,
     SORT_AT_ONCE,
     UTF8_CHECKED_AT_ONCE,
@@ -26,7 +26,7 @@ from prsd.leader.split import (
     plan_file_batches,
     walk_order,
 )
-from prsd.leader.tasks import contiguous_runs
+from prsd.leader.run.tasks import contiguous_runs
 
 if TYPE_CHECKING:
     from pathlib import Path

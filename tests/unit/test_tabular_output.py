@@ -8,7 +8,7 @@ import pandas as pd
 import pyarrow.parquet as pq
 import pytest
 
-from prsd.leader.merge import OrderedMerge, OutputSchemaError, Piece
+from prsd.leader.run.merge import OrderedMerge, OutputSchemaError, Piece
 from prsd.worker.results import arrow_rows, encode_output
 
 if TYPE_CHECKING:

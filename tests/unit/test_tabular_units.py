@@ -11,8 +11,8 @@ import pytest
 from prsd.errors import JobSpecError
 from prsd.jobspec.values import tabular_batch_size
 from prsd.jobspec.yamlsafe import Doc
-from prsd.leader.tabular.folders import format_pattern, group_files, key_values
-from prsd.leader.tabular.groups import (
+from prsd.leader.plan.tabular.folders import format_pattern, group_files, key_values
+from prsd.leader.plan.tabular.groups import (
     BUCKET_BYTES,
     MAX_BUCKETS,
     bucket_count,
@@ -20,7 +20,7 @@ from prsd.leader.tabular.groups import (
     key_column,
     split_by,
 )
-from prsd.leader.tabular.parquet import RowGroup, pack_row_groups
+from prsd.leader.plan.tabular.parquet import RowGroup, pack_row_groups
 
 SITE = Doc(Path("/job/job.yaml"), {}, {"mini_batch_size": 3}).site("mini_batch_size")
 

@@ -4,8 +4,8 @@ from __future__ import annotations
 
 import pytest
 
-from prsd.leader.retry import next_step
-from prsd.leader.verdict import Counts, Thresholds, Verdict, verdict
+from prsd.leader.run.nextstep import next_step
+from prsd.leader.run.verdict import Counts, Thresholds, Verdict, verdict
 from prsd.storage.records import CRASHED, FAILED, REQUEUED, SUCCEEDED, TIMEOUT
 
 

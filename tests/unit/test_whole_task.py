@@ -1,4 +1,4 @@
-"""Which committed tasks are booked as one unit (prsd.leader.results.whole_task)."""
+"""Which committed tasks are booked as one unit (prsd.leader.run.results.whole_task)."""
 
 from __future__ import annotations
 
@@ -6,8 +6,8 @@ from dataclasses import replace
 
 import pytest
 
-from prsd.leader.ledger import Ledger
-from prsd.leader.results import whole_task
+from prsd.leader.run.ledger import Ledger
+from prsd.leader.run.results import whole_task
 from prsd.storage.records import FAILED, SUCCEEDED, Outcome
 
 

@@ -1,0 +1,291 @@
+"""Retry jobs (``prsctl retry``): run again exactly the inputs an earlier job left without output.
+
+A retry job is an ordinary job folder with a ``retry.json`` beside its ``job.yaml``
+(the earlier job, how to match its results, the code digests) and a
+``retry_kept.jsonl``: every succeeded result of the earlier job and of the jobs it
+kept results from (:mod:`prsd.leader.rerun.kept`). The leader splits the input as it is
+now and plans by content (:mod:`prsd.leader.rerun.plan`): a kept result whose inputs
+are still there, unchanged, keeps its place in the output; every other input runs
+again in new mini-batches numbered from 0. When the split ends, the order of kept
+results and new mini-batches is written to ``retry_order.json``, with what changed.
+
+Invariant: when the retry ends, its append_row file holds the output of the whole
+job over the current input, each input's rows once, in input order: the kept bytes
+where a result was kept, the retry's own results elsewhere. So it equals a clean
+run's, whatever was deleted, added or edited between the jobs.
+
+Errors: a ``retry.json`` that cannot be read, a kept result of another owner's job
+or one that leaves its job's folder, and a partitioned table whose files changed
+(its groups draw rows from every file, so none can be kept) fail the retry with one
+line; nothing is ever mixed up silently.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+from dataclasses import asdict, dataclass
+from typing import TYPE_CHECKING
+
+from prsd.errors import InputError, PrsdError
+from prsd.jobspec import JobSpec
+from prsd.leader.intake.retryfiles import read_trusted
+from prsd.leader.rerun.kept import check_same_owner, read_kept
+from prsd.leader.rerun.plan import (
+    PlanNotes,
+    Unit,
+    number_runs,
+    plan_file_units,
+    plan_payload_units,
+)
+from prsd.storage.atomic import write_atomic
+from prsd.storage.badrecord import BadRecord
+from prsd.storage.jobowner import OwnerRecordError, owner
+from prsd.storage.layout import JobLayout
+from prsd.storage.originrecord import read_origin_record
+from prsd.storage.readsafe import UntrustedFile
+from prsd.storage.retryrecords import NAMED, RetryOrder, RetryPlan, named
+
+if TYPE_CHECKING:
+    from collections.abc import Callable, Iterable, Iterator
+    from pathlib import Path
+
+    from prsd.leader.rerun.kept import KeptResult
+    from prsd.leader.rerun.plan import Kept
+    from prsd.storage.records import MiniBatch
+
+
+def read_retry_plan(job_root: Path) -> RetryPlan | None:
+    """The job's retry plan; None for an ordinary job.
+
+    Raises:
+        InputError: ``retry.json`` exists but cannot be read, or is not the daemons'.
+    """
+    try:
+        data = read_trusted(JobLayout(job_root, job_root.name).retry_plan)
+    except PrsdError as exc:
+        raise InputError(exc.one_line()) from exc
+    if data is None:
+        return None
+    try:
+        return RetryPlan.decode(data)
+    except BadRecord as exc:
+        raise InputError(
+            f"{JobLayout(job_root, job_root.name).retry_plan} is not a retry plan: {exc}"
+        ) from exc
+
+
+def retry_mode(spec: JobSpec) -> str:
+    """How a retry of this job matches earlier results."""
+    if spec.input.format == "files" and not spec.partition_keys:
+        return "files"
+    if spec.partition_keys and spec.input.format != "files":
+        return "groups"
+    return "payload"
+
+
+def changed_since(path: str, since_ns: int) -> bool:
+    """Was ``path`` edited (or replaced, or removed) after ``since_ns``?
+
+    The later of mtime and ctime is compared: ctime cannot be set back by copying
+    tools, so a file replaced by ``cp -p`` or ``rsync -t`` still counts as edited.
+    """
+    try:
+        st = os.stat(path)
+    except OSError:
+        return True
+    return max(st.st_mtime_ns, st.st_ctime_ns) > since_ns
+
+
+@dataclass(frozen=True)
+class RetryInput:
+    """What planning a retry needs besides the input: its plan and the kept results.
+
+    Read by the leader from the job's control files (:func:`load_retry`) and handed to
+    the process that reads the input (:mod:`prsd.leader.plan.planhelper`) as JSON.
+    """
+
+    plan: RetryPlan
+    kept: list[KeptResult]
+
+    def to_obj(self) -> dict[str, object]:
+        return {"plan": asdict(self.plan), "kept": [k.to_line() for k in self.kept]}
+
+    @classmethod
+    def from_obj(cls, obj: dict[str, object]) -> RetryInput:
+        from prsd.leader.rerun.kept import KeptResult
+
+        lines = obj["kept"]
+        assert isinstance(lines, list)
+        kept = [KeptResult.from_obj(json.loads(line)) for line in lines]
+        return cls(RetryPlan.decode(json.dumps(obj["plan"]).encode()), kept)
+
+
+def load_retry(layout: JobLayout) -> RetryInput | None:
+    """The retry's plan and kept results (checked: the same owner); None for a plain job.
+
+    Raises:
+        InputError: the retry plan or its kept results cannot be used.
+    """
+    plan = read_retry_plan(layout.root)
+    if plan is None:
+        return None
+    try:
+        kept = read_kept(layout.root)
+        check_same_owner(layout, {plan.of_job} | {k.job for k in kept})
+    except PrsdError as exc:
+        raise InputError(exc.one_line()) from exc
+    return RetryInput(plan, kept)
+
+
+def plan_retry(layout: JobLayout, mbs: Iterator[MiniBatch]) -> Iterator[MiniBatch]:
+    """The job's mini-batches, all of them or for a retry only those it runs again,
+    planned in this process (the order file written at the end).
+
+    Raises:
+        InputError: the retry plan or its kept results cannot be used.
+    """
+    retry = load_retry(layout)
+    if retry is None:
+        return mbs
+    return retry_batches(retry, _spec_of(layout), mbs, lambda o: write_order(layout, o))
+
+
+def retry_batches(
+    retry: RetryInput,
+    spec: JobSpec | None,
+    mbs: Iterator[MiniBatch],
+    on_order: Callable[[RetryOrder], None],
+) -> Iterator[MiniBatch]:
+    """The retry's mini-batches over the split ``mbs``; ``on_order`` gets the order at the end.
+
+    Reads the input's files' times (and, for partition groups, lists the input): run
+    with the job owner's ids.
+    """
+    plan, kept = retry.plan, retry.kept
+    order = RetryOrder()
+    notes = PlanNotes()
+    yield from number_runs(plan_units(plan, kept, mbs, notes, spec), order.units)
+    order.kept = notes.kept
+    order.voided, order.voided_count = notes.voided[:NAMED], len(notes.voided)
+    gone = [p for p in plan.failed_items if p not in notes.seen_failed]
+    order.gone_failed, order.gone_failed_count = gone[:NAMED], len(gone)
+    on_order(order)
+
+
+def write_order(layout: JobLayout, order: RetryOrder) -> None:
+    """``retry_order.json``: the daemons' file, 0640, the owner's group may read it."""
+    write_atomic(layout.retry_order, order.encode(), mode=0o640)
+    if os.geteuid() == 0:
+        try:
+            gid = owner(layout).gid
+        except OwnerRecordError:
+            return  # no owner known: the daemons' group keeps it
+        os.chown(layout.retry_order, 0, gid, follow_symlinks=False)
+
+
+def plan_units(
+    plan: RetryPlan,
+    kept: list[KeptResult],
+    mbs: Iterable[MiniBatch],
+    notes: PlanNotes,
+    spec: JobSpec | None,
+) -> Iterator[Unit]:
+    """The retry's units over the current split (see :mod:`prsd.leader.rerun.plan`).
+
+    Raises:
+        InputError: a partitioned table's files changed since the earlier job.
+    """
+    if plan.mode == "groups" and spec is not None:
+        _refuse_changed_tables(plan, kept, spec)
+    table: dict[str, Kept] = {}
+    for ref, k in enumerate(kept):
+        table.setdefault(k.first, k.kept(ref))  # a job's own results before inherited ones
+    if plan.mode != "files":
+        return plan_payload_units(mbs, table, changed_since, notes)
+    failed = set(plan.failed_items)
+
+    def paths() -> Iterator[str]:
+        for mb in mbs:
+            for p in mb.payload:
+                if p in failed:
+                    notes.seen_failed.add(p)
+                yield p
+
+    size = spec.mini_batch_size if spec is not None else 1
+    return plan_file_units(paths(), table, size, changed_since, notes)
+
+
+def _refuse_changed_tables(plan: RetryPlan, kept: list[KeptResult], spec: JobSpec) -> None:
+    from prsd.leader.plan.planner import table_files  # the listing of a table input
+
+    since = min((k.since_ns for k in kept), default=0)
+    edited = [p for p in table_files(spec, None) if changed_since(p, since)]
+    edited += [d + "/" for d in _folders(spec.input.paths) if changed_since(d, since)]
+    if edited:
+        raise InputError(
+            f"the input changed since job {plan.of_job} ({len(edited)} files edited or added, "
+            "or folders with files added or removed: "
+            f"{named(edited, len(edited))}); partition groups draw rows from every file, so "
+            "no earlier group can be kept: submit the job anew"
+        )
+
+
+def _folders(roots: Iterable[str]) -> Iterator[str]:
+    """Every folder of the input: a file added to or removed from one changes its times."""
+    for root in roots:
+        if os.path.isdir(root):
+            for folder, _, _ in os.walk(root):
+                yield folder
+
+
+def _spec_of(layout: JobLayout) -> JobSpec | None:
+    try:
+        return JobSpec.from_json(layout.spec.read_text(encoding="utf-8"))
+    except (OSError, ValueError, KeyError, TypeError):
+        return None
+
+
+def read_order(layout: JobLayout) -> RetryOrder:
+    """The retry's ``retry_order.json`` (a regular file of the daemons).
+
+    Raises:
+        PrsdError: it is missing or cannot be read.
+    """
+    try:
+        data = read_trusted(layout.retry_order)
+        if data is None:
+            raise PrsdError(f"{layout.retry_order.name} is missing")
+        return RetryOrder.decode(data)
+    except (PrsdError, ValueError, TypeError) as exc:
+        raise PrsdError(f"the retry's {layout.retry_order.name} cannot be read: {exc}") from exc
+
+
+def retry_summary(layout: JobLayout) -> str | None:
+    """One line on what a retry kept and ran, and which code ran what; None if not a retry."""
+    plan = read_retry_plan(layout.root)
+    if plan is None:
+        return None
+    try:
+        order = read_order(layout)
+    except PrsdError as exc:
+        return exc.one_line()
+    runs = sum(1 for u in order.units if u >= 0)
+    return (
+        f"{order.summary(plan.of_job)}; code {plan.code or '?'} ran this job's {runs} "
+        f"mini-batches, code {plan.earlier_code or '?'} those of job {plan.of_job}"
+    )
+
+
+def job_code_digest(layout: JobLayout) -> str:
+    """The digest of the job's code snapshot, as ``prsctl submit``/``retry`` recorded it."""
+    try:
+        plan = read_retry_plan(layout.root)
+    except InputError:
+        plan = None
+    if plan is not None:
+        return plan.code
+    try:
+        return read_origin_record(layout.origin).code
+    except (UntrustedFile, BadRecord):
+        return ""

@@ -1,0 +1,389 @@
+"""One job, seen from the leader: the I/O shell around the job's book.
+
+:class:`JobDriver` lists the job's folders, writes its task files, reads results and
+feeds what it finds to its :class:`~prsd.leader.run.book.JobBook`, which counts and
+decides; it acts on the book's answers (retry, merge, end). A job taken over from an
+earlier leader first runs its :class:`~prsd.leader.takeover.takeover.TakeOver` phase, which
+waits by telling when to come back, never by sleeping. ``status.json`` and the
+end-of-job files are written from a frozen :class:`~prsd.leader.run.snapshot.JobSnapshot`.
+
+The driver is synchronous; the async leader calls :meth:`JobDriver.step` in a worker
+thread, one hop that batches many metadata operations (stat, listdir and rename: one
+thread hop for many of them). A step does a bounded amount of work and reads ``now`` (monotonic
+seconds) from its caller.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import TYPE_CHECKING
+
+from prsd.errors import PrsdError
+from prsd.jobspec.runner import is_command_step
+from prsd.leader.end.finish import JobEnd, finish_job
+from prsd.leader.end.privatestatus import GRANT
+from prsd.leader.plan.planner import input_kind
+from prsd.leader.plan.splitting import SPLIT_BUDGET_S, Plan, split_step
+from prsd.leader.run.bisect import Bisector
+from prsd.leader.run.book import JobBook, Timeouts
+from prsd.leader.run.joblogs import JobLogs, report_parts
+from prsd.leader.run.ledger import Ledger
+from prsd.leader.run.merge import open_merge
+from prsd.leader.run.nodereports import blind_nodes, read_node_reports
+from prsd.leader.run.requeues import requeue_lost_node, scan_returned
+from prsd.leader.run.results import Results
+from prsd.leader.run.status import StatusWriter
+from prsd.leader.run.tasks import TaskTable
+from prsd.leader.run.verdict import Thresholds
+from prsd.leader.run.voided import scan_void
+from prsd.leader.takeover.adopt import adopt, in_task_files
+from prsd.leader.takeover.issued import IssueLog
+from prsd.leader.takeover.resume import merge_reports
+from prsd.leader.takeover.takeover import TakeOver
+from prsd.storage.jobfolder import JobFolder
+from prsd.storage.layout import JobLayout, TaskName, parse_done_name
+from prsd.storage.records import MiniBatch
+from prsd.storage.states import JobState
+
+if TYPE_CHECKING:
+    from collections.abc import Callable
+
+    from prsd.jobspec import JobSpec
+    from prsd.leader.run.snapshot import JobSnapshot
+    from prsd.leader.takeover.takeover import Look
+    from prsd.storage.jobfolder import JobFiles
+    from prsd.storage.records import MiniBatch
+    from prsd.wire.final import FinalState
+
+LIST_INTERVAL_S = (
+    0.1  # how often done/ and returned/ are listed (file events and hints wake the step)
+)
+CANCEL_CHECK_S = 0.5
+NODES_CHECK_S = 0.5
+PROGRESS_LOG_S = 10.0
+
+
+@dataclass(frozen=True)
+class Hint:
+    """An in-process agent's note that it committed a task (saves a listing)."""
+
+    job_id: str
+    task: TaskName
+    node_id: str
+
+
+class JobDriver:
+    """Drives one job to Completed, Failed or Canceled."""
+
+    def __init__(
+        self,
+        layout: JobLayout,
+        spec: JobSpec,
+        *,
+        epoch: int,
+        now: float,
+        fence: Callable[[], None] | None = None,
+        resume: bool = False,
+    ) -> None:
+        self.layout = layout
+        self.folder: JobFiles = JobFolder.of(layout, grant=GRANT)  # its spool side
+        self.spec = spec
+        self.book = JobBook(
+            Ledger(spec.max_retries),
+            Thresholds(
+                spec.mini_batch_error_threshold,
+                spec.item_error_threshold,
+                spec.allowed_failed_percent,
+                append_row=spec.output_action == "append_row",
+                command=is_command_step(spec),
+            ),
+            Timeouts(spec.first_task_creation_timeout_s, spec.progress_timeout_s),
+            started=now,
+        )
+        self.ledger = self.book.ledger
+        # The last step's split stopped at its time budget with tasks still wanted:
+        # the leader steps again at once instead of waiting for its next tick.
+        self.split_behind = False
+        self.issued = IssueLog(layout, epoch)
+        self.table = TaskTable(
+            self.folder, input_kind(spec), epoch, durable=True, on_issue=self.issued.add
+        )
+        self.logs = JobLogs(layout, epoch=epoch)
+        self.bisect = Bisector(
+            self.folder, spec, kind=input_kind(spec), epoch=epoch, log=self.logs.master
+        )
+        self.status = StatusWriter(layout, spec, epoch)
+        self.merge = open_merge(spec, layout)
+        self.results = Results(
+            layout, spec, self.table, self.book, self.bisect, self.merge, self.logs
+        )
+        self._plan = Plan(spec, layout, self._skipped)
+        # Worker slots serving the job (the leader updates it from the heartbeats): sizes
+        # the tail's tasks. Until then, one node's worth.
+        self.fleet_slots = spec.max_concurrency_per_instance or 1
+        self._last_listing = -1e9
+        self._seen_done: dict[str, set[str]] = {}  # shard -> done/ names handled
+        self._last_cancel_check = -1e9
+        self._last_progress_log = now
+        self._retries: list[list[MiniBatch]] = []
+        self._last_nodes_check = -1e9
+        self.final: FinalState | None = None
+        self.fence = fence or (lambda: None)
+        self.blind: dict[str, list[str]] = {}  # node -> paths it cannot see
+        self.takeover: TakeOver | None = None
+        if resume:
+            self.logs.master(f"leader epoch {epoch} takes the job over")
+            self.takeover = TakeOver(layout, epoch, self.issued.add, now)
+        else:
+            self.logs.progress("Start the job.")
+            self.logs.master(f"job {layout.job_id} taken in; input {', '.join(spec.input.paths)}")
+
+    @property
+    def job_id(self) -> str:
+        return self.layout.job_id
+
+    def step(self, now: float, hints: list[Hint]) -> bool:
+        """Do one bounded round of work; True once the job has ended."""
+        if self.final is not None:
+            return True
+        if self.takeover is not None and not self._take_over(now):
+            return self.final is not None
+        try:
+            self._round(now, hints)
+        except PrsdError as exc:
+            self.finish(JobState.FAILED, exc.one_line(), now)
+        if self.final is None and self.status.due(now):
+            self.status.write(self.snapshot(now), now)
+        return self.final is not None
+
+    def snapshot(self, now: float) -> JobSnapshot:
+        """The job as it stands (status.json, the end-of-job files)."""
+        return self.book.snapshot(
+            now,
+            job_id=self.job_id,
+            name=self.spec.name,
+            outstanding=len(self.table),
+            output=self.spec.append_row_to or "",
+            final=self.final,
+        )
+
+    def progress_line(self, now: float) -> str:
+        return self.book.progress_line(now)
+
+    def _round(self, now: float, hints: list[Hint]) -> None:
+        phases: list[Callable[[], None]] = [
+            lambda: self._check_cancel(now),
+            lambda: self._ingest_hints(hints, now),
+            lambda: self._scan(now),
+            self._write_retries,
+            lambda: self._split(now),
+            lambda: self.table.publish_hint(now),
+            lambda: self._check_nodes(now),
+            lambda: self._bisect_step(now),
+            lambda: self._check_progress(now),
+            lambda: self._check_verdict(now),
+        ]
+        for phase in phases:
+            if self.final is not None:
+                return
+            phase()
+
+    def _ingest_hints(self, hints: list[Hint], now: float) -> None:
+        for hint in hints:
+            if self.final is None:
+                self._ingest(hint.task.name, hint.node_id, now)
+
+    def _scan(self, now: float) -> None:
+        if now - self._last_listing >= LIST_INTERVAL_S:
+            self._last_listing = now
+            self._scan_done(now)
+            scan_returned(self)  # tasks handed back: requeued (prsd.leader.run.requeues)
+            scan_void(self)  # unreadable task files: planned again (prsd.leader.run.voided)
+
+    # --- results ------------------------------------------------------------------
+
+    def _scan_done(self, now: float) -> None:
+        """Ingest the commits in the done/ folders of the shards with outstanding tasks.
+
+        A name handled once (ingested, or found not outstanding) is passed over at
+        every later listing of its shard: a commit stays in done/ for the job's life,
+        and a second commit of a task by another node has a name of its own.
+        """
+        active = self.table.active_shards()
+        self._seen_done = {shard: self._seen_done.get(shard, set()) for shard in active}
+        for shard in active:
+            seen = self._seen_done[shard]
+            for name in self.folder.done_names(shard):
+                if name in seen or self.final is not None:
+                    continue
+                parsed = parse_done_name(name)
+                if parsed is not None:
+                    self._ingest(parsed[0].name, parsed[1], now)
+                seen.add(name)  # only once handled: an error leaves it for the next listing
+
+    def _ingest(self, name: str, node_id: str, now: float) -> None:
+        settled = self.results.ingest(name, node_id, now)
+        if settled is None:
+            return
+        if not self.results.resuming:
+            self._check_verdict(now)
+        if settled.again and self.final is None:
+            self._retries.extend(self.results.retries(settled))
+        self._log_progress(now)
+
+    def requeue_lost_node(self, node_id: str, why: str) -> int:
+        """Move the claims of a node presumed dead back to pending; how many moved."""
+        return requeue_lost_node(self, node_id, why)
+
+    def queue_again(self, mbs: list[MiniBatch]) -> None:
+        """Write ``mbs`` (one task, at their current attempt) at the next round."""
+        self._retries.append(mbs)
+
+    def _write_retries(self) -> None:
+        while self._retries:
+            mbs = self._retries.pop(0)
+            self.table.write(mbs, self.ledger.attempt(mbs[0].index))
+
+    # --- splitting ----------------------------------------------------------------
+
+    def _split(self, now: float) -> None:
+        self.split_behind = False
+        if not self.book.split_done:
+            self.split_behind = split_step(
+                self._plan, self.table, self.book, self.logs, now, self.fleet_slots
+            )
+
+    def _skipped(self, path: str, why: str) -> None:
+        self.logs.master(f"skipped {path}: {why}")
+
+    # --- ending -------------------------------------------------------------------
+
+    def _check_cancel(self, now: float) -> None:
+        if now - self._last_cancel_check < CANCEL_CHECK_S:
+            return
+        self._last_cancel_check = now
+        if self.layout.cancel.exists():
+            self.finish(JobState.CANCELED, "Canceled by prsctl cancel.", now)
+
+    def _check_progress(self, now: float) -> None:
+        reason = self.book.timed_out(now)
+        if reason is not None:
+            self.finish(JobState.FAILED, PrsdError(reason).one_line(), now)
+
+    def _check_nodes(self, now: float) -> None:
+        if now - self._last_nodes_check < NODES_CHECK_S:
+            return
+        self._last_nodes_check = now
+        reports = read_node_reports(self.layout)
+        self.book.read_nodes(reports)
+        for node_id, missing in blind_nodes(reports).items():
+            if self.blind.get(node_id) != missing:
+                self.blind[node_id] = missing
+                self.logs.master(
+                    f"node {node_id} cannot see the job's files and claims none of its work: "
+                    + "; ".join(missing)
+                )
+        reason = self.book.init_failed(now)
+        if reason is not None:
+            self.finish(JobState.FAILED, PrsdError(reason).one_line(), now)
+
+    def _bisect_step(self, now: float) -> None:
+        if self.bisect.step(now):
+            self.book.last_progress = now
+
+    def _check_verdict(self, now: float) -> None:
+        if self.final is not None:
+            return
+        ending = self.book.ending(bisect_busy=self.bisect.busy)
+        if ending is not None:
+            self.finish(ending.state, ending.reason, now)
+
+    def _log_progress(self, now: float) -> None:
+        if now - self._last_progress_log < PROGRESS_LOG_S:
+            return
+        self._last_progress_log = now
+        self.logs.progress(self.book.progress_line(now))
+
+    def finish(self, state: str, reason: str, now: float) -> None:
+        """End the job: publish or drop the output, write the result files."""
+        if self.final is not None:
+            return
+        if self.takeover is not None:
+            self.takeover.wait()
+        self.fence()
+        self.logs.close()
+        dropped = merge_reports(report_parts(self.layout))
+        if dropped:
+            self.logs.master(f"{dropped} repeated rows dropped from the job report")
+        end = JobEnd(
+            self.layout,
+            self.spec,
+            self.merge,
+            self.logs,
+            self.ledger,
+            self.bisect.failed_items,
+            list(self.bisect.isolated),
+            self.book.errors,
+            list(self.book.node_inits),
+        )
+        self._plan.close()
+        self.final = finish_job(end, self.snapshot(now), state, reason, self.status, now)
+        self.logs.close()
+        self.issued.close()
+
+    def abandon(self) -> None:
+        """Deposed: let go of the job without writing anything more to it."""
+        if self.takeover is not None:
+            self.takeover.wait()
+        if self.merge is not None:
+            self.merge.abandon()
+        self._plan.close()
+        self.logs.close()
+        self.issued.close()
+
+    # --- taking over from an earlier leader -----------------------------------------
+
+    def _take_over(self, now: float) -> bool:
+        """Go on with the take-over phase; True once the job is adopted (or ended)."""
+        assert self.takeover is not None
+        try:
+            if self.takeover.step(now) is not None:
+                return False
+            look = self.takeover.look
+            assert look is not None
+            orphans = self._plan.fast_forward(
+                max(look.in_files(), default=-1),
+                in_task_files(look),
+                lambda mb: self.ledger.plan(mb.index, mb.items),
+                SPLIT_BUDGET_S,
+            )
+            if orphans is None:  # the plan has not got that far yet: step again soon
+                self.split_behind = True
+                return False
+            self.split_behind = False
+            self.takeover = None
+            self._adopt(look, orphans, now)
+        except PrsdError as exc:
+            self.takeover = None
+            self.finish(JobState.FAILED, f"the job could not be resumed: {exc.one_line()}", now)
+        return self.final is None
+
+    def _adopt(self, look: Look, orphans: dict[int, MiniBatch], now: float) -> None:
+        """Rebuild the job's state from a settled look (see :mod:`prsd.leader.takeover.adopt`)."""
+        for note in look.notes:
+            self.logs.master(note)
+        self._retries = adopt(
+            look,
+            self.table,
+            self.results,
+            orphans,
+            self._retries,
+            lambda name, node: self._ingest(name, node, now),
+        )
+        self.book.first_task_at = now if look.in_files() else None
+        self.logs.master(
+            f"took over: {len(look.live)} tasks outstanding, {len(look.done)} committed, "
+            f"{len(self._retries)} mini-batches to run again, {look.renamed} pending tasks "
+            f"renamed to epoch {self.table.epoch}"
+        )
+        self._check_verdict(now)

@@ -1,0 +1,66 @@
+"""The job's own start, recorded once in ``state/started.json`` and kept across failovers.
+
+Invariant: the elapsed time a job reports (``job_result.txt``, ``prsctl status``,
+progress lines) counts from when the first leader took the job in, not from when the
+current leader took it over. The start is written once, durably, at intake; a leader
+that resumes the job reads it back and sets its driver's monotonic ``started`` so
+that ``now - started`` is the job's age. The wall clock is compared only with the
+wall time written by a leader (perhaps on another machine): a skew between the two
+shifts the reported elapsed time by that skew, never below zero, and decides nothing.
+
+Errors: :func:`record_start` raises OSError (the caller's job boundary handles it);
+:func:`restore_start` treats a missing or damaged record as "started now".
+"""
+
+from __future__ import annotations
+
+import time
+from datetime import UTC, datetime
+from typing import TYPE_CHECKING
+
+from prsd.storage.atomic import write_atomic
+from prsd.storage.badrecord import BadRecord
+from prsd.storage.startedrecord import Started
+
+if TYPE_CHECKING:
+    from pathlib import Path
+
+    from prsd.leader.run.job import JobDriver
+    from prsd.storage.layout import JobLayout
+
+STARTED_FILE = "started.json"
+
+
+def started_path(layout: JobLayout) -> Path:
+    return layout.state / STARTED_FILE
+
+
+def record_start(layout: JobLayout) -> None:
+    """Write the job's start (wall clock) unless an earlier leader already did."""
+    path = started_path(layout)
+    if path.exists():
+        return
+    path.parent.mkdir(parents=True, exist_ok=True)
+    write_atomic(path, Started(time.time()).to_json())
+
+
+def age_s(recorded_unix_s: float, wall_now_s: float) -> float:
+    """Seconds the job has run, from its recorded start (never negative)."""
+    return max(0.0, wall_now_s - recorded_unix_s)
+
+
+def read_start(layout: JobLayout) -> float | None:
+    """The recorded start (Unix seconds), or None."""
+    try:
+        return Started.from_json(started_path(layout).read_bytes()).unix_s
+    except (OSError, BadRecord):
+        return None
+
+
+def restore_start(driver: JobDriver, now: float) -> None:
+    """Set a resumed driver's ``started`` (monotonic) to the job's own start."""
+    start = read_start(driver.layout)
+    if start is None:
+        return
+    driver.book.started = now - age_s(start, time.time())
+    driver.status.started_wall = datetime.fromtimestamp(start, UTC)
