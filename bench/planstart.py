@@ -17,14 +17,12 @@ from __future__ import annotations
 
 import argparse
 import compileall
-import json
 import os
-import subprocess
-import sys
 from pathlib import Path
 from typing import Any
 
 from bench.inputs import file_set
+from bench.sidebyside import child_row
 from bench.stats import median
 
 HERE = Path(__file__).resolve().parents[1]
@@ -67,20 +65,9 @@ print("ROW " + json.dumps({"first_s": first, "all_s": end, "mini_batches": count
 
 def sample(tree: Path, root: Path) -> dict[str, Any]:
     """One plan of ``root`` through ``tree``'s planner process."""
-    env = dict(os.environ, PYTHONPATH=str(tree))
-    proc = subprocess.run(
-        [sys.executable, "-c", _CHILD, str(root)],
-        cwd=tree,
-        env=env,
-        capture_output=True,
-        text=True,
-        timeout=600,
-        check=False,
-    )
-    rows = [line[4:] for line in proc.stdout.splitlines() if line.startswith("ROW ")]
-    if proc.returncode != 0 or not rows:
-        return {"status": "failed", "note": (proc.stdout + proc.stderr)[-500:]}
-    row: dict[str, Any] = json.loads(rows[-1])
+    row = child_row(tree, _CHILD, [str(root)], dict(os.environ, PYTHONPATH=str(tree)), 600)
+    if row.get("status") == "failed":
+        return row
     row["status"] = "ok"
     return row
 

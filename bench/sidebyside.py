@@ -75,15 +75,18 @@ def _child_env(tree: Path) -> dict[str, str]:
     return env
 
 
-def w9_sample(tree: Path, n: int, seconds: float, work: Path) -> dict[str, Any]:
-    """One W9 prsd run from ``tree``: its row (status, efficiency, µs per mini-batch)."""
+def child_row(
+    tree: Path, script: str, args: list[str], env: dict[str, str], timeout: float
+) -> dict[str, Any]:
+    """Run ``script`` (``python -c``) in ``tree`` and return the last ``ROW {json}`` line it
+    printed; a failed run (non-zero exit, no row) is ``{"status": "failed", "note": ...}``."""
     proc = subprocess.run(
-        [sys.executable, "-c", _W9_CHILD, str(n), str(seconds), str(work)],
+        [sys.executable, "-c", script, *args],
         cwd=tree,
-        env=_child_env(tree),
+        env=env,
         capture_output=True,
         text=True,
-        timeout=600,
+        timeout=timeout,
         check=False,
     )
     rows = [line[4:] for line in proc.stdout.splitlines() if line.startswith("ROW ")]
@@ -91,26 +94,19 @@ def w9_sample(tree: Path, n: int, seconds: float, work: Path) -> dict[str, Any]:
         return {"status": "failed", "note": (proc.stdout + proc.stderr)[-500:]}
     row: dict[str, Any] = json.loads(rows[-1])
     return row
+
+
+def w9_sample(tree: Path, n: int, seconds: float, work: Path) -> dict[str, Any]:
+    """One W9 prsd run from ``tree``: its row (status, efficiency, µs per mini-batch)."""
+    return child_row(tree, _W9_CHILD, [str(n), str(seconds), str(work)], _child_env(tree), 600)
 
 
 def w6_sample(tree: Path, files: int, work: Path, declared: bool = True) -> dict[str, Any]:
     """One W6 run from ``tree``: its figures (see :data:`W6_KEYS`); ``declared`` False:
     the job leaves ``input_format`` out."""
     work.mkdir(parents=True, exist_ok=True)
-    proc = subprocess.run(
-        [sys.executable, "-c", _W6_CHILD, str(files), str(work), "1" if declared else "0"],
-        cwd=tree,
-        env=_child_env(tree),
-        capture_output=True,
-        text=True,
-        timeout=900,
-        check=False,
-    )
-    rows = [line[4:] for line in proc.stdout.splitlines() if line.startswith("ROW ")]
-    if proc.returncode != 0 or not rows:
-        return {"status": "failed", "note": (proc.stdout + proc.stderr)[-500:]}
-    row: dict[str, Any] = json.loads(rows[-1])
-    return row
+    args = [str(files), str(work), "1" if declared else "0"]
+    return child_row(tree, _W6_CHILD, args, _child_env(tree), 900)
 
 
 def w6_samples(
