@@ -1,7 +1,8 @@
 """``python -m bench.imports [--before TREE] [--repeats N]``: what each prsd process
 imports before it works, from ``python -X importtime`` in fresh interpreters.
 
-Paths: ``prsd run`` (everything up to leading and serving its job), ``prsd agent`` and
+Paths: ``prsd run`` of a job (what ``prsd.runcmd`` imports up to leading and serving
+it; a pipeline's modules only when it runs one), ``prsd agent`` and
 ``prsd leader`` (the command line parsed, the daemon's classes loaded) and the worker
 host (``boot.py``'s isolation, then the host, as a worker has it before ``init()``).
 For each: modules loaded, prsd's own among them, the median wall milliseconds of the
@@ -25,8 +26,9 @@ from pathlib import Path
 
 REPO = Path(__file__).resolve().parent.parent
 PATHS = {
-    "prsd run": "import prsd.daemon; prsd.daemon.parser(); "
-    "import prsd.embedded, prsd.submit, prsd.cli.runview, prsd.cli.jobnotes, prsd.pipelinerun",
+    "prsd run": "import prsd.daemon; prsd.daemon.parser(); import prsd.runcmd, prsd.embedded, "
+    "prsd.submit, prsd.cli.runview, prsd.cli.jobnotes, prsd.cli.buildable, prsd.read.fleet, "
+    "prsd.jobspec.pipefile, prsd.agent.forks, prsd.agent.agent",
     "prsd agent": "import prsd.daemon; prsd.daemon.parser(); "
     "import prsd.agent.agent, prsd.agent.nodeid, prsd.sdnotify",
     "prsd leader": "import prsd.daemon; prsd.daemon.parser(); "

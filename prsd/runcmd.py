@@ -43,7 +43,7 @@ def run_command(spool: SpoolLayout, args: argparse.Namespace) -> int:
     from prsd.cli.buildable import refuse_unbuildable
     from prsd.cli.jobnotes import print_notes
     from prsd.cli.runview import write_line
-    from prsd.pipelinerun import pipeline_file, run_pipeline_here
+    from prsd.jobspec.pipefile import pipeline_file
     from prsd.submit import submit
 
     if args.retry is not None:
@@ -52,6 +52,8 @@ def run_command(spool: SpoolLayout, args: argparse.Namespace) -> int:
         raise PrsdError("give a job (a YAML file, or a folder with job.yaml) or --retry JOB")
     pipeline = pipeline_file(args.job_dir)
     if pipeline is not None:
+        from prsd.pipelinerun import run_pipeline_here  # a pipeline's code: not for a job
+
         node = node_id_of(args)
         return run_pipeline_here(pipeline, spool, args.overrides, args.name, node, quiet=args.quiet)
 
@@ -71,13 +73,14 @@ def _run_retry(spool: SpoolLayout, args: argparse.Namespace) -> int:
     """``prsd run --retry JOB``: ``prsctl retry``'s new job (or pipeline), run here."""
     from prsd.cli.access import require_owner
     from prsd.cli.runview import write_line
-    from prsd.pipelinerun import retry_pipeline_here
     from prsd.read.jobs import resolve_job
     from prsd.submit import submit_retry
 
     if args.job_dir is not None:
         raise PrsdError("give a job to run or --retry JOB, not both")
     if spool.pipeline(args.retry).record.exists():
+        from prsd.pipelinerun import retry_pipeline_here
+
         return retry_pipeline_here(spool, args.retry, args.overrides, args.name, node_id_of(args))
     old = resolve_job(spool, args.retry)
     require_owner(spool, old, "retry it")

@@ -137,6 +137,7 @@ ALLOWED: dict[str, set[str]] = {
         "prsd.cli",
         "prsd.cmdline",
         "prsd.embedded",
+        "prsd.jobspec",  # pipefile: is the submission a pipeline (its code loaded only then)
         "prsd.leader",
         "prsd.logconfig",
         "prsd.pipelinerun",

@@ -9,6 +9,7 @@ import sys
 from pathlib import Path
 
 import prsd.worker.boot
+from tests.jobkit import make_job
 
 BOOT = Path(prsd.worker.boot.__file__)
 HEAVY = ("pandas", "pyarrow", "numpy", "yaml", "structlog", "watchfiles", "rich", "psutil")
@@ -57,3 +58,53 @@ def test_the_command_line_parser_loads_neither_daemon() -> None:
     loaded = _loaded("import prsd.daemon; prsd.daemon.parser()")
     assert not {n for n in loaded if n.startswith(("prsd.agent.", "prsd.leader."))}
     assert not loaded & set(HEAVY)
+
+
+FILE_LIST_JOB = """
+    type: parallel
+    name: imports
+    input_data: ./data
+    mini_batch_size: "2"
+    resources: {max_concurrency_per_instance: 2}
+    task:
+      code: ./code
+      entry_script: score.py
+      append_row_to: ./outputs/out.txt
+"""
+ECHO = """
+    import os
+    def run(mini_batch):
+        return [os.path.basename(p) for p in mini_batch]
+"""
+# Only a pipeline, a table, or a retry needs these; a file-list job's run must not load them.
+NOT_FOR_A_FILE_LIST_JOB = (
+    "prsd.pipelinerun",
+    "prsd.cli.pipelines",
+    "prsd.pipesubmit",
+    "prsd.leader.plan.tabular.",
+    "prsd.leader.rerun.combine",
+)
+
+
+def test_prsd_run_of_a_file_list_job_loads_no_pipeline_table_or_retry_code(
+    tmp_path: Path,
+) -> None:
+    job = make_job(tmp_path, ECHO, FILE_LIST_JOB, files=6)
+    seen = tmp_path / "modules.json"
+    argv = ["prsd", "run", str(job), "--spool", str(tmp_path / "spool"), "--quiet"]
+    code = (  # the modules are read when the run has ended, before leave() exits at once
+        f"import json, sys\nfrom prsd.daemon import leave, main\nsys.argv = {argv!r}\n"
+        f"rc = main()\nopen({str(seen)!r}, 'w').write(json.dumps(sorted(sys.modules)))\n"
+        "leave(rc)"
+    )
+    proc = subprocess.run(
+        [sys.executable, "-c", code], capture_output=True, text=True, timeout=150, check=False
+    )
+    assert proc.returncode == 0, proc.stdout + proc.stderr
+    outputs = list((tmp_path / "spool" / "jobs").glob("*/outputs/out.txt"))
+    assert len(outputs) == 1 and len(outputs[0].read_text().splitlines()) == 6
+    loaded = set(json.loads(seen.read_text()))
+    assert "prsd.leader.leader" in loaded and "prsd.agent.agent" in loaded  # it ran the job here
+    cut = {n for n in loaded if n.startswith(NOT_FOR_A_FILE_LIST_JOB)}
+    assert not cut, cut
+    assert not loaded & {"pandas", "pyarrow", "numpy", "rich", "structlog", "watchfiles"}

@@ -20,7 +20,6 @@ from prsd.leader.end.faileditems import write_failed_items
 from prsd.leader.end.faultfile import job_log, written_fault
 from prsd.leader.end.partial import keep_partial_output
 from prsd.leader.end.privatestatus import GRANT
-from prsd.leader.rerun.combine import combine_outputs
 from prsd.leader.rerun.retryjob import job_code_digest, read_retry_plan, retry_summary
 from prsd.leader.run.bisect import short_is_failure
 from prsd.leader.run.status import final_counts
@@ -170,6 +169,8 @@ def publish_output(end: JobEnd) -> str:
     assert merge is not None
     if read_retry_plan(end.layout.root) is None:
         return str(merge.finish())
+    from prsd.leader.rerun.combine import combine_outputs  # a retry's only
+
     merge.abandon()
     spec = end.spec
     return str(

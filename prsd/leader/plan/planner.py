@@ -21,8 +21,6 @@ from pathlib import Path
 from prsd.errors import InputError
 from prsd.jobspec import JobSpec
 from prsd.leader.plan.split import SkipReporter, iter_input_files, plan_file_batches
-from prsd.leader.plan.tabular.folders import plan_partitioned_files
-from prsd.leader.plan.tabular.text import TextFormat, plan_text_files
 from prsd.storage.records import MiniBatch
 
 Planner = Callable[[JobSpec, SkipReporter | None, Path | None], Iterator[MiniBatch]]
@@ -34,6 +32,8 @@ def _plan_files(
     spec: JobSpec, on_skip: SkipReporter | None, job_folder: Path | None
 ) -> Iterator[MiniBatch]:
     if spec.partition_keys and spec.input.partition_format:
+        from prsd.leader.plan.tabular.folders import plan_partitioned_files  # partitioned only
+
         return plan_partitioned_files(
             spec.input.paths, spec.input.partition_format, spec.partition_keys, on_skip
         )
@@ -58,6 +58,8 @@ def _plan_text(
     if spec.partition_keys:
         yield from _plan_groups(spec, on_skip, job_folder)
         return
+    from prsd.leader.plan.tabular.text import TextFormat, plan_text_files  # tables only
+
     _check_cuttable(spec)
     fmt = TextFormat(csv=spec.input.format == "csv", header=spec.input.header)
     payloads = plan_text_files(table_files(spec, on_skip), spec.mini_batch_size, fmt)
