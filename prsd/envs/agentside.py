@@ -25,6 +25,7 @@ from prsd.envs.node import Prepared, prepare, wanted
 from prsd.envs.settings import EnvSettings, node_runtime
 from prsd.envs.spec import EnvError
 from prsd.owner import run_as_for_job, unreadable_for
+from prsd.storage.initrecords import InitError
 
 if TYPE_CHECKING:
     from collections.abc import Callable
@@ -124,14 +125,9 @@ class JobEnvironment:
 
     def init_error(self) -> dict[str, Any]:
         """The node's first init error for a failed environment."""
-        return {
-            "process_name": "environment",
-            "error": self.error,
-            "environment": True,
-            "traceback_tail": "",
-            "error_file": "",  # the reason names the build log; no traceback to point at
-            "build_log": str(build_log(self.layout, self.node_id)),
-        }
+        # the reason names the build log; no traceback to point at
+        log = str(build_log(self.layout, self.node_id))
+        return InitError("environment", self.error, environment=True, build_log=log).to_obj()
 
     def release(self) -> None:
         if self._prepared is not None:
