@@ -23,9 +23,10 @@ them (:mod:`prsd.tunables`).
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
 from prsd.storage.badrecord import BadRecord
+from prsd.storage.envrecord import EnvBuild
 from prsd.storage.initrecords import InitError
 from prsd.tunables import init_rule_window_s
 
@@ -46,7 +47,7 @@ class NodeInit:
     gave_up: bool
     first_error: InitError | None
     timeouts: int = 0  # workers stopped for staying in init() past the deadline
-    environment: dict[str, Any] | None = None  # the node's environment build, as reported
+    environment: EnvBuild | None = None  # the node's environment build, as reported
 
     @classmethod
     def from_report(cls, report: NodeReport) -> NodeInit:
@@ -58,7 +59,7 @@ class NodeInit:
             report.gave_up,
             _init_error(report),
             report.init_timeouts,
-            report.environment,
+            _env_build(report),
         )
 
 
@@ -97,6 +98,16 @@ def init_failure(
             f"{limit}) with no success: " + _first(reports)
         )
     return None
+
+
+def _env_build(report: NodeReport) -> EnvBuild | None:
+    """The report's environment build; one that cannot be read is shown as such."""
+    if report.environment is None:
+        return None
+    try:
+        return EnvBuild.decode(report.environment)
+    except BadRecord as exc:
+        return EnvBuild("failed", error=f"the node's environment report cannot be read: {exc}")
 
 
 def _init_error(report: NodeReport) -> InitError | None:
