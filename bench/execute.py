@@ -76,10 +76,10 @@ def tabular_unsupported(kind: str) -> str | None:
     """Why prsd cannot split a ``kind`` input yet, or None once it can."""
     if kind == "files":
         return None
-    from prsd.leader.plan import planner
+    from prsd.inputsplit import planner
 
     if kind not in planner.PLANNERS:
-        return f"prsd has no {kind} splitter yet (prsd/leader/plan/planner.py PLANNERS)"
+        return f"prsd has no {kind} splitter yet (prsd/inputsplit/planner.py PLANNERS)"
     return None
 
 

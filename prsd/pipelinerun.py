@@ -129,7 +129,12 @@ def progress_line(spool: SpoolLayout, record: PipelineRecord, leader: Leader) ->
         driver = leader.drivers.get(view.job_id)
         now = datetime.now(UTC)
         builds = (
-            [environment_line(n.environment, now) for n in driver.book.node_inits] if driver else []
+            [
+                environment_line(n.environment.to_obj() if n.environment else None, now)
+                for n in driver.book.node_inits
+            ]
+            if driver
+            else []
         )
         build = "".join(f"; {line}" for line in builds if line.startswith("building"))
         more = f" ({driver.progress_line(anyio.current_time())}{build})" if driver else ""

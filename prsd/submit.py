@@ -264,7 +264,7 @@ def submit_retry(
     """
     from prsd.jobspec.overrides import apply_overrides, parse_override
     from prsd.jobspec.yamlsafe import read_yaml
-    from prsd.leader.rerun.draft import draft_retry  # the leader's own planning, dry run
+    from prsd.retryplan.draft import draft_retry  # the leader's own planning, dry run
 
     old = spool.job(job_id)
     if not old.final.exists():

@@ -14,8 +14,8 @@
   use it) and the cli wire leader and agent together.
   The clients (``prsd.cli``, ``prsd.submit``, ``prsd.pipesubmit``, ``prsd.azure``) do
   not import the leader: they read the spool through :mod:`prsd.read` and check a job
-  with what the leader shares below it (prsd.jobspec, prsd.storage). The one import
-  left is listed in :data:`CLIENT_EXCEPTIONS`.
+  with what the leader shares below it (prsd.jobspec, prsd.storage, and for
+  ``prsctl retry`` the retry planning of prsd.retryplan).
 - ``compat/azureml-v1`` (the ``azureml`` package, module names ``azureml.*``) is a
   client too: it may import prsd.azure, the read API, the storage layer's paths and
   ``open_spool``, prsd.errors, prsd.envs (the Azure-only package list) and
@@ -53,13 +53,19 @@ ALLOWED: dict[str, set[str]] = {
     "prsd.pipeline": {*_BASE, "prsd.logconfig", "prsd.storage"},  # the leader's pipeline desk
     "prsd.jobspec": {*_BASE, "prsd.envs", "prsd.pipeline", "prsd.settings", "prsd.storage"},
     "prsd.read": {*_BASE, "prsd.pipeline", "prsd.storage"},  # the supported read API
+    # a job's input into mini-batches: the planner, read-only (leader and prsctl retry)
+    "prsd.inputsplit": {*_BASE, "prsd.jobspec", "prsd.storage"},
+    # a retry's planning, run by the leader and dry-run by prsctl retry
+    "prsd.retryplan": {*_BASE, "prsd.inputsplit", "prsd.jobspec", "prsd.storage"},
     "prsd.leader": {
         *_BASE,
         "prsd.asowner",
+        "prsd.inputsplit",
         "prsd.jobspec",
         "prsd.logconfig",
         "prsd.owner",
         "prsd.pipeline",
+        "prsd.retryplan",
         "prsd.storage",
         "prsd.tunables",
     },
@@ -73,7 +79,7 @@ ALLOWED: dict[str, set[str]] = {
         "prsd.tunables",
         "prsd.worker",
     },
-    "prsd.submit": {*_BASE, "prsd.jobspec", "prsd.storage"},
+    "prsd.submit": {*_BASE, "prsd.jobspec", "prsd.retryplan", "prsd.storage"},
     "prsd.pipesubmit": {*_BASE, "prsd.jobspec", "prsd.pipeline", "prsd.storage", "prsd.submit"},
     "prsd.cli": {
         *_BASE,
@@ -161,11 +167,6 @@ ALLOWED: dict[str, set[str]] = {
         "prsd.storage",
     },
 }
-# Client modules that still import a leader module, one import each (the rest may not).
-CLIENT_EXCEPTIONS = {
-    # prsctl retry dry-runs the leader's own planning over the input as it is now
-    ("prsd.submit", "prsd.leader.rerun.draft"),
-}
 COMPAT = ROOT / "compat" / "azureml-v1"
 COMPAT_STORAGE = {"prsd.storage.layout", "prsd.storage.spool"}
 WORKER_SIDE = ("prsd.worker", "prsd.fdio", "prsd.wire", "azureml_user")
@@ -244,9 +245,7 @@ def test_layering(path: Path) -> None:
     name = _module_name(path)
     layer = package_of(name)
     allowed = ALLOWED[layer] | {layer}
-    found = {i for i, _ in _imports(path) if _ours(i)} - {
-        i for n, i in CLIENT_EXCEPTIONS if n == name
-    }
+    found = {i for i, _ in _imports(path) if _ours(i)}
     bad = sorted(i for i in found if package_of(i) not in allowed)
     if layer == "azureml":
         bad += sorted(

@@ -33,6 +33,7 @@ from prsd.agent.workerstate import (
 from prsd.agent.writer import FileWriter
 from prsd.envs.agentside import JobEnvironment
 from prsd.storage.atomic import write_atomic
+from prsd.storage.initrecords import InitError
 from prsd.storage.layout import TaskName
 from prsd.wire.nodereport import NodeReport
 
@@ -241,12 +242,12 @@ class JobRun:
         self.init_timeouts += int(result.timed_out)
         session.main_log(f"{session.name} init() failed: {result.error}")
         if self.first_init_error is None:
-            self.first_init_error = {
-                "process_name": session.name,
-                "error": result.error,
-                "traceback_tail": result.traceback_tail,
-                "error_file": result.error_file or str(session.paths.error),
-            }
+            self.first_init_error = InitError(
+                session.name,
+                result.error,
+                result.traceback_tail,
+                result.error_file or str(session.paths.error),
+            ).to_obj()
         workers = self.ctx.workers()
         if not self.gave_up and not may_replace_after_init_failures(
             self.init_failures_in_row, workers

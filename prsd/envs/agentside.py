@@ -16,7 +16,7 @@ its text first in the job's result).
 from __future__ import annotations
 
 from datetime import UTC, datetime
-from typing import TYPE_CHECKING, Any, Protocol
+from typing import TYPE_CHECKING, Any, Literal, Protocol
 
 import anyio.to_thread
 
@@ -25,11 +25,14 @@ from prsd.envs.node import Prepared, prepare, wanted
 from prsd.envs.settings import EnvSettings, node_runtime
 from prsd.envs.spec import EnvError
 from prsd.owner import run_as_for_job, unreadable_for
+from prsd.storage.envrecord import EnvBuild
+from prsd.storage.initrecords import InitError
 
 if TYPE_CHECKING:
     from collections.abc import Callable
     from pathlib import Path
 
+    from prsd.storage.envrecord import EnvState
     from prsd.storage.layout import JobLayout
 
 
@@ -56,7 +59,7 @@ class JobEnvironment:
         self.node_id = node_id
         self.spec = spec
         self.on_change = on_change
-        self.state = ""  # "" (nothing to build) | building | ready | failed
+        self.state: EnvState | Literal[""] = ""  # "": nothing to build
         self.since = ""
         self.phase = ""
         self.error = ""
@@ -113,25 +116,16 @@ class JobEnvironment:
 
     def report(self) -> dict[str, Any]:
         """The node report's ``environment`` field (nothing when there is none)."""
-        if not self.state:
+        state = self.state
+        if state == "":
             return {}
-        entry = {"state": self.state, "since": self.since}
-        if self.phase and self.state == "building":
-            entry["phase"] = self.phase
-        if self.error:
-            entry["error"] = self.error
-        return {"environment": entry}
+        return {"environment": EnvBuild(state, self.since, self.phase, self.error).to_obj()}
 
     def init_error(self) -> dict[str, Any]:
         """The node's first init error for a failed environment."""
-        return {
-            "process_name": "environment",
-            "error": self.error,
-            "environment": True,
-            "traceback_tail": "",
-            "error_file": "",  # the reason names the build log; no traceback to point at
-            "build_log": str(build_log(self.layout, self.node_id)),
-        }
+        # the reason names the build log; no traceback to point at
+        log = str(build_log(self.layout, self.node_id))
+        return InitError("environment", self.error, environment=True, build_log=log).to_obj()
 
     def release(self) -> None:
         if self._prepared is not None:

@@ -2,7 +2,7 @@
 
 Pure. Each transformation prsd applies becomes a JSON-ready dict (``{"op": ...}``)
 kept in ``InputSpec.steps``, in the file's order; the leader applies them
-(:mod:`prsd.leader.plan.tabular.mlapply`) so that the rows and columns ``run()`` sees are
+(:mod:`prsd.inputsplit.tabular.mlapply`) so that the rows and columns ``run()`` sees are
 those of ``mltable.load(folder).to_pandas_dataframe()``. Any other transformation,
 or one of these with options prsd cannot honour, is an error naming the
 transformation and the MLTable file: nothing is skipped.

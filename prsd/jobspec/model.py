@@ -139,3 +139,8 @@ class JobSpec:
         for key in tuples:
             obj[key] = tuple(obj[key])
         return cls(**obj)
+
+
+def short_is_failure(spec: JobSpec) -> bool:
+    """Does a mini-batch that returned fewer elements than inputs leave a gap that counts?"""
+    return spec.output_action == "append_row" or spec.item_error_threshold != -1

@@ -44,7 +44,7 @@ but the daemons may list, add, rename or remove."""
 
 RESERVED = frozenset(
     {"spec.json", "owner.json", "state", "tasks", "results", "nodes", "logs", "work"}
-    | {"partitions"}  # the leader's spilled key groups (prsd/leader/plan/planner.py)
+    | {"partitions"}  # the leader's spilled key groups (prsd/inputsplit/planner.py)
 )
 """Names of the job root that only the daemons create (prsd/storage/layout.py)."""
 

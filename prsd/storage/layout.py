@@ -95,6 +95,9 @@ def shard_of(mb_index: int) -> str:
     return f"{mb_index // SHARD_SIZE:06d}"
 
 
+PROBE_ATTEMPT_BASE = 900_000  # task attempts of the leader's probes; a real attempt never gets here
+
+
 @dataclass(frozen=True, order=True)
 class TaskName:
     """Identity of one task file: its first mini-batch, attempt and writer's epoch.

@@ -7,7 +7,7 @@ split ends (the output's units in order, and what changed since the earlier job)
 Each round-trips through ``encode`` / ``decode``, and ``decode`` refuses a record of
 the wrong shape or of a newer version with :class:`prsd.storage.badrecord.BadRecord`
 naming the field, instead of an error of whatever the bad value made Python raise.
-Where the files lie and who may trust them is prsd/leader/intake/retryfiles.py.
+Where the files lie and who may trust them is prsd/retryplan/retryfiles.py.
 
 Errors: ``decode`` raises :class:`prsd.storage.badrecord.BadRecord`.
 """

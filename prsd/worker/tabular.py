@@ -1,6 +1,6 @@
 """Loading a tabular mini-batch into the pandas DataFrame ``run()`` receives.
 
-A payload names bytes, not rows (see ``prsd.leader.plan.tabular``): a byte range of a CSV
+A payload names bytes, not rows (see ``prsd.inputsplit.tabular``): a byte range of a CSV
 or JSON-lines file (plus where its header is), row groups of a Parquet file, or a
 group file of a ``partition_keys`` job. Only those bytes are read. A ``partition_keys``
 mini-batch gets ``attrs["partition_key_value"]``, as in Azure.

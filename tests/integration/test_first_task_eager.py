@@ -15,8 +15,8 @@ import sys
 import time
 from typing import TYPE_CHECKING
 
+from prsd.inputsplit.planner import plan_mini_batches
 from prsd.leader.intake.intake import load_taken_job, take_in
-from prsd.leader.plan.planner import plan_mini_batches
 from prsd.leader.plan.planstream import HelperPlan
 from prsd.leader.plan.planwire import Record, encode
 from prsd.leader.plan.splitting import FIRST_TASK_EAGER_S, Plan, split_step

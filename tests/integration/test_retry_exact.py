@@ -11,7 +11,7 @@ from typing import TYPE_CHECKING
 
 import pytest
 
-from prsd.leader.rerun.plan import items_digest
+from prsd.retryplan.plan import items_digest
 from prsd.storage.jobid import make_job_id
 from prsd.storage.jobowner import JobOwner
 from tests.helpers import wait_until

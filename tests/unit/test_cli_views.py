@@ -3,6 +3,7 @@ script without ``run()`` gives, and what ``prsctl gc`` chooses and the leader al
 
 from __future__ import annotations
 
+import dataclasses
 from datetime import UTC, datetime, timedelta
 
 from prsd.cli.gc import Ended, old_jobs
@@ -12,6 +13,7 @@ from prsd.leader.run.initrule import NodeInit, init_failure
 from prsd.read.nodes import node_row
 from prsd.storage.askers import Person
 from prsd.storage.heartbeat import Heartbeat
+from prsd.storage.initrecords import InitError
 
 NOW = datetime(2026, 11, 25, 12, 0, tzinfo=UTC)
 
@@ -55,17 +57,16 @@ def test_a_drained_node_is_drained_not_stale() -> None:
 
 
 def test_a_script_without_run_is_the_reason_not_the_init_count() -> None:
-    error = {
-        "process_name": "process001",
-        "error": "EntryScriptError: entry script /j/code/score.py defines no run(mini_batch) "
-        "function",
-    }
+    error = InitError(
+        "process001",
+        "EntryScriptError: entry script /j/code/score.py defines no run(mini_batch) function",
+    )
     reports = [NodeInit("n1", 2, 0, 6, True, error), NodeInit("n2", 2, 0, 6, True, None)]
     assert init_failure(reports, 3.0) == (
         "entry script /j/code/score.py defines no run(mini_batch) function (process001 on "
         "node n1): no worker could start, so no mini-batch ran"
     )
-    other = dict(error, error="OSError: no GPU")
+    other = dataclasses.replace(error, error="OSError: no GPU")
     reason = init_failure([NodeInit("n1", 2, 0, 6, True, other)], 3.0)
     assert reason is not None and reason.startswith("init() failed 6 times")
 

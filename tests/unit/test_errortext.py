@@ -5,6 +5,7 @@ from __future__ import annotations
 from prsd.leader.end.errortext import NO_ERRORS, compact_error, init_groups, job_error_text
 from prsd.leader.run.errorbook import ErrorBook
 from prsd.leader.run.initrule import NodeInit
+from prsd.storage.initrecords import InitError
 from prsd.storage.records import Outcome
 
 
@@ -27,9 +28,13 @@ def _book(*errors: str) -> ErrorBook:
 
 
 def _init(failures: int = 3, **first: object) -> NodeInit:
-    error = {"process_name": "process000", "error": "OSError: no model", "error_file": "/e.txt"}
-    error.update({k: str(v) for k, v in first.items()})
-    return NodeInit("n1", 1, 0, failures, True, error)
+    error: dict[str, object] = {
+        "process_name": "process000",
+        "error": "OSError: no model",
+        "error_file": "/e.txt",
+    }
+    error.update(first)
+    return NodeInit("n1", 1, 0, failures, True, InitError.decode(error))
 
 
 def test_only_a_job_without_errors_says_no_errors() -> None:

@@ -8,7 +8,7 @@ import json
 
 import pytest
 
-from prsd.leader.plan.split import printable
+from prsd.inputsplit.split import printable
 from prsd.leader.run.jobclock import age_s
 from prsd.leader.run.voided import voided_tasks
 from prsd.storage.faults import (

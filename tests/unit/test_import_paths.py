@@ -81,7 +81,7 @@ NOT_FOR_A_FILE_LIST_JOB = (
     "prsd.pipelinerun",
     "prsd.cli.pipelines",
     "prsd.pipesubmit",
-    "prsd.leader.plan.tabular.",
+    "prsd.inputsplit.tabular.",
     "prsd.leader.rerun.combine",
 )
 

@@ -5,15 +5,11 @@ from __future__ import annotations
 import pytest
 
 from prsd.leader.run.initrule import NodeInit, first_error_detail, init_failure
+from prsd.storage.initrecords import InitError
 from prsd.tunables import init_grace_s, init_rule_window_s
 from prsd.wire.nodereport import NodeReport
 
-ERR = {
-    "process_name": "process003",
-    "error": "OSError: no GPU",
-    "traceback_tail": "  x\nOSError: no GPU",
-    "error_file": "/l/e.txt",
-}
+ERR = InitError("process003", "OSError: no GPU", "  x\nOSError: no GPU", "/l/e.txt")
 
 
 def _node(

@@ -6,7 +6,7 @@ import pandas as pd
 import pytest
 
 from prsd.errors import InputError
-from prsd.leader.plan.tabular.mlapply import Steps, partition_pattern
+from prsd.inputsplit.tabular.mlapply import Steps, partition_pattern
 
 
 def _chunks(n: int, size: int) -> list[pd.DataFrame]:

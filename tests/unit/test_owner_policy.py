@@ -9,8 +9,8 @@ import pytest
 
 from prsd.errors import PrsdError
 from prsd.leader.intake import outplace
-from prsd.leader.rerun import kept
 from prsd.pipeline.view import job_owner_uid
+from prsd.retryplan import kept
 from prsd.storage import askers
 from prsd.storage.askers import Person
 from prsd.storage.jobowner import JobOwner, OwnerRecordError, owner, write_job_owner

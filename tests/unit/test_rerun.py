@@ -8,9 +8,9 @@ from dataclasses import dataclass, field
 import pytest
 
 from prsd.errors import JobSpecError
+from prsd.inputsplit.split import plan_file_batches
 from prsd.jobspec.overrides import apply_overrides, parse_override
-from prsd.leader.plan.split import plan_file_batches
-from prsd.leader.rerun.plan import (
+from prsd.retryplan.plan import (
     Kept,
     PlanNotes,
     Reuse,

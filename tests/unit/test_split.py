@@ -8,6 +8,15 @@ from typing import TYPE_CHECKING
 
 import pytest
 
+from prsd.inputsplit.split import (
+    HEAD_FIRST,
+    SORT_AT_ONCE,
+    UTF8_CHECKED_AT_ONCE,
+    iter_files,
+    iter_input_files,
+    plan_file_batches,
+    walk_order,
+)
 from prsd.leader.plan.packing import (
     GUIDED_SHARE,
     MAX_PEEK,
@@ -16,15 +25,6 @@ from prsd.leader.plan.packing import (
     advise,
     fleet_slots,
     peek_for,
-)
-from prsd.leader.plan.split import (
-    HEAD_FIRST,
-    SORT_AT_ONCE,
-    UTF8_CHECKED_AT_ONCE,
-    iter_files,
-    iter_input_files,
-    plan_file_batches,
-    walk_order,
 )
 from prsd.leader.run.tasks import contiguous_runs
 

@@ -7,7 +7,7 @@ import io
 
 import pytest
 
-from prsd.leader.plan.tabular.cutter import RecordCutter, bytes_reader
+from prsd.inputsplit.tabular.cutter import RecordCutter, bytes_reader
 
 QUOTED = b'id,text,n\n1,"two\nlines",3\n2,plain,4\n3,"say ""hi""\nand\nmore",5\n4,"a,b",6\n5,last,7'
 

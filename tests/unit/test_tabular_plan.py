@@ -11,10 +11,10 @@ import pyarrow.parquet as pq
 import pytest
 
 from prsd.errors import InputError
-from prsd.leader.plan.tabular.groups import plan_partitioned_table
-from prsd.leader.plan.tabular.parquet import plan_parquet_files
-from prsd.leader.plan.tabular.readers import TableSource
-from prsd.leader.plan.tabular.text import TextFormat, plan_text_files
+from prsd.inputsplit.tabular.groups import plan_partitioned_table
+from prsd.inputsplit.tabular.parquet import plan_parquet_files
+from prsd.inputsplit.tabular.readers import TableSource
+from prsd.inputsplit.tabular.text import TextFormat, plan_text_files
 
 if TYPE_CHECKING:
     from pathlib import Path

@@ -9,10 +9,8 @@ import pyarrow as pa
 import pytest
 
 from prsd.errors import JobSpecError
-from prsd.jobspec.values import tabular_batch_size
-from prsd.jobspec.yamlsafe import Doc
-from prsd.leader.plan.tabular.folders import format_pattern, group_files, key_values
-from prsd.leader.plan.tabular.groups import (
+from prsd.inputsplit.tabular.folders import format_pattern, group_files, key_values
+from prsd.inputsplit.tabular.groups import (
     BUCKET_BYTES,
     MAX_BUCKETS,
     bucket_count,
@@ -20,7 +18,9 @@ from prsd.leader.plan.tabular.groups import (
     key_column,
     split_by,
 )
-from prsd.leader.plan.tabular.parquet import RowGroup, pack_row_groups
+from prsd.inputsplit.tabular.parquet import RowGroup, pack_row_groups
+from prsd.jobspec.values import tabular_batch_size
+from prsd.jobspec.yamlsafe import Doc
 
 SITE = Doc(Path("/job/job.yaml"), {}, {"mini_batch_size": 3}).site("mini_batch_size")
 

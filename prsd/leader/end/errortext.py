@@ -19,7 +19,7 @@ import os
 import re
 from dataclasses import dataclass
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
 from prsd.logline import one_line
 from prsd.storage.states import JobState
@@ -57,23 +57,23 @@ def init_groups(reports: Iterable[NodeInit]) -> list[InitGroup]:
     """The nodes' reported init failures and environment builds, one group per node."""
     out: list[InitGroup] = []
     for r in reports:
-        e: dict[str, Any] = r.first_error or {}
-        if not e or not (r.failures or r.timeouts or e.get("environment")):
+        e = r.first_error
+        if e is None or not (r.failures or r.timeouts or e.environment):
             continue
-        if e.get("environment"):
-            kind, count, where = "environment", 1, str(e.get("build_log", ""))
+        if e.environment:
+            kind, count = "environment", 1
         else:
             kind = "init timeout" if r.timeouts >= max(r.failures, 1) else "init"
-            count, where = max(r.failures, r.timeouts, 1), str(e.get("error_file", ""))
+            count = max(r.failures, r.timeouts, 1)
         out.append(
             InitGroup(
                 r.node_id,
                 count,
                 kind,
-                str(e.get("error", "unknown error")),
-                str(e.get("process_name", "")),
-                where,
-                str(e.get("traceback_tail", "")),
+                e.error or "unknown error",
+                e.process_name,
+                e.where,
+                e.traceback_tail,
             )
         )
     return out

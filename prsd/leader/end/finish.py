@@ -15,13 +15,13 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
 from prsd.errors import PrsdError
+from prsd.jobspec.model import short_is_failure
 from prsd.leader.end.errortext import compact_error, init_groups, job_error_text
 from prsd.leader.end.faileditems import write_failed_items
 from prsd.leader.end.faultfile import job_log, written_fault
 from prsd.leader.end.partial import keep_partial_output
 from prsd.leader.end.privatestatus import GRANT
 from prsd.leader.rerun.retryjob import job_code_digest, read_retry_plan, retry_summary
-from prsd.leader.run.bisect import short_is_failure
 from prsd.leader.run.status import final_counts
 from prsd.leader.run.verdict import completed_state, failures_reason
 from prsd.logline import one_line

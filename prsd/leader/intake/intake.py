@@ -32,9 +32,9 @@ from prsd.leader.end.finish import FinalState
 from prsd.leader.end.privatestatus import GRANT
 from prsd.leader.intake.inboxsweep import decodable, shown
 from prsd.leader.intake.readme import write_job_notes, write_readme
-from prsd.leader.intake.retryfiles import adopt_retry_files
 from prsd.leader.intake.specowner import load_as_owner
 from prsd.logconfig import get_logger
+from prsd.retryplan.retryfiles import adopt_retry_files
 from prsd.storage.atomic import move_verified, write_atomic
 from prsd.storage.badrecord import BadRecord
 from prsd.storage.endrecords import ended_status, final_record

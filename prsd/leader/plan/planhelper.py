@@ -25,14 +25,14 @@ from pathlib import Path
 from typing import TYPE_CHECKING, BinaryIO
 
 from prsd.errors import PrsdError
+from prsd.inputsplit.planner import plan_mini_batches
 from prsd.jobspec import JobSpec
-from prsd.leader.plan.planner import plan_mini_batches
 from prsd.leader.plan.planwire import Record, encode
 
 if TYPE_CHECKING:
     from collections.abc import Callable, Iterator
 
-    from prsd.leader.plan.split import SkipReporter
+    from prsd.inputsplit.split import SkipReporter
     from prsd.leader.rerun.retryjob import RetryInput
     from prsd.storage.records import MiniBatch
     from prsd.storage.retryrecords import RetryOrder

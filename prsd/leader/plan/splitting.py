@@ -1,6 +1,6 @@
 """The job's plan of mini-batches, read a bounded number at a time.
 
-The plan is the deterministic split of the job's input (:mod:`prsd.leader.plan.planner`,
+The plan is the deterministic split of the job's input (:mod:`prsd.inputsplit.planner`,
 a retry's selection applied by :mod:`prsd.leader.rerun.retryjob`), made by the job's input
 planner (:mod:`prsd.leader.plan.planstream`: the owner's process, or this one); the driver
 takes the next few mini-batches per step, those that have arrived within the step's

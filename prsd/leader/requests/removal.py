@@ -30,8 +30,8 @@ from typing import TYPE_CHECKING
 from prsd.asowner.side import owner_side
 from prsd.errors import PrsdError
 from prsd.leader.end.finish import FinalState
-from prsd.leader.rerun.kept import read_kept
 from prsd.logconfig import get_logger
+from prsd.retryplan.kept import read_kept
 from prsd.storage.atomic import move_verified
 from prsd.storage.jobid import settle_job_id
 from prsd.storage.jobowner import OwnerRecordError, owner

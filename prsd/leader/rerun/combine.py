@@ -14,9 +14,9 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
-from prsd.leader.rerun.kept import check_same_owner, is_probe, read_kept
 from prsd.leader.rerun.retryjob import read_order
 from prsd.leader.run.merge import OrderedMerge, Piece
+from prsd.retryplan.kept import check_same_owner, is_probe, read_kept
 from prsd.storage.jobfolder import JobFolder
 from prsd.storage.layout import parse_done_name
 from prsd.storage.records import SUCCEEDED
@@ -26,6 +26,7 @@ if TYPE_CHECKING:
 
     from prsd.asowner.side import OwnerSide
     from prsd.leader.intake.outplace import OutputPlace
+    from prsd.retryplan.kept import KeptResult
     from prsd.storage.jobfolder import JobFiles
     from prsd.storage.layout import JobLayout
 
@@ -74,9 +75,18 @@ def combine_outputs(
         check_same_owner(layout, {k.job for k in kept})
         new = own_pieces(JobFolder.of(layout))
         for i, unit in enumerate(order.units):
-            piece = kept[-1 - unit].piece(layout.root.parent) if unit < 0 else new.get(unit)
+            piece = _kept_piece(kept[-1 - unit], layout.root.parent) if unit < 0 else new.get(unit)
             merge.offer(i, piece or Piece(None))
         return merge.finish()
     except BaseException:
         merge.abandon()
         raise
+
+
+def _kept_piece(k: KeptResult, jobs_root: Path) -> Piece:
+    """A kept result's bytes, opened by the job owner's side (``as_owner``).
+
+    Raises:
+        PrsdError: the entry names anything but a result file of its job.
+    """
+    return Piece(k.result_path(jobs_root), k.offset, k.length, k.header, as_owner=True)

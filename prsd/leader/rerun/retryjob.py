@@ -3,8 +3,8 @@
 A retry job is an ordinary job folder with a ``retry.json`` beside its ``job.yaml``
 (the earlier job, how to match its results, the code digests) and a
 ``retry_kept.jsonl``: every succeeded result of the earlier job and of the jobs it
-kept results from (:mod:`prsd.leader.rerun.kept`). The leader splits the input as it is
-now and plans by content (:mod:`prsd.leader.rerun.plan`): a kept result whose inputs
+kept results from (:mod:`prsd.retryplan.kept`). The leader splits the input as it is
+now and plans by content (:mod:`prsd.retryplan.plan`): a kept result whose inputs
 are still there, unchanged, keeps its place in the output; every other input runs
 again in new mini-batches numbered from 0. When the split ends, the order of kept
 results and new mini-batches is written to ``retry_order.json``, with what changed.
@@ -29,29 +29,26 @@ from typing import TYPE_CHECKING
 
 from prsd.errors import InputError, PrsdError
 from prsd.jobspec import JobSpec
-from prsd.leader.intake.retryfiles import read_trusted
-from prsd.leader.rerun.kept import check_same_owner, read_kept
-from prsd.leader.rerun.plan import (
+from prsd.retryplan.kept import check_same_owner, read_kept
+from prsd.retryplan.plan import (
     PlanNotes,
-    Unit,
     number_runs,
-    plan_file_units,
-    plan_payload_units,
 )
+from prsd.retryplan.retryfiles import read_trusted
+from prsd.retryplan.units import plan_units
 from prsd.storage.atomic import write_atomic
 from prsd.storage.badrecord import BadRecord
 from prsd.storage.jobowner import OwnerRecordError, owner
 from prsd.storage.layout import JobLayout
 from prsd.storage.originrecord import read_origin_record
 from prsd.storage.readsafe import UntrustedFile
-from prsd.storage.retryrecords import NAMED, RetryOrder, RetryPlan, named
+from prsd.storage.retryrecords import NAMED, RetryOrder, RetryPlan
 
 if TYPE_CHECKING:
-    from collections.abc import Callable, Iterable, Iterator
+    from collections.abc import Callable, Iterator
     from pathlib import Path
 
-    from prsd.leader.rerun.kept import KeptResult
-    from prsd.leader.rerun.plan import Kept
+    from prsd.retryplan.kept import KeptResult
     from prsd.storage.records import MiniBatch
 
 
@@ -75,28 +72,6 @@ def read_retry_plan(job_root: Path) -> RetryPlan | None:
         ) from exc
 
 
-def retry_mode(spec: JobSpec) -> str:
-    """How a retry of this job matches earlier results."""
-    if spec.input.format == "files" and not spec.partition_keys:
-        return "files"
-    if spec.partition_keys and spec.input.format != "files":
-        return "groups"
-    return "payload"
-
-
-def changed_since(path: str, since_ns: int) -> bool:
-    """Was ``path`` edited (or replaced, or removed) after ``since_ns``?
-
-    The later of mtime and ctime is compared: ctime cannot be set back by copying
-    tools, so a file replaced by ``cp -p`` or ``rsync -t`` still counts as edited.
-    """
-    try:
-        st = os.stat(path)
-    except OSError:
-        return True
-    return max(st.st_mtime_ns, st.st_ctime_ns) > since_ns
-
-
 @dataclass(frozen=True)
 class RetryInput:
     """What planning a retry needs besides the input: its plan and the kept results.
@@ -113,7 +88,7 @@ class RetryInput:
 
     @classmethod
     def from_obj(cls, obj: dict[str, object]) -> RetryInput:
-        from prsd.leader.rerun.kept import KeptResult
+        from prsd.retryplan.kept import KeptResult
 
         lines = obj["kept"]
         assert isinstance(lines, list)
@@ -182,61 +157,6 @@ def write_order(layout: JobLayout, order: RetryOrder) -> None:
         except OwnerRecordError:
             return  # no owner known: the daemons' group keeps it
         os.chown(layout.retry_order, 0, gid, follow_symlinks=False)
-
-
-def plan_units(
-    plan: RetryPlan,
-    kept: list[KeptResult],
-    mbs: Iterable[MiniBatch],
-    notes: PlanNotes,
-    spec: JobSpec | None,
-) -> Iterator[Unit]:
-    """The retry's units over the current split (see :mod:`prsd.leader.rerun.plan`).
-
-    Raises:
-        InputError: a partitioned table's files changed since the earlier job.
-    """
-    if plan.mode == "groups" and spec is not None:
-        _refuse_changed_tables(plan, kept, spec)
-    table: dict[str, Kept] = {}
-    for ref, k in enumerate(kept):
-        table.setdefault(k.first, k.kept(ref))  # a job's own results before inherited ones
-    if plan.mode != "files":
-        return plan_payload_units(mbs, table, changed_since, notes)
-    failed = set(plan.failed_items)
-
-    def paths() -> Iterator[str]:
-        for mb in mbs:
-            for p in mb.payload:
-                if p in failed:
-                    notes.seen_failed.add(p)
-                yield p
-
-    size = spec.mini_batch_size if spec is not None else 1
-    return plan_file_units(paths(), table, size, changed_since, notes)
-
-
-def _refuse_changed_tables(plan: RetryPlan, kept: list[KeptResult], spec: JobSpec) -> None:
-    from prsd.leader.plan.planner import table_files  # the listing of a table input
-
-    since = min((k.since_ns for k in kept), default=0)
-    edited = [p for p in table_files(spec, None) if changed_since(p, since)]
-    edited += [d + "/" for d in _folders(spec.input.paths) if changed_since(d, since)]
-    if edited:
-        raise InputError(
-            f"the input changed since job {plan.of_job} ({len(edited)} files edited or added, "
-            "or folders with files added or removed: "
-            f"{named(edited, len(edited))}); partition groups draw rows from every file, so "
-            "no earlier group can be kept: submit the job anew"
-        )
-
-
-def _folders(roots: Iterable[str]) -> Iterator[str]:
-    """Every folder of the input: a file added to or removed from one changes its times."""
-    for root in roots:
-        if os.path.isdir(root):
-            for folder, _, _ in os.walk(root):
-                yield folder
 
 
 def _spec_of(layout: JobLayout) -> JobSpec | None:

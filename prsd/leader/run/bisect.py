@@ -33,8 +33,9 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
 
 from prsd.errors import PrsdError
+from prsd.jobspec.model import short_is_failure
 from prsd.leader.end.faileditems import PARTIAL, FailedItemsBook
-from prsd.storage.layout import TaskName, parse_done_name
+from prsd.storage.layout import PROBE_ATTEMPT_BASE, TaskName, parse_done_name
 from prsd.storage.records import SUCCEEDED, MiniBatch, TaskBody
 
 if TYPE_CHECKING:
@@ -46,7 +47,6 @@ if TYPE_CHECKING:
     from prsd.storage.jobfolder import JobFiles
     from prsd.storage.records import Outcome
 
-PROBE_ATTEMPT_BASE = 900_000  # task attempts of probes; a real attempt never gets here
 Group = tuple[str, ...]
 
 
@@ -297,8 +297,3 @@ def _mini_batch_of(folder: JobFiles, task_file: Path, index: int) -> MiniBatch |
     except (OSError, ValueError, PrsdError):
         return None
     return next((m for m in body.mini_batches if m.index == index), None)
-
-
-def short_is_failure(spec: JobSpec) -> bool:
-    """Does a mini-batch that returned fewer elements than inputs leave a gap that counts?"""
-    return spec.output_action == "append_row" or spec.item_error_threshold != -1

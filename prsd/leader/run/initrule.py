@@ -23,8 +23,11 @@ them (:mod:`prsd.tunables`).
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
+from prsd.storage.badrecord import BadRecord
+from prsd.storage.envrecord import EnvBuild
+from prsd.storage.initrecords import InitError
 from prsd.tunables import init_rule_window_s
 
 if TYPE_CHECKING:
@@ -42,9 +45,9 @@ class NodeInit:
     successes: int
     failures: int
     gave_up: bool
-    first_error: dict[str, Any] | None
+    first_error: InitError | None
     timeouts: int = 0  # workers stopped for staying in init() past the deadline
-    environment: dict[str, Any] | None = None  # the node's environment build, as reported
+    environment: EnvBuild | None = None  # the node's environment build, as reported
 
     @classmethod
     def from_report(cls, report: NodeReport) -> NodeInit:
@@ -54,9 +57,9 @@ class NodeInit:
             report.init_successes,
             report.init_failures,
             report.gave_up,
-            report.first_init_error,
+            _init_error(report),
             report.init_timeouts,
-            report.environment,
+            _env_build(report),
         )
 
 
@@ -71,7 +74,7 @@ def init_failure(
     if all(r.gave_up for r in reports) and all(_environment(r) for r in reports):
         # Building the job's environment failed: the tool's own error line first.
         r = reports[0]
-        where = (r.first_error or {}).get("build_log", "")
+        where = r.first_error.build_log if r.first_error else ""
         return (
             f"{_environment(r)} (building the job's environment on node {r.node_id}; see {where})"
         )
@@ -97,9 +100,29 @@ def init_failure(
     return None
 
 
+def _env_build(report: NodeReport) -> EnvBuild | None:
+    """The report's environment build; one that cannot be read is shown as such."""
+    if report.environment is None:
+        return None
+    try:
+        return EnvBuild.decode(report.environment)
+    except BadRecord as exc:
+        return EnvBuild("failed", error=f"the node's environment report cannot be read: {exc}")
+
+
+def _init_error(report: NodeReport) -> InitError | None:
+    """The report's first init error; one that cannot be read is reported as such."""
+    if report.first_init_error is None:
+        return None
+    try:
+        return InitError.decode(report.first_init_error)
+    except BadRecord as exc:
+        return InitError("", f"the node's init error cannot be read: {exc}")
+
+
 def _environment(report: NodeInit) -> str:
     e = report.first_error
-    return str(e.get("error", "")) if e and e.get("environment") else ""
+    return e.error if e and e.environment else ""
 
 
 def _script_error(reports: list[NodeInit]) -> str:
@@ -108,10 +131,9 @@ def _script_error(reports: list[NodeInit]) -> str:
     for r in reports:
         e = r.first_error
         if e:
-            error = str(e.get("error", ""))
-            if not error.startswith(SCRIPT_ERROR):
+            if not e.error.startswith(SCRIPT_ERROR):
                 return ""
-            return f"{error.removeprefix(SCRIPT_ERROR)} ({e.get('process_name', '?')} on node {r.node_id})"
+            return f"{e.error.removeprefix(SCRIPT_ERROR)} ({e.process_name or '?'} on node {r.node_id})"
     return ""
 
 
@@ -119,8 +141,8 @@ def _first(reports: list[NodeInit]) -> str:
     for r in reports:
         e = r.first_error
         if e:
-            where = f"{e.get('process_name', '?')} on node {r.node_id}"
-            return f"{e.get('error', 'unknown error')} ({where})"
+            where = f"{e.process_name or '?'} on node {r.node_id}"
+            return f"{e.error or 'unknown error'} ({where})"
     return "no error was reported"
 
 
@@ -129,8 +151,8 @@ def first_error_detail(reports: list[NodeInit]) -> str:
     for r in reports:
         e = r.first_error
         if e:
-            lines = [f"  {line}" for line in str(e.get("traceback_tail", "")).rstrip().splitlines()]
-            if e.get("error_file"):
-                lines.append(f"Full traceback: {e['error_file']}")
+            lines = [f"  {line}" for line in e.traceback_tail.rstrip().splitlines()]
+            if e.error_file:
+                lines.append(f"Full traceback: {e.error_file}")
             return "\n".join(lines)
     return ""

@@ -19,10 +19,10 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
 from prsd.errors import PrsdError
+from prsd.inputsplit.planner import input_kind
 from prsd.jobspec.runner import is_command_step
 from prsd.leader.end.finish import JobEnd, finish_job
 from prsd.leader.end.privatestatus import GRANT
-from prsd.leader.plan.planner import input_kind
 from prsd.leader.plan.splitting import SPLIT_BUDGET_S, Plan, split_step
 from prsd.leader.run.bisect import Bisector
 from prsd.leader.run.book import JobBook, Timeouts

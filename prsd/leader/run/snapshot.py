@@ -13,6 +13,7 @@ from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
     from prsd.leader.run.verdict import Counts
+    from prsd.storage.envrecord import EnvBuild
     from prsd.wire.final import FinalState
 
 
@@ -24,7 +25,7 @@ class NodeRow:
     workers: int
     init_failures: int
     gave_up: bool
-    environment: dict[str, Any] | None = None  # the node's build: {state, since, phase?, error?}
+    environment: EnvBuild | None = None  # the node's build
 
 
 @dataclass(frozen=True)

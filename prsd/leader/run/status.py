@@ -155,7 +155,7 @@ def summary(snap: JobSnapshot, writer: StatusWriter) -> dict[str, Any]:
                 "workers": n.workers,
                 "init_failures": n.init_failures,
                 "gave_up": n.gave_up,
-                **({"environment": n.environment} if n.environment else {}),
+                **({"environment": n.environment.to_obj()} if n.environment else {}),
             }
             for n in snap.nodes
         ],

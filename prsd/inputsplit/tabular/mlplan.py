@@ -4,11 +4,11 @@ An MLTable whose transformations go beyond its reader (``take``, ``filter``,
 ``drop_columns`` ... see :mod:`prsd.jobspec.mlsteps`), or that reads empty CSV fields
 as ``""``, is read here once, in order, in chunks of :data:`CHUNK_ROWS` rows (pandas
 infers types per chunk, as the workers do for plain tables). Each chunk goes through
-:class:`~prsd.leader.plan.tabular.mlapply.Steps`; the rows that come out are gathered until
+:class:`~prsd.inputsplit.tabular.mlapply.Steps`; the rows that come out are gathered until
 they hold about ``mini_batch_size`` bytes in memory and written as one Parquet file
 per mini-batch under ``jobs/<id>/mltable/`` (atomically, so a worker never reads a
 torn file), keeping the types the steps gave. With ``partition_keys``, those files
-are then grouped by key as any Parquet table is (:mod:`prsd.leader.plan.tabular.groups`).
+are then grouped by key as any Parquet table is (:mod:`prsd.inputsplit.tabular.groups`).
 
 Columns are those of ``mltable.load(folder).to_pandas_dataframe()``: the path column
 (``include_path_column``) first, the file's columns, then any columns the steps add.
@@ -27,8 +27,8 @@ import pyarrow as pa
 import pyarrow.parquet as pq
 
 from prsd.errors import InputError
-from prsd.leader.plan.tabular.inputfile import input_file
-from prsd.leader.plan.tabular.mlapply import Steps
+from prsd.inputsplit.tabular.inputfile import input_file
+from prsd.inputsplit.tabular.mlapply import Steps
 from prsd.storage.atomic import write_atomic
 from prsd.storage.records import MiniBatch
 

@@ -19,8 +19,8 @@ from collections.abc import Callable, Iterator
 from pathlib import Path
 
 from prsd.errors import InputError
+from prsd.inputsplit.split import SkipReporter, iter_input_files, plan_file_batches
 from prsd.jobspec import JobSpec
-from prsd.leader.plan.split import SkipReporter, iter_input_files, plan_file_batches
 from prsd.storage.records import MiniBatch
 
 Planner = Callable[[JobSpec, SkipReporter | None, Path | None], Iterator[MiniBatch]]
@@ -32,7 +32,7 @@ def _plan_files(
     spec: JobSpec, on_skip: SkipReporter | None, job_folder: Path | None
 ) -> Iterator[MiniBatch]:
     if spec.partition_keys and spec.input.partition_format:
-        from prsd.leader.plan.tabular.folders import plan_partitioned_files  # partitioned only
+        from prsd.inputsplit.tabular.folders import plan_partitioned_files  # partitioned only
 
         return plan_partitioned_files(
             spec.input.paths, spec.input.partition_format, spec.partition_keys, on_skip
@@ -58,7 +58,7 @@ def _plan_text(
     if spec.partition_keys:
         yield from _plan_groups(spec, on_skip, job_folder)
         return
-    from prsd.leader.plan.tabular.text import TextFormat, plan_text_files  # tables only
+    from prsd.inputsplit.tabular.text import TextFormat, plan_text_files  # tables only
 
     _check_cuttable(spec)
     fmt = TextFormat(csv=spec.input.format == "csv", header=spec.input.header)
@@ -81,7 +81,7 @@ def _plan_parquet(
 ) -> Iterator[MiniBatch]:
     if spec.partition_keys:
         return _plan_groups(spec, on_skip, job_folder)
-    from prsd.leader.plan.tabular.parquet import plan_parquet_files  # pyarrow: only when needed
+    from prsd.inputsplit.tabular.parquet import plan_parquet_files  # pyarrow: only when needed
 
     planned = plan_parquet_files(table_files(spec, on_skip), spec.mini_batch_size)
     return (MiniBatch(i, payload, rows) for i, (payload, rows) in enumerate(planned))
@@ -90,8 +90,8 @@ def _plan_parquet(
 def _plan_groups(
     spec: JobSpec, on_skip: SkipReporter | None, job_folder: Path | None
 ) -> Iterator[MiniBatch]:
-    from prsd.leader.plan.tabular.groups import plan_partitioned_table  # pandas, pyarrow
-    from prsd.leader.plan.tabular.readers import TableSource
+    from prsd.inputsplit.tabular.groups import plan_partitioned_table  # pandas, pyarrow
+    from prsd.inputsplit.tabular.readers import TableSource
 
     source = TableSource(
         spec.input.format, spec.input.delimiter, spec.input.header, spec.input.encoding
@@ -110,7 +110,7 @@ def _plan_mltable(
     spec: JobSpec, on_skip: SkipReporter | None, job_folder: Path | None
 ) -> Iterator[MiniBatch]:
     """An MLTable with steps: transformed in order, then cut or grouped (tabular/mlplan.py)."""
-    from prsd.leader.plan.tabular.mlplan import FOLDER, plan_mltable
+    from prsd.inputsplit.tabular.mlplan import FOLDER, plan_mltable
 
     with tempfile.TemporaryDirectory(prefix="prsd-mltable-") as tmp:
         root = job_folder if job_folder is not None else Path(tmp)
@@ -118,8 +118,8 @@ def _plan_mltable(
         if not spec.partition_keys:
             yield from plan_mltable(spec.input, files, spec.mini_batch_size, root / FOLDER)
             return
-        from prsd.leader.plan.tabular.groups import plan_partitioned_table
-        from prsd.leader.plan.tabular.readers import TableSource
+        from prsd.inputsplit.tabular.groups import plan_partitioned_table
+        from prsd.inputsplit.tabular.readers import TableSource
 
         size = 1 << 62  # one file: grouping reads it whole anyway
         written = [

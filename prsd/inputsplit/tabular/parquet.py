@@ -18,7 +18,7 @@ import pyarrow as pa
 import pyarrow.parquet as pq
 
 from prsd.errors import InputError
-from prsd.leader.plan.tabular.inputfile import input_file
+from prsd.inputsplit.tabular.inputfile import input_file
 
 if TYPE_CHECKING:
     from collections.abc import Iterable, Iterator, Sequence

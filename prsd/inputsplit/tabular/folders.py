@@ -17,7 +17,7 @@ import os
 import re
 from typing import TYPE_CHECKING
 
-from prsd.leader.plan.split import SkipReporter, iter_files
+from prsd.inputsplit.split import SkipReporter, iter_files
 from prsd.storage.records import MiniBatch
 
 if TYPE_CHECKING:

@@ -19,8 +19,8 @@ import pyarrow.json as pa_json
 import pyarrow.parquet as pq
 
 from prsd.errors import InputError
-from prsd.leader.plan.tabular.cutter import RecordCutter
-from prsd.leader.plan.tabular.inputfile import input_file, open_input
+from prsd.inputsplit.tabular.cutter import RecordCutter
+from prsd.inputsplit.tabular.inputfile import input_file, open_input
 
 if TYPE_CHECKING:
     from collections.abc import Iterator

@@ -21,8 +21,8 @@ import os
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
-from prsd.leader.plan.tabular.cutter import RecordCutter
-from prsd.leader.plan.tabular.inputfile import open_input
+from prsd.inputsplit.tabular.cutter import RecordCutter
+from prsd.inputsplit.tabular.inputfile import open_input
 
 if TYPE_CHECKING:
     from collections.abc import Iterable, Iterator

@@ -2,7 +2,7 @@
 
 Invariant: a retry is written only when it has something to run: some input of the
 current split has no result yet (a dry run of the same planning the leader does,
-:func:`prsd.leader.rerun.retryjob.plan_units`). Everything refused is one line naming why.
+:func:`prsd.retryplan.units.plan_units`). Everything refused is one line naming why.
 Nothing here writes to the spool.
 """
 
@@ -12,17 +12,17 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
 from prsd.errors import PrsdError
-from prsd.leader.plan.planner import plan_mini_batches
-from prsd.leader.rerun.kept import results_to_keep
-from prsd.leader.rerun.plan import PlanNotes, number_runs
-from prsd.leader.rerun.retryjob import plan_units, retry_mode
-from prsd.leader.run.bisect import short_is_failure
+from prsd.inputsplit.planner import plan_mini_batches
+from prsd.jobspec.model import short_is_failure
+from prsd.retryplan.kept import results_to_keep
+from prsd.retryplan.plan import PlanNotes, number_runs
+from prsd.retryplan.units import plan_units, retry_mode
 from prsd.storage.codedigest import code_digest
 from prsd.storage.retryrecords import RetryOrder, RetryPlan
 
 if TYPE_CHECKING:
     from prsd.jobspec import JobSpec
-    from prsd.leader.rerun.kept import KeptResult
+    from prsd.retryplan.kept import KeptResult
     from prsd.storage.layout import JobLayout
 
 

@@ -38,8 +38,8 @@ import pyarrow as pa
 import pyarrow.compute as pc
 
 from prsd.errors import InputError
-from prsd.leader.plan.tabular.inputfile import input_size
-from prsd.leader.plan.tabular.readers import TableSource, read_batches
+from prsd.inputsplit.tabular.inputfile import input_size
+from prsd.inputsplit.tabular.readers import TableSource, read_batches
 from prsd.storage.atomic import write_atomic
 from prsd.storage.records import MiniBatch
 

@@ -22,13 +22,17 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
 from prsd.errors import PrsdError
-from prsd.leader.intake.retryfiles import read_trusted
-from prsd.leader.rerun.plan import Kept, items_digest, payload_identity
-from prsd.leader.run.bisect import PROBE_ATTEMPT_BASE
-from prsd.leader.run.merge import Piece
+from prsd.retryplan.plan import Kept, items_digest, payload_identity
+from prsd.retryplan.retryfiles import read_trusted
 from prsd.storage.jobfolder import JobFolder
 from prsd.storage.jobowner import JobOwner, OwnerRecordError, owner
-from prsd.storage.layout import JobLayout, TaskName, parse_done_name, valid_job_id
+from prsd.storage.layout import (
+    PROBE_ATTEMPT_BASE,
+    JobLayout,
+    TaskName,
+    parse_done_name,
+    valid_job_id,
+)
 from prsd.storage.records import SUCCEEDED, TaskBody, read_result_meta
 from prsd.wire.fields import RecordError
 
@@ -73,12 +77,12 @@ class KeptResult:
     def kept(self, ref: int) -> Kept:
         return Kept(ref, self.first, self.count, self.digest, self.since_ns, self.paths)
 
-    def piece(self, jobs_root: Path) -> Piece:
+    def result_path(self, jobs_root: Path) -> Path:
         """Where the bytes are: a result file the daemons wrote in that job's results.
 
-        The piece is opened by the job owner's side (``as_owner``), so the kernel
-        refuses a file the owner may not read; the owner of ``self.job`` is checked
-        by :func:`check_same_owner` before.
+        The leader opens it by the job owner's side, so the kernel refuses a file
+        the owner may not read; the owner of ``self.job`` is checked by
+        :func:`check_same_owner` before.
 
         Raises:
             PrsdError: the entry names anything else (a path out of the job's
@@ -94,7 +98,7 @@ class KeptResult:
             or any(p in ("", ".", "..") for p in parts)
         ):
             raise PrsdError(f"kept result {self.result!r} of job {self.job!r} is not a result file")
-        return Piece(path, self.offset, self.length, self.header, as_owner=True)
+        return path
 
 
 def intake_ns(layout: JobLayout) -> int:

@@ -1,0 +1,1 @@
+"""A retry's planning, shared by the leader and ``prsctl retry``: the results an earlier job keeps, the units over the current split, the retry files the daemons trust, and the dry run the client makes before it writes a retry job."""
