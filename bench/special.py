@@ -216,6 +216,12 @@ def _watch_w6(
             next_status = time.perf_counter() + 1.0
         time.sleep(0.005 if "first_claimed_s" not in res else 0.05)
     res["wall_s"] = round(time.perf_counter() - start, 3)
+    _marks(spool, job_id, res["wall_s"], start_wall, res)
+    if final.exists():  # ended between two looks: the end bounds what was not seen
+        for key in ("first_claimable_s", "first_claimed_s"):
+            if key not in res:
+                res[key] = res["wall_s"]
+                res[key[:-2] + "_note"] = "an upper bound: the job ended between two looks"
     for key in ("first_claimable_s", "first_claimed_s"):
         if key in res and "taken_in_s" in res:
             res[key[:-2] + "_after_intake_s"] = round(res[key] - res["taken_in_s"], 3)

@@ -115,8 +115,14 @@ def _serve_and_watch(tmp_path: Path, spool: Path, log: IO[bytes], kept: str, doo
             60,
             "the leader's heartbeat, and no agent",
         )
-        status = json.loads(ctl(tmp_path, "status", doomed, "--json").stdout)
-        assert status["state"] == "Canceled", status  # the waiting request was served
+        # the waiting request is served once the job's spec has loaded (beside the round)
+        wait_until(
+            lambda: (
+                json.loads(ctl(tmp_path, "status", doomed, "--json").stdout)["state"] == "Canceled"
+            ),
+            30,
+            "the waiting cancel request served",
+        )
         beat = Heartbeat("lost", 3, "b", 1, "h", _ago(400), _ago(95), slots=1, gpus=0)
         write_heartbeat(layout, beat)
         wait_until(
