@@ -17,7 +17,6 @@ own raises :class:`~prsd.errors.UntrustedFile`.
 from __future__ import annotations
 
 from functools import partial
-from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 import anyio
@@ -28,7 +27,7 @@ from prsd.leader.end.privatestatus import read_final
 from prsd.read.jobs import read_job_status
 from prsd.runhere import CtrlC, Here, LeftEarly, run_here
 from prsd.storage.requests import remove, send_request
-from prsd.wire.final import private_final_path
+from prsd.storage.statusfiles import read_final_document
 
 MAX_FINAL_BYTES = 1 << 20
 
@@ -38,7 +37,7 @@ if TYPE_CHECKING:
     from prsd.agent.agent import AgentOptions
     from prsd.agent.forks import ForkServer
     from prsd.leader.leader import Leader
-    from prsd.storage.layout import SpoolLayout
+    from prsd.storage.layout import JobLayout, SpoolLayout
 
 __all__ = ["LeftEarly", "follow_interruptible", "run_interruptible", "run_until_done"]
 
@@ -136,7 +135,7 @@ async def follow_interruptible(
         if on_progress is not None:
             outer.start_soon(_report_progress, spool, job_id, on_progress)
         outer.start_soon(ctrl_c.listen, outer.cancel_scope)
-        final = await _wait_for_final(here.final)
+        final = await _wait_for_final(spool.job(job_id))
         if on_progress is not None:
             on_progress(await anyio.to_thread.run_sync(read_job_status, spool, job_id))
         outer.cancel_scope.cancel()
@@ -146,13 +145,14 @@ async def follow_interruptible(
     return final
 
 
-async def _wait_for_final(final_path: Path) -> FinalState:
+async def _wait_for_final(layout: JobLayout) -> FinalState:
     """The job's final state, once its leader wrote it (looked for every FOLLOW_EVERY_S):
     the private record, with the reason, where this user may read it (the job's owner
     and its group), else the public one (the reason blanked)."""
     while True:
-        if await anyio.to_thread.run_sync(final_path.exists):
-            return await anyio.to_thread.run_sync(_read_final_record, final_path)
+        doc = await anyio.to_thread.run_sync(read_final_document, layout)
+        if doc is not None:
+            return FinalState.from_obj(doc)
         await anyio.sleep(FOLLOW_EVERY_S)
 
 
@@ -160,14 +160,6 @@ def _end_state(spool: SpoolLayout, job_id: str) -> str:
     """The job's state once it has ended ("" before: it stays for a fleet)."""
     state = str(read_job_status(spool, job_id).get("state", ""))
     return state if spool.job(job_id).final.exists() else ""
-
-
-def _read_final_record(final_path: Path) -> FinalState:
-    """``final.private.json`` beside ``final_path`` when readable and whole, else ``final.json``."""
-    try:
-        return FinalState.from_json(Path(private_final_path(str(final_path))).read_bytes())
-    except (OSError, ValueError):
-        return FinalState.from_json(final_path.read_bytes())
 
 
 async def _report_progress(

@@ -40,7 +40,12 @@ class FinalState:
     @classmethod
     def from_json(cls, data: bytes) -> FinalState:
         """Read ``final.json`` (RecordError: not one)."""
-        f = Fields.of_json(data, "final.json")
+        return cls.from_obj(Fields.of_json(data, "final.json").obj)
+
+    @classmethod
+    def from_obj(cls, obj: object) -> FinalState:
+        """The record from ``final.json`` already parsed (RecordError: not one)."""
+        f = Fields(obj, "final.json")
         state = f.get("state", str)
         if state not in END_STATES:
             raise RecordError(f"final.json: state {state!r} is none of {', '.join(END_STATES)}")
