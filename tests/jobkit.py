@@ -16,6 +16,23 @@ if TYPE_CHECKING:
 PRSD = [sys.executable, "-m", "prsd.daemon"]
 PRSCTL = [sys.executable, "-m", "prsd.cli.prsctl"]
 
+ECHO_SCRIPT = """
+    def run(mini_batch):
+        return mini_batch
+"""
+"""An entry script whose rows are its mini-batch's items."""
+
+ECHO_YAML = """
+    input_data: ./data
+    mini_batch_size: "1"
+    max_concurrency_per_instance: 1
+    task:
+      code: ./code
+      entry_script: score.py
+      append_row_to: ./outputs/out.txt
+"""
+"""One item per mini-batch, one worker, its rows appended to ``outputs/out.txt``."""
+
 
 @dataclass
 class RunResult:

@@ -23,27 +23,12 @@ from prsd.leader.plan.splitting import FIRST_TASK_EAGER_S, Plan, split_step
 from prsd.leader.run.job import JobDriver
 from prsd.storage.spool import open_spool
 from prsd.submit import submit
-from tests.jobkit import make_job
+from tests.jobkit import ECHO_SCRIPT, ECHO_YAML, make_job
 
 if TYPE_CHECKING:
     from pathlib import Path
 
     from prsd.storage.records import MiniBatch
-
-SCRIPT = """
-    def run(mini_batch):
-        return mini_batch
-"""
-
-YAML = """
-    input_data: ./data
-    mini_batch_size: "1"
-    max_concurrency_per_instance: 1
-    task:
-      code: ./code
-      entry_script: score.py
-      append_row_to: ./outputs/out.txt
-"""
 
 
 def _late_planner(mbs: list[MiniBatch], delay_s: float) -> HelperPlan:
@@ -61,7 +46,7 @@ def _late_planner(mbs: list[MiniBatch], delay_s: float) -> HelperPlan:
 
 def _driver(tmp_path: Path) -> JobDriver:
     spool = open_spool(tmp_path / "spool")
-    job_id, _ = submit(make_job(tmp_path, SCRIPT, YAML, files=3), spool)
+    job_id, _ = submit(make_job(tmp_path, ECHO_SCRIPT, ECHO_YAML, files=3), spool)
     layout = take_in(spool, job_id)
     assert layout is not None
     return JobDriver(layout, load_taken_job(layout), epoch=1, now=0.0)

@@ -20,25 +20,11 @@ from prsd.storage.claim import commit, list_pending, prepare_node, try_claim
 from prsd.storage.records import FAILED, SUCCEEDED, Outcome, ResultMeta, TaskBody
 from prsd.storage.spool import open_spool
 from prsd.submit import submit
-from tests.jobkit import make_job
+from tests.jobkit import ECHO_SCRIPT, ECHO_YAML, make_job
 
 if TYPE_CHECKING:
     from prsd.storage.layout import JobLayout
 
-SCRIPT = """
-    def run(mini_batch):
-        return mini_batch
-"""
-
-YAML = """
-    input_data: ./data
-    mini_batch_size: "1"
-    max_concurrency_per_instance: 1
-    task:
-      code: ./code
-      entry_script: score.py
-      append_row_to: ./outputs/out.txt
-"""
 
 FILES = 200
 NODE = "n1"
@@ -87,7 +73,7 @@ def _run_job(
     tmp_path: Path, fail_first: set[int], short: set[int]
 ) -> tuple[JobDriver, list[tuple[int, set[int]]]]:
     spool = open_spool(tmp_path / "spool")
-    job_id, _ = submit(make_job(tmp_path, SCRIPT, YAML, files=FILES), spool)
+    job_id, _ = submit(make_job(tmp_path, ECHO_SCRIPT, ECHO_YAML, files=FILES), spool)
     layout = take_in(spool, job_id)
     assert layout is not None
     driver = JobDriver(layout, load_taken_job(layout), epoch=1, now=0.0)
@@ -153,7 +139,7 @@ def test_a_second_commit_of_a_booked_task_stops_the_job(tmp_path: Path) -> None:
     """Names already handled are passed over at later listings, but a commit of the
     same task by another node is a new name: it is still caught."""
     spool = open_spool(tmp_path / "spool")
-    job_id, _ = submit(make_job(tmp_path, SCRIPT, YAML, files=FILES), spool)
+    job_id, _ = submit(make_job(tmp_path, ECHO_SCRIPT, ECHO_YAML, files=FILES), spool)
     layout = take_in(spool, job_id)
     assert layout is not None
     driver = JobDriver(layout, load_taken_job(layout), epoch=1, now=0.0)
