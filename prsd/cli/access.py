@@ -22,6 +22,9 @@ from prsd.storage.atomic import TMP_PREFIX
 if TYPE_CHECKING:
     from prsd.storage.layout import SpoolLayout
 
+TAKE_IN_WAIT_S = 5.0
+"""How long a job just moved out of the inbox may go without its owner record."""
+
 GUIDE = "docs/deploy.md, 'Spool ownership and permissions'"
 
 
@@ -40,7 +43,7 @@ def require_owner(spool: SpoolLayout, job_id: str, what: str) -> None:
     Raises:
         NotYourJob: the job belongs to someone else.
     """
-    owner = job_owner(spool, job_id)
+    owner = job_owner(spool, job_id, wait_s=TAKE_IN_WAIT_S)
     me = person(os.geteuid())
     group = admin_group()
     if owner is None or may_act(me, owner, asker_is_admin=in_group(me.uid, group)):

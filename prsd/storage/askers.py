@@ -16,6 +16,7 @@ from __future__ import annotations
 import grp
 import os
 import pwd
+import time
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
@@ -70,23 +71,31 @@ def admin_group_from_env() -> str:
     return os.environ.get(ADMIN_GROUP_ENV, "").strip()
 
 
-def job_owner(spool: SpoolLayout, job_id: str) -> Person | None:
+def job_owner(spool: SpoolLayout, job_id: str, *, wait_s: float = 0.0) -> Person | None:
     """The job's owner: its record (a queued job: its inbox folder's owner).
 
     None when the job has no folder; root when a taken-in job has no record that can
-    be believed (so only root and admins may act on it).
+    be believed (so only root and admins may act on it). A leader moves a job out of
+    the inbox a moment before it records the owner; ``wait_s`` (a client's courtesy,
+    never the leader's round) is how long a missing record is waited for before the
+    job counts as root's.
     """
     layout = spool.job(job_id)
-    try:
-        if os.path.lexists(layout.root):
-            found = owner(layout)
-            return Person(found.uid, found.user or user_name(found.uid))
-        queued = spool.queued(job_id)
-        if os.path.lexists(queued):
-            found = owner_of_folder(queued)
-            return Person(found.uid, found.user)
-    except OwnerRecordError:
-        return Person(0, "root")
-    except FileNotFoundError:
+    until = time.monotonic() + wait_s
+    while True:
+        try:
+            if os.path.lexists(layout.root):
+                found = owner(layout)
+                return Person(found.uid, found.user or user_name(found.uid))
+            queued = spool.queued(job_id)
+            if os.path.lexists(queued):
+                found = owner_of_folder(queued)
+                return Person(found.uid, found.user)
+        except OwnerRecordError:
+            if os.path.lexists(layout.owner_record) or time.monotonic() >= until:
+                return Person(0, "root")
+            time.sleep(0.05)  # being taken in: the record follows the move
+            continue
+        except FileNotFoundError:
+            return None
         return None
-    return None

@@ -83,9 +83,10 @@ def test_loads_are_bounded_in_order_and_never_waited_for(tmp_path: Path) -> None
     wait_until(lambda: bool(loads.loading["c"].started), 5, "c started in b's place")
     assert "b" not in loads and len(loads) == 2
 
-    for job_id in ("a", "c"):
+    for job_id in ("c", "a"):  # c ends first, then a: both handed back in intake order
         _release(fifos, job_id)
-    got = _collect(loads, 2)
+        wait_until(loads.loading[job_id].future.done, 10, f"the load of {job_id} ended")
+    got = loads.ready()
     assert [i.layout.job_id for i in got] == ["a", "c"]  # in the order taken in
     assert len(loads) == 0
 

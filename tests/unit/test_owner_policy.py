@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 import os
+import threading
+import time
 from typing import TYPE_CHECKING
 
 import pytest
@@ -86,3 +88,23 @@ def test_a_queued_job_is_its_inbox_folders(tmp_path: Path) -> None:
     os.chown(spool.inbox / JOB, 4242, 4242)
     assert askers.job_owner(spool, JOB) == Person(4242, "4242")
     assert askers.job_owner(spool, "20260101-000000-bbbbbb") is None
+
+
+def test_a_client_waits_out_the_moment_between_the_move_and_the_record(tmp_path: Path) -> None:
+    """A leader moves the job out of the inbox, then records its owner: `prsctl status`
+    right after `prsctl submit` waits for the record instead of calling the job root's;
+    the leader's own round (no wait) and a record that never comes still say root."""
+    spool, layout = _job(tmp_path)
+    assert askers.job_owner(spool, JOB) == Person(0, "root")  # no wait: root at once
+    writer = threading.Timer(0.3, write_job_owner, (layout, JobOwner(4242, 4343, "carol")))
+    began = time.monotonic()
+    writer.start()
+    try:
+        assert askers.job_owner(spool, JOB, wait_s=10) == Person(4242, "carol")
+    finally:
+        writer.join()
+    assert 0.2 < time.monotonic() - began < 5
+    layout.owner_record.unlink()
+    began = time.monotonic()
+    assert askers.job_owner(spool, JOB, wait_s=0.3) == Person(0, "root")
+    assert time.monotonic() - began >= 0.3
