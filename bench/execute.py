@@ -334,7 +334,7 @@ def _hand_over(job: Path, spool: Path, env: dict[str, str], sample: Sample) -> t
 
 def submit_job(job: Path, spool: Path) -> str:
     """``prsctl submit`` as a call: the job id."""
-    from prsd.storage.spool import open_spool
+    from prsd.spool.opening import open_spool
     from prsd.submit import submit
 
     job_id, _ = submit(job, open_spool(spool))

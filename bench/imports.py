@@ -32,7 +32,7 @@ PATHS = {
     "prsd agent": "import prsd.daemon; prsd.daemon.parser(); "
     "import prsd.agent.agent, prsd.agent.nodeid, prsd.sdnotify",
     "prsd leader": "import prsd.daemon; prsd.daemon.parser(); "
-    "import prsd.leader.leader, prsd.leader.election, prsd.sdnotify, prsd.storage.watch",
+    "import prsd.leader.leader, prsd.leader.election, prsd.sdnotify, prsd.spool.watch",
     "worker host": "import sys; sys.path.insert(0, {boot!r}); import boot; "
     "boot.isolate_imports(); import prsd.worker.host",
 }

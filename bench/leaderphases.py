@@ -26,7 +26,7 @@ import time
 from pathlib import Path
 from typing import Any
 
-from prsd.storage.atomic import write_atomic
+from prsd.spool.atomic import write_atomic
 
 TARGETS = (
     "prsd.leader.leader:Leader.step",

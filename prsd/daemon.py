@@ -30,16 +30,16 @@ from prsd.doctor import require_safe_spool
 from prsd.doctor.probes import MIN_FREE_BYTES
 from prsd.errors import ExitCode, PrsdError, UnsafeSpoolError
 from prsd.logconfig import configure, get_logger
-from prsd.storage.faults import fault_line
-from prsd.storage.nodehold import NodeIdInUse
-from prsd.storage.spool import open_spool
-from prsd.storage.startwait import wait_for_spool
+from prsd.spool.faults import fault_line
+from prsd.spool.nodehold import NodeIdInUse
+from prsd.spool.opening import open_spool
+from prsd.spool.startwait import wait_for_spool
 
 if TYPE_CHECKING:
     import argparse
 
-    from prsd.storage.layout import SpoolLayout
-    from prsd.storage.nodehold import NodeHolder
+    from prsd.spool.layout import SpoolLayout
+    from prsd.spool.nodehold import NodeHolder
 
 log = get_logger("prsd")
 
@@ -89,8 +89,8 @@ def _leader(spool: SpoolLayout, args: argparse.Namespace) -> int:
     from prsd.leader.election import Election
     from prsd.leader.leader import Leader
     from prsd.sdnotify import serve_notified
-    from prsd.storage.fstype import is_local_spool
-    from prsd.storage.watch import ring_on_local_changes
+    from prsd.spool.fstype import is_local_spool
+    from prsd.spool.watch import ring_on_local_changes
 
     election = Election(spool, lease_s=args.lease_s, beat_s=args.heartbeat_s)
     leader = Leader(spool, election=election, node_lease_s=args.node_lease_s)
@@ -121,7 +121,7 @@ def _agent(spool: SpoolLayout, args: argparse.Namespace) -> int:
     from prsd.agent.agent import Agent, AgentOptions
     from prsd.agent.nodeid import ensure_node_id_free, hold_node_id, keep_hold
     from prsd.sdnotify import serve_notified
-    from prsd.storage.nodehold import release
+    from prsd.spool.nodehold import release
 
     node_id = node_id_of(args)
     hold = hold_node_id(spool, node_id, socket.gethostname(), secrets.token_hex(8))

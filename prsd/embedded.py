@@ -26,8 +26,8 @@ from prsd.leader.end.finish import FinalState
 from prsd.leader.end.privatestatus import read_final
 from prsd.read.jobs import read_job_status
 from prsd.runhere import CtrlC, Here, LeftEarly, run_here
-from prsd.storage.requests import remove, send_request
-from prsd.storage.statusfiles import read_final_document
+from prsd.spool.requests import remove, send_request
+from prsd.spool.statusfiles import read_final_document
 
 MAX_FINAL_BYTES = 1 << 20
 
@@ -37,7 +37,7 @@ if TYPE_CHECKING:
     from prsd.agent.agent import AgentOptions
     from prsd.agent.forks import ForkServer
     from prsd.leader.leader import Leader
-    from prsd.storage.layout import JobLayout, SpoolLayout
+    from prsd.spool.layout import JobLayout, SpoolLayout
 
 __all__ = ["LeftEarly", "follow_interruptible", "run_interruptible", "run_until_done"]
 

@@ -28,13 +28,13 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from prsd.errors import PrsdError
-from prsd.storage.dirfd import UnsafeFolder, open_under
-from prsd.storage.jobowner import OwnerRecordError, owner
+from prsd.spool.dirfd import UnsafeFolder, open_under
+from prsd.spool.jobowner import OwnerRecordError, owner
 
 if TYPE_CHECKING:
     from collections.abc import Iterable, Mapping
 
-    from prsd.storage.layout import JobLayout
+    from prsd.spool.layout import JobLayout
 
 WORKER_UMASK = 0o022
 ALLOW_OTHERS_ENV = "PRSD_RUN_OTHERS_JOBS"
@@ -206,7 +206,7 @@ def make_dirs_for(
     """Create ``folders`` (with parents) and give the folders themselves to the owner.
 
     With ``anchor`` (the job's folder) every folder is reached from it one component at
-    a time without following a link (prsd/storage/dirfd.py) and handed over by
+    a time without following a link (prsd/spool/dirfd.py) and handed over by
     descriptor, so a link the owner planted on the way is refused, never followed.
 
     Raises:

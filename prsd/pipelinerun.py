@@ -30,7 +30,7 @@ from prsd.errors import PrsdError
 from prsd.jobspec.pipefile import pipeline_file
 from prsd.pipeline.view import step_views
 from prsd.runhere import Here, LeftEarly, run_here
-from prsd.storage.pipelinefolder import PipelineFolder
+from prsd.spool.pipelinefolder import PipelineFolder
 from prsd.wire.logtree import LogTree
 from prsd.wire.nodereport import environment_line
 
@@ -40,8 +40,8 @@ if TYPE_CHECKING:
 
     from prsd.jobspec import JobSpec
     from prsd.leader.leader import Leader
-    from prsd.storage.layout import SpoolLayout
-    from prsd.storage.pipelinerecord import PipelineRecord
+    from prsd.spool.layout import SpoolLayout
+    from prsd.spool.pipelinerecord import PipelineRecord
 
 __all__ = [
     "pipeline_file",

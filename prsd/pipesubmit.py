@@ -33,19 +33,19 @@ from prsd.jobspec.runner import RUNNER_FOLDER, RUNNER_SCRIPT, RUNNER_TEXT
 from prsd.jobspec.stepjob import COMMAND_FILE, COMMAND_FOLDER, SOURCE_FOLDER, Binder, StepJob
 from prsd.jobspec.steps import Pipeline, read_pipeline
 from prsd.jobspec.yamlsafe import Doc, read_yaml
-from prsd.storage.atomic import fsync_tree, move_verified, write_atomic
-from prsd.storage.codedigest import code_digest
-from prsd.storage.layout import JobLayout
-from prsd.storage.originrecord import Origin
-from prsd.storage.pipelinelayout import PIPELINE_RECORD, PIPELINE_STEPS
-from prsd.storage.pipelinerecord import PipelineRecord, StepRecord, pipelines_folder
+from prsd.spool.atomic import fsync_tree, move_verified, write_atomic
+from prsd.spool.codedigest import code_digest
+from prsd.spool.layout import JobLayout
+from prsd.spool.originrecord import Origin
+from prsd.spool.pipelinelayout import PIPELINE_RECORD, PIPELINE_STEPS
+from prsd.spool.pipelinerecord import PipelineRecord, StepRecord, pipelines_folder
 from prsd.submit import _fresh_id, copy_named_code, snapshot_code
 
 if TYPE_CHECKING:
     from collections.abc import Callable, Mapping, Sequence
 
     from prsd.jobspec import JobSpec
-    from prsd.storage.layout import SpoolLayout
+    from prsd.spool.layout import SpoolLayout
 
 PIPELINE_FILE = "pipeline.yaml"
 

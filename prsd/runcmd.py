@@ -32,7 +32,7 @@ if TYPE_CHECKING:
     from prsd.cli.runview import ProgressView
     from prsd.leader.end.finish import FinalState
     from prsd.runhere import LeftEarly
-    from prsd.storage.layout import SpoolLayout
+    from prsd.spool.layout import SpoolLayout
 
 log = get_logger("prsd")
 

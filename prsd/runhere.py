@@ -42,7 +42,7 @@ if TYPE_CHECKING:
     from prsd.agent.agent import AgentOptions
     from prsd.agent.forks import ForkServer
     from prsd.leader.end.finish import FinalState
-    from prsd.storage.layout import SpoolLayout, TaskName
+    from prsd.spool.layout import SpoolLayout, TaskName
 
 END_POLL_S = 0.2  # the end written by a leader elsewhere is looked for this often
 

@@ -10,7 +10,7 @@ copied: datasets are large.
 
 The folder's name in the inbox is the id the submitter proposes (and prints): a
 fresh :func:`make_job_id` never given in this spool. The leader keeps it only if it
-is still fresh when the job is taken in (prsd/storage/jobid.py); the staging name
+is still fresh when the job is taken in (prsd/spool/jobid.py); the staging name
 says nothing of it, so nobody can take the name first. The copy is private: the
 staging folder is 0700 and the snapshot's top entries give others no rights (the
 job's group keeps what the user's umask gives it).
@@ -31,21 +31,21 @@ import yaml
 from prsd.errors import JobSpecError, PrsdError
 from prsd.jobspec import JobSpec
 from prsd.jobspec.load import find_job_file, load_job_spec
-from prsd.storage.atomic import fsync_dir, fsync_tree, move_verified, write_atomic
-from prsd.storage.badrecord import BadRecord
-from prsd.storage.codedigest import code_digest
-from prsd.storage.jobid import ever_given, make_job_id
-from prsd.storage.jobowner import OwnerRecordError, owner
-from prsd.storage.layout import JobLayout
-from prsd.storage.originrecord import Origin, read_origin_record
-from prsd.storage.states import JobState
+from prsd.spool.atomic import fsync_dir, fsync_tree, move_verified, write_atomic
+from prsd.spool.badrecord import BadRecord
+from prsd.spool.codedigest import code_digest
+from prsd.spool.jobid import ever_given, make_job_id
+from prsd.spool.jobowner import OwnerRecordError, owner
+from prsd.spool.layout import JobLayout
+from prsd.spool.originrecord import Origin, read_origin_record
+from prsd.spool.states import JobState
 from prsd.wire.fields import RecordError
 from prsd.wire.final import FinalState
 
 if TYPE_CHECKING:
     from collections.abc import Callable, Sequence
 
-    from prsd.storage.layout import SpoolLayout
+    from prsd.spool.layout import SpoolLayout
 
 MAX_SNAPSHOT_BYTES = 256 * 1024 * 1024
 _SKIP_NAMES = {"__pycache__", ".git", ".venv", ".mypy_cache", ".pytest_cache", "node_modules"}

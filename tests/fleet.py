@@ -14,7 +14,7 @@ import sys
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
 
-from prsd.storage.spool import open_spool
+from prsd.spool.opening import open_spool
 from prsd.submit import submit
 from tests.helpers import final_record
 

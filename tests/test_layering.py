@@ -1,6 +1,6 @@
 """The package's layering, checked from the import statements of every module.
 
-- :data:`ALLOWED` is an allow-list: for each package (``prsd.leader``, ``prsd.storage``,
+- :data:`ALLOWED` is an allow-list: for each package (``prsd.leader``, ``prsd.spool``,
   a top-level module such as ``prsd.errors``) the packages it may import, relative
   imports and imports under ``TYPE_CHECKING`` included. Anything else fails. The list
   is itself a layering (no package reaches itself through it).
@@ -14,7 +14,7 @@
   use it) and the cli wire leader and agent together.
   The clients (``prsd.cli``, ``prsd.submit``, ``prsd.pipesubmit``, ``prsd.azure``) do
   not import the leader: they read the spool through :mod:`prsd.read` and check a job
-  with what the leader shares below it (prsd.jobspec, prsd.storage, and for
+  with what the leader shares below it (prsd.jobspec, prsd.spool, and for
   ``prsctl retry`` the retry planning of prsd.retryplan).
 - ``compat/azureml-v1`` (the ``azureml`` package, module names ``azureml.*``) is a
   client too: it may import prsd.azure, the read API, the storage layer's paths and
@@ -45,18 +45,18 @@ ALLOWED: dict[str, set[str]] = {
     "prsd.settings": set(),  # the one reader of the daemons' settings file
     "prsd.sdnotify": set(),
     "prsd.logconfig": set(),
-    "prsd.storage": {*_BASE},
-    "prsd.report": {"prsd.storage", "prsd.wire"},
-    "prsd.owner": {*_BASE, "prsd.storage"},
-    "prsd.asowner": {*_BASE, "prsd.owner", "prsd.storage"},  # work done with a job owner's ids
-    "prsd.envs": {*_BASE, "prsd.owner", "prsd.storage"},
-    "prsd.pipeline": {*_BASE, "prsd.logconfig", "prsd.storage"},  # the leader's pipeline desk
-    "prsd.jobspec": {*_BASE, "prsd.envs", "prsd.pipeline", "prsd.settings", "prsd.storage"},
-    "prsd.read": {*_BASE, "prsd.pipeline", "prsd.storage"},  # the supported read API
+    "prsd.spool": {*_BASE},
+    "prsd.report": {"prsd.spool", "prsd.wire"},
+    "prsd.owner": {*_BASE, "prsd.spool"},
+    "prsd.asowner": {*_BASE, "prsd.owner", "prsd.spool"},  # work done with a job owner's ids
+    "prsd.envs": {*_BASE, "prsd.owner", "prsd.spool"},
+    "prsd.pipeline": {*_BASE, "prsd.logconfig", "prsd.spool"},  # the leader's pipeline desk
+    "prsd.jobspec": {*_BASE, "prsd.envs", "prsd.pipeline", "prsd.settings", "prsd.spool"},
+    "prsd.read": {*_BASE, "prsd.pipeline", "prsd.spool"},  # the supported read API
     # a job's input into mini-batches: the planner, read-only (leader and prsctl retry)
-    "prsd.inputsplit": {*_BASE, "prsd.jobspec", "prsd.storage"},
+    "prsd.inputsplit": {*_BASE, "prsd.jobspec", "prsd.spool"},
     # a retry's planning, run by the leader and dry-run by prsctl retry
-    "prsd.retryplan": {*_BASE, "prsd.inputsplit", "prsd.jobspec", "prsd.storage"},
+    "prsd.retryplan": {*_BASE, "prsd.inputsplit", "prsd.jobspec", "prsd.spool"},
     "prsd.leader": {
         *_BASE,
         "prsd.asowner",
@@ -66,7 +66,7 @@ ALLOWED: dict[str, set[str]] = {
         "prsd.owner",
         "prsd.pipeline",
         "prsd.retryplan",
-        "prsd.storage",
+        "prsd.spool",
         "prsd.tunables",
     },
     "prsd.agent": {
@@ -75,12 +75,12 @@ ALLOWED: dict[str, set[str]] = {
         "prsd.jobspec",
         "prsd.logconfig",
         "prsd.owner",
-        "prsd.storage",
+        "prsd.spool",
         "prsd.tunables",
         "prsd.worker",
     },
-    "prsd.submit": {*_BASE, "prsd.jobspec", "prsd.retryplan", "prsd.storage"},
-    "prsd.pipesubmit": {*_BASE, "prsd.jobspec", "prsd.pipeline", "prsd.storage", "prsd.submit"},
+    "prsd.submit": {*_BASE, "prsd.jobspec", "prsd.retryplan", "prsd.spool"},
+    "prsd.pipesubmit": {*_BASE, "prsd.jobspec", "prsd.pipeline", "prsd.spool", "prsd.submit"},
     "prsd.cli": {
         *_BASE,
         "prsd.asowner",
@@ -91,10 +91,10 @@ ALLOWED: dict[str, set[str]] = {
         "prsd.read",
         "prsd.report",
         "prsd.settings",
-        "prsd.storage",
+        "prsd.spool",
         "prsd.submit",
     },
-    "prsd.doctor": {*_BASE, "prsd.cli", "prsd.storage"},
+    "prsd.doctor": {*_BASE, "prsd.cli", "prsd.spool"},
     # Azure SDK v2 jobs submitted as pipelines (docs/azure-sdk.md)
     "prsd.azure": {
         *_BASE,
@@ -102,7 +102,7 @@ ALLOWED: dict[str, set[str]] = {
         "prsd.pipeline",
         "prsd.pipesubmit",
         "prsd.read",
-        "prsd.storage",
+        "prsd.spool",
     },
     # compat/azureml-v1: Azure's v1 SDK names over prsd (docs/azureml-core.md)
     "azureml": {
@@ -111,11 +111,11 @@ ALLOWED: dict[str, set[str]] = {
         "prsd.errors",
         "prsd.pipesubmit",
         "prsd.read",
-        "prsd.storage",  # only its paths and open_spool: COMPAT_STORAGE
+        "prsd.spool",  # only its paths and open_spool: COMPAT_STORAGE
     },
-    "prsd.cmdline": {*_BASE, "prsd.doctor", "prsd.storage"},  # prsd's parser and defaults
+    "prsd.cmdline": {*_BASE, "prsd.doctor", "prsd.spool"},  # prsd's parser and defaults
     # prsd run: a leader and an agent in this process until a job or a pipeline ends
-    "prsd.runhere": {*_BASE, "prsd.agent", "prsd.leader", "prsd.storage"},
+    "prsd.runhere": {*_BASE, "prsd.agent", "prsd.leader", "prsd.spool"},
     "prsd.embedded": {  # prsd run of a job: run_here, or follow the daemons
         *_BASE,
         "prsd.agent",
@@ -124,7 +124,7 @@ ALLOWED: dict[str, set[str]] = {
         "prsd.logconfig",
         "prsd.read",
         "prsd.runhere",
-        "prsd.storage",
+        "prsd.spool",
     },
     "prsd.pipelinerun": {  # prsd run of a pipeline: run_here
         *_BASE,
@@ -135,7 +135,7 @@ ALLOWED: dict[str, set[str]] = {
         "prsd.pipeline",
         "prsd.read",
         "prsd.runhere",
-        "prsd.storage",
+        "prsd.spool",
     },
     "prsd.runcmd": {  # the prsd run command: submit, then a job or a pipeline here
         *_BASE,
@@ -149,7 +149,7 @@ ALLOWED: dict[str, set[str]] = {
         "prsd.pipelinerun",
         "prsd.read",
         "prsd.runhere",
-        "prsd.storage",
+        "prsd.spool",
         "prsd.submit",
     },
     "prsd.daemon": {
@@ -164,11 +164,11 @@ ALLOWED: dict[str, set[str]] = {
         "prsd.read",
         "prsd.runcmd",
         "prsd.sdnotify",
-        "prsd.storage",
+        "prsd.spool",
     },
 }
 COMPAT = ROOT / "compat" / "azureml-v1"
-COMPAT_STORAGE = {"prsd.storage.layout", "prsd.storage.spool"}
+COMPAT_STORAGE = {"prsd.spool.layout", "prsd.spool.opening"}
 WORKER_SIDE = ("prsd.worker", "prsd.fdio", "prsd.wire", "azureml_user")
 LAZY_ALLOWED = {"pandas", "pyarrow", "numpy"}  # worker side, inside functions only
 
@@ -248,9 +248,7 @@ def test_layering(path: Path) -> None:
     found = {i for i, _ in _imports(path) if _ours(i)}
     bad = sorted(i for i in found if package_of(i) not in allowed)
     if layer == "azureml":
-        bad += sorted(
-            i for i in found if package_of(i) == "prsd.storage" and i not in COMPAT_STORAGE
-        )
+        bad += sorted(i for i in found if package_of(i) == "prsd.spool" and i not in COMPAT_STORAGE)
     only = sorted(allowed) + (sorted(COMPAT_STORAGE) if layer == "azureml" else [])
     assert not bad, f"{name} ({layer}) imports {bad}; {layer} may import only {only}"
     worker_side = name == "prsd" or any(name.startswith(w) for w in WORKER_SIDE)
@@ -348,11 +346,11 @@ def test_import_circles_are_found() -> None:
 
 
 def test_a_relative_import_is_resolved_against_its_package(tmp_path: Path) -> None:
-    """``from ..storage import x`` in prsd/leader/m.py names prsd.storage."""
+    """``from ..spool import x`` in prsd/leader/m.py names prsd.spool."""
     module = tmp_path / "m.py"
-    module.write_text("from ..storage import layout\nfrom . import job\n", encoding="utf-8")
+    module.write_text("from ..spool import layout\nfrom . import job\n", encoding="utf-8")
     found = _imports(module, package="prsd.leader")
-    assert found == [("prsd.storage", False), ("prsd.leader", False)]
+    assert found == [("prsd.spool", False), ("prsd.leader", False)]
 
 
 def test_worker_side_lazy_imports_are_told_apart(tmp_path: Path) -> None:

@@ -27,19 +27,19 @@ from prsd.agent.visibility import report_unseen, unseen
 from prsd.errors import PrsdError
 from prsd.jobspec import JobSpec
 from prsd.logconfig import get_logger
-from prsd.storage.fstype import is_local_spool
-from prsd.storage.heartbeat import (
+from prsd.spool.fstype import is_local_spool
+from prsd.spool.heartbeat import (
     HEARTBEAT_INTERVAL_S,
     Heartbeat,
     write_heartbeat,
 )
-from prsd.storage.seats import free_seats, take_seat
-from prsd.storage.spool import active_jobs
-from prsd.storage.watch import Doorbell, ring_on_local_changes
+from prsd.spool.opening import active_jobs
+from prsd.spool.seats import free_seats, take_seat
+from prsd.spool.watch import Doorbell, ring_on_local_changes
 
 if TYPE_CHECKING:
     from prsd.agent.forks import ForkServer
-    from prsd.storage.layout import JobLayout, SpoolLayout
+    from prsd.spool.layout import JobLayout, SpoolLayout
 
 log = get_logger("prsd.agent")
 

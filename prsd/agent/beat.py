@@ -25,15 +25,15 @@ import anyio.to_thread
 
 from prsd.agent.nodeid import conflict_with, held_conflict
 from prsd.logconfig import get_logger
-from prsd.storage.heartbeat import Heartbeat, read_heartbeat, write_heartbeat
-from prsd.storage.lease import ONE_JOB_PREFIX
-from prsd.storage.opwatch import OpWatch
+from prsd.spool.heartbeat import Heartbeat, read_heartbeat, write_heartbeat
+from prsd.spool.lease import ONE_JOB_PREFIX
+from prsd.spool.opwatch import OpWatch
 
 if TYPE_CHECKING:
     from collections.abc import Callable
 
     from prsd.agent.health import SpoolHealth
-    from prsd.storage.layout import SpoolLayout
+    from prsd.spool.layout import SpoolLayout
 
 STALL_BEATS = 10  # a commit that has not returned for this many beats: no heartbeat
 log = get_logger("prsd.agent")

@@ -7,8 +7,8 @@ import os
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
-from prsd.storage.layout import JobLayout, process_name
-from prsd.storage.opwatch import OpWatch
+from prsd.spool.layout import JobLayout, process_name
+from prsd.spool.opwatch import OpWatch
 from prsd.tunables import (
     init_grace_s,
     max_result_bytes,

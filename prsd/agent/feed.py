@@ -7,7 +7,7 @@ the feed claims from ``pending/``, trying the names of one listing in turn (a st
 listing only costs lost races) and listing again when they are used up. On a network
 mount a listing may be stale (the mount's cache): a name this node tried is skipped
 for :data:`TRIED_FOR_S`, and a listing used up without a claim is followed by the
-names of the leader's hint (``tasks/pending.names``, prsd.storage.pendinghint), read
+names of the leader's hint (``tasks/pending.names``, prsd.spool.pendinghint), read
 from the server, each tried once (a claimed name never comes back to ``pending/``).
 """
 
@@ -23,8 +23,8 @@ import anyio.to_thread
 from prsd.agent.nodelog import append_line
 from prsd.agent.task import RunningTask
 from prsd.errors import SpoolError
-from prsd.storage.atomic import move_verified
-from prsd.storage.claim import (
+from prsd.spool.atomic import move_verified
+from prsd.spool.claim import (
     Claim,
     list_pending,
     own_claims,
@@ -32,16 +32,16 @@ from prsd.storage.claim import (
     rotate_for,
     try_claim,
 )
-from prsd.storage.fstype import is_local_spool
-from prsd.storage.lease import current_epoch
-from prsd.storage.pendinghint import read_hint
+from prsd.spool.fstype import is_local_spool
+from prsd.spool.lease import current_epoch
+from prsd.spool.pendinghint import read_hint
 from prsd.wire.fields import RecordError
 
 if TYPE_CHECKING:
     from pathlib import Path
 
     from prsd.agent.context import JobContext
-    from prsd.storage.watch import Doorbell
+    from prsd.spool.watch import Doorbell
 
 LISTING_SIZE = 64
 POLL_S = 0.5

@@ -30,7 +30,7 @@ from typing import TYPE_CHECKING
 import anyio
 
 from prsd.agent.proc import BrokenWorker
-from prsd.storage.records import Outcome
+from prsd.spool.records import Outcome
 from prsd.wire import frames
 from prsd.wire.board import RUNNING, Board
 from prsd.wire.fields import RecordError
@@ -41,7 +41,7 @@ if TYPE_CHECKING:
 
     from prsd.agent.proc import WorkerProcess
     from prsd.agent.task import RunningTask
-    from prsd.storage.records import MiniBatch
+    from prsd.spool.records import MiniBatch
 
 FRAME_BUDGET_BYTES = 1 << 20  # a task bigger than this goes out in several run frames
 

@@ -1,6 +1,6 @@
 """The agent's view of the spool's health: storage faults met, logged once, healed.
 
-Invariant: a storage fault (:mod:`prsd.storage.faults`) never stops the agent. The
+Invariant: a storage fault (:mod:`prsd.spool.faults`) never stops the agent. The
 first time a condition is met it is logged with the node (and job) id; it is shown
 in the node's heartbeat (``fault``) until a probe file can be written again in
 ``nodes/``, tried no sooner than the fault's backoff; then it is cleared with one
@@ -12,7 +12,7 @@ from __future__ import annotations
 from typing import TYPE_CHECKING
 
 from prsd.logconfig import get_logger
-from prsd.storage.faults import FaultState, probe_writable, storage_fault
+from prsd.spool.faults import FaultState, probe_writable, storage_fault
 
 if TYPE_CHECKING:
     from pathlib import Path

@@ -32,9 +32,9 @@ from prsd.agent.workerstate import (
 )
 from prsd.agent.writer import FileWriter
 from prsd.envs.agentside import JobEnvironment
-from prsd.storage.atomic import write_atomic
-from prsd.storage.initrecords import InitError
-from prsd.storage.layout import TaskName
+from prsd.spool.atomic import write_atomic
+from prsd.spool.initrecords import InitError
+from prsd.spool.layout import TaskName
 from prsd.wire.nodereport import NodeReport
 
 if TYPE_CHECKING:
@@ -42,8 +42,8 @@ if TYPE_CHECKING:
 
     from prsd.agent.context import JobContext
     from prsd.agent.gpu import GpuSlots
-    from prsd.storage.records import Outcome
-    from prsd.storage.watch import Doorbell
+    from prsd.spool.records import Outcome
+    from prsd.spool.watch import Doorbell
 
 CommitHook = Callable[[str, TaskName], None]
 

@@ -2,7 +2,7 @@
 
 Two agents with one ``--node-id`` would adopt and hand back each other's claims and
 write each other's result files. At start, :func:`hold_node_id` takes the id in the
-spool (:mod:`prsd.storage.nodehold`: an exclusive create, so of two agents started at
+spool (:mod:`prsd.spool.nodehold`: an exclusive create, so of two agents started at
 the same instant exactly one gets it); the other refuses with :class:`NodeIdInUse`
 (exit 4, which the unit does not restart). A recorded holder is judged stale
 (:func:`holder_is_stale`) when it ran in this kernel boot and its pid is no running
@@ -39,14 +39,14 @@ from typing import TYPE_CHECKING
 import anyio
 
 from prsd.logconfig import get_logger
-from prsd.storage.heartbeat import read_heartbeat
-from prsd.storage.nodehold import NodeHolder, NodeIdInUse, superseded_by, try_hold
+from prsd.spool.heartbeat import read_heartbeat
+from prsd.spool.nodehold import NodeHolder, NodeIdInUse, superseded_by, try_hold
 
 if TYPE_CHECKING:
     from collections.abc import Callable
 
-    from prsd.storage.heartbeat import Heartbeat
-    from prsd.storage.layout import SpoolLayout
+    from prsd.spool.heartbeat import Heartbeat
+    from prsd.spool.layout import SpoolLayout
 
 log = get_logger("prsd.agent")
 BOOT_ID_FILE = Path("/proc/sys/kernel/random/boot_id")

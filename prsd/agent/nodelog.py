@@ -12,12 +12,12 @@ from datetime import UTC, datetime
 from typing import TYPE_CHECKING
 
 from prsd.logline import append_lines
-from prsd.storage.layout import mb_id
+from prsd.spool.layout import mb_id
 
 if TYPE_CHECKING:
     from pathlib import Path
 
-    from prsd.storage.records import Outcome
+    from prsd.spool.records import Outcome
 
 
 def _now() -> str:

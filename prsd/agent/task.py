@@ -14,15 +14,15 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
 
 from prsd.fdio import write_all
-from prsd.storage.atomic import TMP_PREFIX, publish
-from prsd.storage.claim import Claim, commit, give_back
-from prsd.storage.records import MiniBatch, Outcome, ResultMeta, TaskBody
+from prsd.spool.atomic import TMP_PREFIX, publish
+from prsd.spool.claim import Claim, commit, give_back
+from prsd.spool.records import MiniBatch, Outcome, ResultMeta, TaskBody
 from prsd.wire.fields import RecordError
 
 if TYPE_CHECKING:
     from pathlib import Path
 
-    from prsd.storage.layout import JobLayout, TaskName
+    from prsd.spool.layout import JobLayout, TaskName
 
 
 @dataclass

@@ -13,12 +13,12 @@ from datetime import UTC, datetime
 from typing import TYPE_CHECKING
 
 from prsd.logconfig import get_logger
-from prsd.storage.atomic import write_atomic
+from prsd.spool.atomic import write_atomic
 from prsd.wire.nodereport import NodeReport
 
 if TYPE_CHECKING:
     from prsd.jobspec import JobSpec
-    from prsd.storage.layout import JobLayout
+    from prsd.spool.layout import JobLayout
 
 log = get_logger("prsd.agent")
 

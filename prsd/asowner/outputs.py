@@ -5,7 +5,7 @@ process (:mod:`prsd.asowner.server`) the kernel's permission checks for the job'
 owner decide, never root's:
 
 - :func:`open_output` walks to the output folder from its anchor one component at a
-  time without following a link (:func:`prsd.storage.dirfd.open_under`), making the
+  time without following a link (:func:`prsd.spool.dirfd.open_under`), making the
   missing ones (mode 0755, so the owner's folder in someone else's private folder
   cannot be made), and creates the temp file ``O_CREAT | O_EXCL | O_NOFOLLOW`` in it;
   it returns both descriptors. The caller writes the output through the file's.
@@ -32,8 +32,8 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from prsd.errors import PrsdError
-from prsd.storage.atomic import rename_at
-from prsd.storage.dirfd import UnsafeFolder, open_under, same_folder
+from prsd.spool.atomic import rename_at
+from prsd.spool.dirfd import UnsafeFolder, open_under, same_folder
 
 if TYPE_CHECKING:
     from collections.abc import Sequence

@@ -36,8 +36,8 @@ from prsd.azure.watch import (
     step_tails,
     v2_status,
 )
-from prsd.storage.layout import SpoolLayout
-from prsd.storage.pipelinelayout import PipelineLayout
+from prsd.spool.layout import SpoolLayout
+from prsd.spool.pipelinelayout import PipelineLayout
 
 if TYPE_CHECKING:
     import builtins
@@ -70,7 +70,7 @@ class JobOperations:
         """Submit the SDK job object ``job``; returns it, named by the pipeline id."""
         from prsd.errors import PrsdError
         from prsd.pipesubmit import submit_pipeline
-        from prsd.storage.spool import open_spool
+        from prsd.spool.opening import open_spool
 
         name = experiment_name or job.experiment_name or job.display_name or job.name or "job"
         data = pipeline_mapping(job._to_dict(), str(name))

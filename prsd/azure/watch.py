@@ -55,7 +55,7 @@ def step_states(spool: Path, folder: Path) -> dict[str, tuple[str, str]]:
 def _read_status(spool: Path, folder: Path) -> dict[str, Any] | None:
     """The pipeline's document (prsd.read.pipelines); None if its record is unreadable."""
     from prsd.read.pipelines import read_pipeline_status
-    from prsd.storage.layout import SpoolLayout
+    from prsd.spool.layout import SpoolLayout
 
     try:
         return read_pipeline_status(SpoolLayout(spool), folder.name)
@@ -80,7 +80,7 @@ def pipeline_status(spool: Path, folder: Path) -> str:
 def step_tails(job_root: Path) -> list[Tail]:
     """Tails of a step job's environment builds, progress overview and command output
     (``std_log.txt``)."""
-    from prsd.storage.layout import JobLayout
+    from prsd.spool.layout import JobLayout
 
     job = JobLayout(job_root, job_root.name)
     tree = job.log_tree

@@ -16,11 +16,11 @@ from typing import TYPE_CHECKING
 
 from prsd.errors import PrsdError
 from prsd.settings import setting
-from prsd.storage.askers import ADMIN_GROUP_ENV, in_group, job_owner, may_act, person, who_may
-from prsd.storage.atomic import TMP_PREFIX
+from prsd.spool.askers import ADMIN_GROUP_ENV, in_group, job_owner, may_act, person, who_may
+from prsd.spool.atomic import TMP_PREFIX
 
 if TYPE_CHECKING:
-    from prsd.storage.layout import SpoolLayout
+    from prsd.spool.layout import SpoolLayout
 
 TAKE_IN_WAIT_S = 5.0
 """How long a job just moved out of the inbox may go without its owner record."""

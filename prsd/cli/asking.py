@@ -1,7 +1,7 @@
 """Asking the leader to act on a job (``prsctl cancel``): a request file, then its answer.
 
 The user never writes into a job's folder: the request goes to ``requests/`` (see
-:mod:`prsd.storage.requests`) and the leader checks it against the job's owner. When a
+:mod:`prsd.spool.requests`) and the leader checks it against the job's owner. When a
 leader is alive ``prsctl`` waits for its answer (``wait_s``) and prints it; when none
 is, it says so at once: the request stays and is answered when a leader starts.
 """
@@ -15,10 +15,10 @@ from typing import TYPE_CHECKING
 
 from prsd.errors import SpoolError
 from prsd.read.fleet import fleet_warning, read_fleet
-from prsd.storage.requests import read_reply, send_request
+from prsd.spool.requests import read_reply, send_request
 
 if TYPE_CHECKING:
-    from prsd.storage.layout import SpoolLayout
+    from prsd.spool.layout import SpoolLayout
 
 WAIT_S = 30.0
 POLL_S = 0.1

@@ -26,7 +26,7 @@ from prsd.wire.nodereport import NodeReport, environment_line
 if TYPE_CHECKING:
     import argparse
 
-    from prsd.storage.layout import SpoolLayout
+    from prsd.spool.layout import SpoolLayout
 
 # prsd.envs (YAML) and the views are imported by the commands that use them, so that
 # every other prsctl command starts as fast as before.

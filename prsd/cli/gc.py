@@ -26,13 +26,13 @@ from typing import TYPE_CHECKING
 from prsd.cli import console
 from prsd.errors import ExitCode, PrsdError, SpoolError
 from prsd.read.jobs import ENDED, job_ids
-from prsd.storage.inboxrecords import Refusal, refusals
+from prsd.spool.inboxrecords import Refusal, refusals
 
 if TYPE_CHECKING:
     import argparse
 
-    from prsd.storage.layout import SpoolLayout
-    from prsd.storage.requests import Request
+    from prsd.spool.layout import SpoolLayout
+    from prsd.spool.requests import Request
 
 POLL_S = 0.1
 DAY_S = 86400.0
@@ -143,7 +143,7 @@ def old_refusals(
 
 def read_ended(spool: SpoolLayout) -> list[Ended]:
     """Every job of the spool with a readable final state."""
-    from prsd.storage.askers import job_owner
+    from prsd.spool.askers import job_owner
     from prsd.wire.final import FinalState
 
     found = []
@@ -159,7 +159,7 @@ def read_ended(spool: SpoolLayout) -> list[Ended]:
 
 def _is_admin(uid: int) -> bool:
     from prsd.settings import setting
-    from prsd.storage.askers import ADMIN_GROUP_ENV, in_group
+    from prsd.spool.askers import ADMIN_GROUP_ENV, in_group
 
     group = setting(ADMIN_GROUP_ENV)
     return group is not None and in_group(uid, group.value)
@@ -168,7 +168,7 @@ def _is_admin(uid: int) -> bool:
 def _remove(spool: SpoolLayout, asks: list[tuple[str, str]], wait_s: float) -> int:
     """Send each (name, action) request; print the leader's answers as they come."""
     from prsd.read.fleet import fleet_warning, read_fleet
-    from prsd.storage.requests import read_reply, send_request
+    from prsd.spool.requests import read_reply, send_request
 
     if not spool.requests.is_dir():
         raise SpoolError(f"{spool.requests} is missing: the daemons create it when they start")

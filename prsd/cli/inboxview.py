@@ -17,10 +17,10 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
 from prsd.jobspec.load import JOB_FILES
-from prsd.storage.inboxrecords import inbox_counts, refusal_documents
+from prsd.spool.inboxrecords import inbox_counts, refusal_documents
 
 if TYPE_CHECKING:
-    from prsd.storage.layout import SpoolLayout
+    from prsd.spool.layout import SpoolLayout
 
 MAX_QUEUED_ROWS = 20
 MAX_REFUSED_SHOWN = 5

@@ -22,15 +22,15 @@ from prsd.jobspec.said import note_lines, spec_notes, stderr_text
 from prsd.pipeline.view import SUCCEEDED, step_views
 from prsd.pipesubmit import PIPELINE_FILE, submit_pipeline
 from prsd.read.pipelines import NOT_STARTED, has_ended, read_pipeline_status, readable_pipelines
-from prsd.storage.pipelinefolder import PipelineFolder
-from prsd.storage.pipelinerecord import pipeline_ids, read_record
+from prsd.spool.pipelinefolder import PipelineFolder
+from prsd.spool.pipelinerecord import pipeline_ids, read_record
 
 if TYPE_CHECKING:
     from collections.abc import Callable, Mapping, Sequence
 
     from prsd.jobspec import JobSpec
-    from prsd.storage.layout import SpoolLayout
-    from prsd.storage.pipelinerecord import PipelineRecord
+    from prsd.spool.layout import SpoolLayout
+    from prsd.spool.pipelinerecord import PipelineRecord
 
 
 def say_notes(specs: Mapping[str, JobSpec], prog: str, *, quiet: bool) -> None:

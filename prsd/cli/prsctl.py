@@ -29,11 +29,11 @@ from prsd.cli.gc import cmd_gc
 from prsd.cli.settings import spool_folder
 from prsd.errors import ExitCode, PrsdError
 from prsd.read.jobs import is_ended, read_job_status, read_job_statuses, resolve_job
-from prsd.storage.spool import open_spool
+from prsd.spool.opening import open_spool
 from prsd.wire.status import SCHEMA_VERSION
 
 if TYPE_CHECKING:
-    from prsd.storage.layout import SpoolLayout
+    from prsd.spool.layout import SpoolLayout
 
 # The terminal views (rich) are imported by the commands that draw them, so that
 # `prsctl status --json` and friends start fast: status is meant to be cheap.
@@ -126,7 +126,7 @@ def main(argv: list[str] | None = None) -> int:
         os.dup2(devnull, sys.stdout.fileno())
         return 128 + signal.SIGPIPE
     except OSError as exc:
-        from prsd.storage.faults import fault_line
+        from prsd.spool.faults import fault_line
 
         line = fault_line(exc, args.command, spool.root if spool else args.spool or "the spool")
         if line is not None:  # a full, read-only or failing spool: one line
@@ -176,7 +176,7 @@ def _warn_if_unserved(spool: SpoolLayout, what: str) -> None:
 def cmd_status(spool: SpoolLayout, args: argparse.Namespace) -> int:
     # One job's status is meant to be cheap: the pipelines' module (and the YAML loader
     # it brings) is imported only when the id is a pipeline's or all jobs are listed.
-    from prsd.storage.pipelinerecord import pipeline_ids
+    from prsd.spool.pipelinerecord import pipeline_ids
 
     if args.job is not None and args.job in pipeline_ids(spool):
         from prsd.cli import pipelines
@@ -261,7 +261,7 @@ def cmd_logs(spool: SpoolLayout, args: argparse.Namespace) -> int:
     from prsd.cli import console, pipelines
     from prsd.cli.logfiles import LogQuery, read_sources, select_files
     from prsd.cli.logmerge import merge_by_time
-    from prsd.storage.layout import valid_node_id, valid_process_name
+    from prsd.spool.layout import valid_node_id, valid_process_name
 
     if pipelines.is_pipeline_id(spool, args.job):  # each started step's logs, in order
         for name, job_id in pipelines.started_steps(spool, args.job):

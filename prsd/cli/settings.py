@@ -15,7 +15,7 @@ from pathlib import Path
 
 from prsd.errors import PrsdError
 from prsd.settings import env_file, setting
-from prsd.storage.layout import SpoolLayout
+from prsd.spool.layout import SpoolLayout
 
 SPOOL_ENV = "PRSD_SPOOL"
 LOCAL_SPOOL = Path("spool")  # where `prsd run` puts its spool by default

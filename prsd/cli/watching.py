@@ -19,7 +19,7 @@ from prsd.read.jobs import is_ended, read_job_status
 if TYPE_CHECKING:
     from rich.console import RenderableType
 
-    from prsd.storage.layout import SpoolLayout
+    from prsd.spool.layout import SpoolLayout
 
 
 def job_renderable(spool: SpoolLayout, job_id: str) -> tuple[RenderableType, dict[str, Any]]:
@@ -40,7 +40,7 @@ def job_renderable(spool: SpoolLayout, job_id: str) -> tuple[RenderableType, dic
 def watch(spool: SpoolLayout, job_id: str, interval_s: float) -> int:
     """Follow the job until it ends; exit with the job's code."""
     from prsd.cli import console
-    from prsd.storage.states import EXIT_CODES
+    from prsd.spool.states import EXIT_CODES
 
     if console.out.is_terminal:
         doc = _redraw(spool, job_id, interval_s)

@@ -9,7 +9,7 @@ from typing import TYPE_CHECKING
 from prsd.cli import console
 from prsd.doctor import LISTING_TIMEOUT_S, full_checks
 from prsd.errors import ExitCode, SpoolError
-from prsd.storage.fstype import Level
+from prsd.spool.fstype import Level
 
 if TYPE_CHECKING:
     import argparse

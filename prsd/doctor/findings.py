@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
-from prsd.storage.fstype import Level
+from prsd.spool.fstype import Level
 
 
 @dataclass(frozen=True)

@@ -18,8 +18,8 @@ import time
 from contextlib import contextmanager
 from typing import TYPE_CHECKING
 
-from prsd.storage.fstype import Level, classify, spool_mount
-from prsd.storage.layout import SpoolLayout
+from prsd.spool.fstype import Level, classify, spool_mount
+from prsd.spool.layout import SpoolLayout
 
 if TYPE_CHECKING:
     from collections.abc import Iterator

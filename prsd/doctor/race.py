@@ -23,7 +23,7 @@ import sys
 import time
 from typing import TYPE_CHECKING
 
-from prsd.storage.fstype import Level
+from prsd.spool.fstype import Level
 
 if TYPE_CHECKING:
     from pathlib import Path

@@ -25,15 +25,15 @@ from prsd.envs.node import Prepared, prepare, wanted
 from prsd.envs.settings import EnvSettings, node_runtime
 from prsd.envs.spec import EnvError
 from prsd.owner import run_as_for_job, unreadable_for
-from prsd.storage.envrecord import EnvBuild
-from prsd.storage.initrecords import InitError
+from prsd.spool.envrecord import EnvBuild
+from prsd.spool.initrecords import InitError
 
 if TYPE_CHECKING:
     from collections.abc import Callable
     from pathlib import Path
 
-    from prsd.storage.envrecord import EnvState
-    from prsd.storage.layout import JobLayout
+    from prsd.spool.envrecord import EnvState
+    from prsd.spool.layout import JobLayout
 
 
 class JobSpec(Protocol):

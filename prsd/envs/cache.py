@@ -1,7 +1,7 @@
 """The node-local cache of built environments: one folder per key, never half built.
 
 Invariant: ``<cache>/<key>/`` exists only complete: an entry is built in
-``<cache>/.build-<key>-<pid>/`` and published by one rename (prsd.storage.atomic),
+``<cache>/.build-<key>-<pid>/`` and published by one rename (prsd.spool.atomic),
 so an agent never serves a half-built environment; a temporary folder left by a
 killed builder is removed by the next builder of that key (it holds the build lock,
 so the dead one cannot be writing). One builder per key at a time (flock, released
@@ -21,7 +21,7 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
 from prsd.envs.lock import FileLock
-from prsd.storage.atomic import publish
+from prsd.spool.atomic import publish
 
 if TYPE_CHECKING:
     from collections.abc import Callable

@@ -4,7 +4,7 @@ Invariant: ``<spool>/environments/<name>/<version>.yaml`` holds one environment 
 schema of ``az ml environment create -f`` (``name``, ``version``, ``image``,
 ``conda_file``), self-contained: a ``conda_file`` path is read at registration and
 stored inline, so every node resolves the same thing. Files are written whole
-(prsd.storage.atomic); a version once registered is never rewritten.
+(prsd.spool.atomic); a version once registered is never rewritten.
 
 Errors: :class:`~prsd.envs.spec.EnvError` (one line): a reference that does not read,
 an unknown name (the known ones listed), an unknown version (the known ones listed),
@@ -17,7 +17,7 @@ import re
 from typing import TYPE_CHECKING, Any
 
 from prsd.envs.spec import EnvError, parse_conda
-from prsd.storage.atomic import create_exclusive
+from prsd.spool.atomic import create_exclusive
 
 if TYPE_CHECKING:
     from pathlib import Path

@@ -27,7 +27,7 @@ from collections.abc import Callable, Iterable, Iterator
 from pathlib import Path
 
 from prsd.errors import InputError
-from prsd.storage.records import MiniBatch
+from prsd.spool.records import MiniBatch
 
 SkipReporter = Callable[[str, str], None]
 

@@ -21,7 +21,7 @@ from prsd.jobspec.paths import Roots, inside, is_remote, resolve, stays_inside
 from prsd.jobspec.schema import ENVIRONMENT_AZURE_ONLY, check_entry_keys
 from prsd.jobspec.values import as_mapping, as_str, shown, suggest
 from prsd.jobspec.yamlsafe import Setting, Site, read_limited
-from prsd.storage.layout import JobLayout
+from prsd.spool.layout import JobLayout
 
 SETTINGS_FILE = "parallel_run_step.settings.json"
 ENVIRONMENT_KEYS = frozenset({"python", *FILE_KEYS, "image", "python_mismatch"})

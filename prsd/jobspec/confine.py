@@ -29,7 +29,7 @@ from __future__ import annotations
 from pathlib import Path, PurePosixPath
 from typing import TYPE_CHECKING
 
-from prsd.storage.layout import JobLayout
+from prsd.spool.layout import JobLayout
 
 if TYPE_CHECKING:
     from collections.abc import Iterable
@@ -40,7 +40,7 @@ SYSTEM_FOLDERS = tuple(
 """Folders no confined job reads or writes unless an allowed root names them."""
 
 OTHER_DAEMON_NAMES = frozenset({"job.yml", "requests"})
-"""Besides :meth:`prsd.storage.layout.JobLayout.daemon_names`: names in a job's folder
+"""Besides :meth:`prsd.spool.layout.JobLayout.daemon_names`: names in a job's folder
 that the daemons own or trust (``job.yml``, the other job file name): never an output."""
 
 ROOTS_HINT = (

@@ -34,10 +34,10 @@ from prsd.jobspec.ports import Port, parse_ports, place_outputs, resolve_inputs
 from prsd.jobspec.refs import bind_literals
 from prsd.jobspec.schema import flatten
 from prsd.jobspec.yamlsafe import Doc, Setting, read_limited, read_yaml
-from prsd.storage.badrecord import BadRecord
-from prsd.storage.jobowner import OwnerRecordError, read_job_owner
-from prsd.storage.layout import JobLayout
-from prsd.storage.originrecord import Origin
+from prsd.spool.badrecord import BadRecord
+from prsd.spool.jobowner import OwnerRecordError, read_job_owner
+from prsd.spool.layout import JobLayout
+from prsd.spool.originrecord import Origin
 
 if TYPE_CHECKING:
     from collections.abc import Mapping, Sequence

@@ -17,7 +17,7 @@ from prsd.jobspec.paths import Roots, resolve
 from prsd.jobspec.refs import Refs, exact_ref, has_ref, substitute, undefined
 from prsd.jobspec.said import NOT_USED, note
 from prsd.jobspec.values import as_choice, as_str
-from prsd.storage.layout import JobLayout
+from prsd.spool.layout import JobLayout
 
 if TYPE_CHECKING:
     from collections.abc import Mapping

@@ -35,8 +35,8 @@ from typing import TYPE_CHECKING
 
 from prsd.jobspec import confine
 from prsd.settings import ENV_FILE_ENV, setting
-from prsd.storage.jobowner import OwnerRecordError, owner
-from prsd.storage.layout import JobLayout, SpoolLayout
+from prsd.spool.jobowner import OwnerRecordError, owner
+from prsd.spool.layout import JobLayout, SpoolLayout
 
 if TYPE_CHECKING:
     from prsd.jobspec.yamlsafe import Site

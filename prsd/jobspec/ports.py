@@ -25,7 +25,7 @@ from prsd.jobspec.schema import (
     check_entry_keys,
 )
 from prsd.jobspec.values import as_bool, as_choice, as_mapping, as_str, shown
-from prsd.storage.layout import JobLayout
+from prsd.spool.layout import JobLayout
 
 if TYPE_CHECKING:
     from collections.abc import Mapping

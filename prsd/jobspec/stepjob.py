@@ -37,7 +37,7 @@ from prsd.jobspec.ports import LITERAL_TYPES
 from prsd.jobspec.refs import exact_ref, expand_groups, substitute
 from prsd.jobspec.runner import RUNNER_FOLDER, RUNNER_SCRIPT
 from prsd.jobspec.values import as_timeout
-from prsd.storage.layout import JobLayout
+from prsd.spool.layout import JobLayout
 
 if TYPE_CHECKING:
     from prsd.jobspec.steps import Pipeline, Step

@@ -1,11 +1,11 @@
-"""Becoming and staying the leader of a spool (see :mod:`prsd.storage.lease`).
+"""Becoming and staying the leader of a spool (see :mod:`prsd.spool.lease`).
 
 A standby watches ``leader/heartbeat.json``; when it has not changed for the lease
 time (or the holder's process is known dead on this very host), it creates the next
 epoch file. The leader renews the heartbeat every ``beat_s`` and checks, before every
 round of writes, that no other epoch is the highest and that its epoch's file still
 names it; when either fails it is deposed and stops. A process whose clock runs
-visibly faster than the spool's (:mod:`prsd.storage.clockrate`) takes nothing over by
+visibly faster than the spool's (:mod:`prsd.spool.clockrate`) takes nothing over by
 elapsed time, and says so.
 
 Epochs are never reused, even when the epoch files are deleted by hand: every
@@ -29,9 +29,9 @@ import anyio.to_thread
 from prsd.errors import PrsdError
 from prsd.leader.liveness import Observer
 from prsd.logconfig import get_logger
-from prsd.storage.clockrate import ClockRate
-from prsd.storage.faults import storage_fault
-from prsd.storage.lease import (
+from prsd.spool.clockrate import ClockRate
+from prsd.spool.faults import storage_fault
+from prsd.spool.lease import (
     LEADER_HEARTBEAT_S,
     LEADER_LEASE_S,
     ONE_JOB_PREFIX,
@@ -45,10 +45,10 @@ from prsd.storage.lease import (
     try_take,
     write_beat,
 )
-from prsd.storage.opwatch import OpWatch
+from prsd.spool.opwatch import OpWatch
 
 if TYPE_CHECKING:
-    from prsd.storage.layout import SpoolLayout
+    from prsd.spool.layout import SpoolLayout
 
 log = get_logger("prsd.leader")
 STALL_LEASES = 5  # a job step that has not returned for this many leases: no renewal

@@ -1,6 +1,6 @@
 """The leader's view of the spool's health: storage faults met, logged once, healed.
 
-Invariant: a storage fault (:mod:`prsd.storage.faults`) never stops the leader, nor
+Invariant: a storage fault (:mod:`prsd.spool.faults`) never stops the leader, nor
 ends a job. The first time a condition is met it is logged (with the job's id where
 one job met it); it is shown in the leader's lease heartbeat (``Election.fault``)
 and the job that met it is suspended until the fault's backoff is over
@@ -17,7 +17,7 @@ from __future__ import annotations
 from typing import TYPE_CHECKING
 
 from prsd.logconfig import get_logger
-from prsd.storage.faults import FaultState, probe_writable, storage_fault
+from prsd.spool.faults import FaultState, probe_writable, storage_fault
 
 if TYPE_CHECKING:
     from pathlib import Path

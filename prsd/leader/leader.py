@@ -47,18 +47,18 @@ from prsd.leader.run.job import Hint, JobDriver
 from prsd.leader.run.jobclock import record_start, restore_start
 from prsd.logconfig import get_logger
 from prsd.pipeline.desk import PipelineDesk
-from prsd.storage.atomic import write_atomic
-from prsd.storage.lease import NODE_LEASE_S
-from prsd.storage.spool import active_jobs, stranded_jobs
-from prsd.storage.states import JobState
-from prsd.storage.watch import Doorbell
+from prsd.spool.atomic import write_atomic
+from prsd.spool.lease import NODE_LEASE_S
+from prsd.spool.opening import active_jobs, stranded_jobs
+from prsd.spool.states import JobState
+from prsd.spool.watch import Doorbell
 from prsd.tunables import inbox_grace_s
 
 if TYPE_CHECKING:
     from collections.abc import Callable
 
-    from prsd.storage.jobowner import JobOwner
-    from prsd.storage.layout import JobLayout, SpoolLayout
+    from prsd.spool.jobowner import JobOwner
+    from prsd.spool.layout import JobLayout, SpoolLayout
 
 log = get_logger("prsd.leader")
 T = TypeVar("T")

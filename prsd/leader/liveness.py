@@ -12,7 +12,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
 
-from prsd.storage.nodesview import NodeSeen, NodesView
+from prsd.spool.nodesview import NodeSeen, NodesView
 
 if TYPE_CHECKING:
     from collections.abc import Hashable

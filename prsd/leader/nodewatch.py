@@ -18,13 +18,13 @@ from typing import TYPE_CHECKING
 from prsd.leader.liveness import Observer
 from prsd.leader.lostnodes import live_slots, serve_nodes
 from prsd.logconfig import get_logger
-from prsd.storage.heartbeat import read_heartbeats
+from prsd.spool.heartbeat import read_heartbeats
 
 if TYPE_CHECKING:
     from collections.abc import Iterable
 
     from prsd.leader.run.job import JobDriver
-    from prsd.storage.layout import SpoolLayout
+    from prsd.spool.layout import SpoolLayout
     from prsd.wire.heartbeat import Heartbeat
 
 log = get_logger("prsd.leader")

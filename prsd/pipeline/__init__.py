@@ -6,6 +6,6 @@ job folder staged in ``pipelines/<id>/steps/<step>/`` (:mod:`prsd.pipesubmit`); 
 leader's pipeline desk (:mod:`prsd.pipeline.desk`) moves a step into ``inbox/`` once
 the steps it reads from have completed, so every step is claimed, run, retried and
 taken over as any job is. This package is the leader's side only (the steps' views,
-the desk); the pipeline's folder and its records are prsd/storage/pipelinefolder.py;
+the desk); the pipeline's folder and its records are prsd/spool/pipelinefolder.py;
 docs/pipelines.md is the user's view.
 """

@@ -29,19 +29,19 @@ from prsd.logconfig import get_logger
 from prsd.pipeline.graph import downstream
 from prsd.pipeline.stdlog import publish_std_log
 from prsd.pipeline.view import ENDED, FAILED, SUCCEEDED, StepView, job_owner_uid, step_views
-from prsd.storage.atomic import write_atomic
-from prsd.storage.badrecord import BadRecord
-from prsd.storage.endrecords import final_record
-from prsd.storage.pipelinefolder import OpenPipelineFolder, PipelineFolder
-from prsd.storage.pipelinerecord import pipeline_ids, pipelines_folder
-from prsd.storage.states import JobState
+from prsd.spool.atomic import write_atomic
+from prsd.spool.badrecord import BadRecord
+from prsd.spool.endrecords import final_record
+from prsd.spool.pipelinefolder import OpenPipelineFolder, PipelineFolder
+from prsd.spool.pipelinerecord import pipeline_ids, pipelines_folder
+from prsd.spool.states import JobState
 from prsd.wire.logtree import LogTree
 
 if TYPE_CHECKING:
     from collections.abc import Collection
 
-    from prsd.storage.layout import SpoolLayout
-    from prsd.storage.pipelinerecord import PipelineRecord
+    from prsd.spool.layout import SpoolLayout
+    from prsd.spool.pipelinerecord import PipelineRecord
 
 log = get_logger("prsd.leader")
 

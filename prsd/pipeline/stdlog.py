@@ -4,7 +4,7 @@ The command runner writes what the command prints to ``std_log.txt`` in the node
 user log folder (``logs/user/entry_script_log/<node>/``), which the job's owner may
 write. When the step has ended, the leader joins those files, node by node, into
 ``logs/user/std_log.txt``. The owner's folders are walked without following a link
-(:func:`prsd.storage.dirfd.open_under`, ``O_NOFOLLOW``) and at most
+(:func:`prsd.spool.dirfd.open_under`, ``O_NOFOLLOW``) and at most
 :data:`MAX_BYTES` are kept from each file (its end), so a root leader never copies
 a file the owner could not read, and a huge log cannot fill the spool twice.
 """
@@ -15,13 +15,13 @@ import os
 import stat
 from typing import TYPE_CHECKING
 
-from prsd.storage.atomic import write_atomic
-from prsd.storage.dirfd import UnsafeFolder, open_under
-from prsd.storage.layout import valid_node_id
+from prsd.spool.atomic import write_atomic
+from prsd.spool.dirfd import UnsafeFolder, open_under
+from prsd.spool.layout import valid_node_id
 from prsd.wire.logtree import STD_LOG_FILE, LogTree
 
 if TYPE_CHECKING:
-    from prsd.storage.layout import JobLayout
+    from prsd.spool.layout import JobLayout
 
 STD_LOG = STD_LOG_FILE
 MAX_BYTES = 16 * 1024 * 1024

@@ -16,18 +16,18 @@ import os
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
-from prsd.storage.jobowner import OwnerRecordError, owner
-from prsd.storage.pipelinefolder import MAX_STATE_BYTES
-from prsd.storage.privaterecords import read_final
-from prsd.storage.readsafe import UntrustedFile
-from prsd.storage.states import JobState
+from prsd.spool.jobowner import OwnerRecordError, owner
+from prsd.spool.pipelinefolder import MAX_STATE_BYTES
+from prsd.spool.privaterecords import read_final
+from prsd.spool.readsafe import UntrustedFile
+from prsd.spool.states import JobState
 from prsd.wire.fields import RecordError
 from prsd.wire.final import FinalState
 
 if TYPE_CHECKING:
-    from prsd.storage.layout import SpoolLayout
-    from prsd.storage.pipelinefolder import PipelineFolder
-    from prsd.storage.pipelinerecord import PipelineRecord
+    from prsd.spool.layout import SpoolLayout
+    from prsd.spool.pipelinefolder import PipelineFolder
+    from prsd.spool.pipelinerecord import PipelineRecord
 
 SUCCEEDED = frozenset({JobState.COMPLETED, JobState.COMPLETED_WITH_FAILURES})
 FAILED = frozenset({JobState.FAILED, JobState.CANCELED, "Lost"})
@@ -66,7 +66,7 @@ def step_views(
 
 
 def job_owner_uid(spool: SpoolLayout, job_id: str) -> int | None:
-    """The owner the leader recorded for a job (:func:`prsd.storage.jobowner.owner`).
+    """The owner the leader recorded for a job (:func:`prsd.spool.jobowner.owner`).
 
     None when it has none (not taken in yet, or a record that cannot be believed): such
     a job is never counted as anyone's step (fail-closed, see :func:`_where`).

@@ -17,8 +17,8 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
 from prsd.read.nodes import age_s, node_rows
-from prsd.storage.heartbeat import read_heartbeats
-from prsd.storage.lease import (
+from prsd.spool.heartbeat import read_heartbeats
+from prsd.spool.lease import (
     LEADER_LEASE_S,
     ONE_JOB_PREFIX,
     current_epoch,
@@ -30,7 +30,7 @@ from prsd.storage.lease import (
 if TYPE_CHECKING:
     from datetime import datetime
 
-    from prsd.storage.layout import SpoolLayout
+    from prsd.spool.layout import SpoolLayout
 
 LEADER_STALE_AFTER_S = 3 * LEADER_LEASE_S
 

@@ -16,9 +16,9 @@ import stat
 from typing import TYPE_CHECKING, Any
 
 from prsd.errors import PrsdError
-from prsd.storage.spool import submitted_jobs
-from prsd.storage.states import ENDED as ENDED_STATES
-from prsd.storage.statusfiles import (
+from prsd.spool.opening import submitted_jobs
+from prsd.spool.states import ENDED as ENDED_STATES
+from prsd.spool.statusfiles import (
     merged_with_private_file,
     read_final_document,
     read_status_document,
@@ -28,7 +28,7 @@ from prsd.wire.status import SCHEMA_VERSION, reconcile
 if TYPE_CHECKING:
     from pathlib import Path
 
-    from prsd.storage.layout import SpoolLayout
+    from prsd.spool.layout import SpoolLayout
 
 ENDED = tuple(str(s) for s in ENDED_STATES)  # the states a job ends in, as text
 

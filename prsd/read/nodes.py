@@ -13,14 +13,14 @@ from dataclasses import asdict
 from datetime import UTC, datetime
 from typing import TYPE_CHECKING, Any
 
-from prsd.storage.badrecord import BadRecord
-from prsd.storage.heartbeat import HEARTBEAT_INTERVAL_S, read_heartbeats
-from prsd.storage.lease import read_beat
-from prsd.storage.nodesview import NodesView
+from prsd.spool.badrecord import BadRecord
+from prsd.spool.heartbeat import HEARTBEAT_INTERVAL_S, read_heartbeats
+from prsd.spool.lease import read_beat
+from prsd.spool.nodesview import NodesView
 
 if TYPE_CHECKING:
-    from prsd.storage.heartbeat import Heartbeat
-    from prsd.storage.layout import SpoolLayout
+    from prsd.spool.heartbeat import Heartbeat
+    from prsd.spool.layout import SpoolLayout
 
 STALE_AFTER_S = 10 * HEARTBEAT_INTERVAL_S
 

@@ -4,8 +4,8 @@ The document (``prsctl status PIPELINE --json``, docs/pipelines.md) is built fro
 submitter's ``pipeline.json``, the leader's ``final.json`` when the pipeline has ended,
 each step's place (prsd.pipeline.view) and each started step's status summary
 (:func:`prsd.read.jobs.read_job_status`), all read through the pipeline's folder
-(:class:`prsd.storage.pipelinefolder.PipelineFolder`). A pipeline without a readable
-``final.json`` is Running. Errors: :class:`prsd.storage.badrecord.BadRecord` when the pipeline's record
+(:class:`prsd.spool.pipelinefolder.PipelineFolder`). A pipeline without a readable
+``final.json`` is Running. Errors: :class:`prsd.spool.badrecord.BadRecord` when the pipeline's record
 cannot be read (missing, another user's private folder, malformed).
 """
 
@@ -16,12 +16,12 @@ from typing import TYPE_CHECKING, Any
 
 from prsd.pipeline.view import step_views
 from prsd.read.jobs import read_job_status
-from prsd.storage.badrecord import BadRecord
-from prsd.storage.pipelinefolder import PipelineFolder
-from prsd.storage.pipelinerecord import pipeline_ids
+from prsd.spool.badrecord import BadRecord
+from prsd.spool.pipelinefolder import PipelineFolder
+from prsd.spool.pipelinerecord import pipeline_ids
 
 if TYPE_CHECKING:
-    from prsd.storage.layout import SpoolLayout
+    from prsd.spool.layout import SpoolLayout
     from prsd.wire.final import FinalState
 
 NOT_STARTED = ("Waiting", "Skipped", "Lost", "Queued")

@@ -17,12 +17,12 @@ from typing import TYPE_CHECKING, Any
 
 from prsd.report.data import ReportData, lanes, load_report_data, slowest, throughput
 from prsd.report.svg import STATUS_COLORS, bars_svg, gantt_svg, line_chart_svg
-from prsd.storage.atomic import write_atomic
+from prsd.spool.atomic import write_atomic
 
 if TYPE_CHECKING:
     from pathlib import Path
 
-    from prsd.storage.layout import JobLayout
+    from prsd.spool.layout import JobLayout
 
 CSS = """
 body { font-family: sans-serif; margin: 24px; color: #222; max-width: 1180px; }

@@ -13,11 +13,11 @@ from dataclasses import dataclass, field
 from datetime import datetime
 from typing import TYPE_CHECKING, Any
 
-from prsd.storage.statusfiles import merged_with_private_file, read_status_document
+from prsd.spool.statusfiles import merged_with_private_file, read_status_document
 from prsd.wire.logtree import NODE_USAGE_FILE
 
 if TYPE_CHECKING:
-    from prsd.storage.layout import JobLayout
+    from prsd.spool.layout import JobLayout
 
 
 @dataclass(frozen=True)

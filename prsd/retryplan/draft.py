@@ -17,13 +17,13 @@ from prsd.jobspec.model import short_is_failure
 from prsd.retryplan.kept import results_to_keep
 from prsd.retryplan.plan import PlanNotes, number_runs
 from prsd.retryplan.units import plan_units, retry_mode
-from prsd.storage.codedigest import code_digest
-from prsd.storage.retryrecords import RetryOrder, RetryPlan
+from prsd.spool.codedigest import code_digest
+from prsd.spool.retryrecords import RetryOrder, RetryPlan
 
 if TYPE_CHECKING:
     from prsd.jobspec import JobSpec
     from prsd.retryplan.kept import KeptResult
-    from prsd.storage.layout import JobLayout
+    from prsd.spool.layout import JobLayout
 
 
 @dataclass(frozen=True)

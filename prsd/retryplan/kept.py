@@ -24,16 +24,16 @@ from typing import TYPE_CHECKING, Any
 from prsd.errors import PrsdError
 from prsd.retryplan.plan import Kept, items_digest, payload_identity
 from prsd.retryplan.retryfiles import read_trusted
-from prsd.storage.jobfolder import JobFolder
-from prsd.storage.jobowner import JobOwner, OwnerRecordError, owner
-from prsd.storage.layout import (
+from prsd.spool.jobfolder import JobFolder
+from prsd.spool.jobowner import JobOwner, OwnerRecordError, owner
+from prsd.spool.layout import (
     PROBE_ATTEMPT_BASE,
     JobLayout,
     TaskName,
     parse_done_name,
     valid_job_id,
 )
-from prsd.storage.records import SUCCEEDED, TaskBody, read_result_meta
+from prsd.spool.records import SUCCEEDED, TaskBody, read_result_meta
 from prsd.wire.fields import RecordError
 
 if TYPE_CHECKING:
@@ -204,7 +204,7 @@ def results_to_keep(layout: JobLayout, mode: str, *, keep_short: bool) -> list[K
 
 
 def job_owner(layout: JobLayout) -> JobOwner:
-    """The recorded owner (:func:`prsd.storage.jobowner.owner`); no record: refused.
+    """The recorded owner (:func:`prsd.spool.jobowner.owner`); no record: refused.
 
     Raises:
         PrsdError: the job has no owner record the daemons wrote.

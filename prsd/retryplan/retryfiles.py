@@ -20,14 +20,14 @@ import os
 from typing import TYPE_CHECKING
 
 from prsd.errors import PrsdError
-from prsd.storage.atomic import write_atomic
-from prsd.storage.readsafe import UntrustedFile, read_small
+from prsd.spool.atomic import write_atomic
+from prsd.spool.readsafe import UntrustedFile, read_small
 
 if TYPE_CHECKING:
     from pathlib import Path
 
-    from prsd.storage.jobowner import JobOwner
-    from prsd.storage.layout import JobLayout
+    from prsd.spool.jobowner import JobOwner
+    from prsd.spool.layout import JobLayout
 
 MAX_RETRY_FILE_BYTES = 1 << 28
 

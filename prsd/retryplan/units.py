@@ -16,7 +16,7 @@ from typing import TYPE_CHECKING
 
 from prsd.errors import InputError
 from prsd.retryplan.plan import PlanNotes, Unit, plan_file_units, plan_payload_units
-from prsd.storage.retryrecords import RetryPlan, named
+from prsd.spool.retryrecords import RetryPlan, named
 
 if TYPE_CHECKING:
     from collections.abc import Iterable, Iterator
@@ -24,7 +24,7 @@ if TYPE_CHECKING:
     from prsd.jobspec import JobSpec
     from prsd.retryplan.kept import KeptResult
     from prsd.retryplan.plan import Kept
-    from prsd.storage.records import MiniBatch
+    from prsd.spool.records import MiniBatch
 
 
 def retry_mode(spec: JobSpec) -> str:

@@ -2,7 +2,7 @@
 
 Liveness is judged by whether the content changed (``seq`` grows, ``boot`` changes
 when the agent restarts), timed by the observer's own clock; the wall-clock times
-inside are for people. Writing and reading the files is :mod:`prsd.storage.heartbeat`.
+inside are for people. Writing and reading the files is :mod:`prsd.spool.heartbeat`.
 Standard library only, Python 3.7.
 """
 

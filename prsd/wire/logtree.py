@@ -5,7 +5,7 @@ Nothing else joins the segments of this tree: the leader, the agent, the worker,
 :class:`LogTree`. The methods take any string for a node or process name, so a
 ``*`` gives the glob pattern of that file across nodes or processes. docs/logs.md
 lists what each file holds; names are validated where they are made
-(:mod:`prsd.storage.layout`), not here. Standard library only, Python 3.7.
+(:mod:`prsd.spool.layout`), not here. Standard library only, Python 3.7.
 """
 
 from __future__ import annotations

@@ -17,7 +17,7 @@ file's metadata (:class:`ResultMeta`), which ends with a 16-byte footer::
 
 Each record has its encoder and a typed decoder that raises
 :class:`~prsd.wire.fields.RecordError` on a malformed record. Reading result files
-safely (descriptors, no links) is :mod:`prsd.storage.records`. Standard library
+safely (descriptors, no links) is :mod:`prsd.spool.records`. Standard library
 only, Python 3.7: the worker builds its outcomes with this module too.
 """
 

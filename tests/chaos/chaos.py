@@ -28,8 +28,8 @@ from pathlib import Path
 
 import psutil
 
-from prsd.storage.lease import current_epoch, read_holder
-from prsd.storage.spool import open_spool
+from prsd.spool.lease import current_epoch, read_holder
+from prsd.spool.opening import open_spool
 from tests.fleet import Fleet
 
 SCRIPT = """

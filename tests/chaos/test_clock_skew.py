@@ -15,7 +15,7 @@ from datetime import UTC, datetime
 from typing import TYPE_CHECKING
 
 from prsd.read.nodes import leader_view
-from prsd.storage.spool import open_spool
+from prsd.spool.opening import open_spool
 from tests.chaos.faultkit import (
     daemon_log,
     expected_lines,

@@ -14,7 +14,7 @@ from typing import TYPE_CHECKING, Any
 
 import pytest
 
-from prsd.storage.atomic import write_atomic
+from prsd.spool.atomic import write_atomic
 from tests.chaos.faultkit import (
     daemon_log,
     expected_lines,

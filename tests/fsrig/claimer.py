@@ -11,8 +11,8 @@ import sys
 import time
 from pathlib import Path
 
-from prsd.storage.claim import list_pending, prepare_node, rotate_for, try_claim
-from prsd.storage.spool import open_spool
+from prsd.spool.claim import list_pending, prepare_node, rotate_for, try_claim
+from prsd.spool.opening import open_spool
 
 
 def main(argv: list[str]) -> int:

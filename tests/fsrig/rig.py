@@ -15,8 +15,8 @@ from collections import Counter
 from dataclasses import dataclass
 from pathlib import Path
 
-from prsd.storage.layout import TaskName
-from prsd.storage.spool import open_spool
+from prsd.spool.layout import TaskName
+from prsd.spool.opening import open_spool
 
 RIG = Path(os.environ.get("PRSD_RIG", "/tmp/fsrig"))
 MNT = Path(os.environ.get("PRSD_RIG_MNT", "/mnt/fsrig"))

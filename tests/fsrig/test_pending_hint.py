@@ -14,11 +14,11 @@ import anyio
 from prsd.agent.context import JobContext
 from prsd.agent.feed import TaskFeed
 from prsd.jobspec import InputSpec, JobSpec
-from prsd.storage.claim import list_pending, prepare_node
-from prsd.storage.layout import JobLayout, TaskName
-from prsd.storage.pendinghint import HintWriter
-from prsd.storage.records import MiniBatch, TaskBody
-from prsd.storage.watch import Doorbell
+from prsd.spool.claim import list_pending, prepare_node
+from prsd.spool.layout import JobLayout, TaskName
+from prsd.spool.pendinghint import HintWriter
+from prsd.spool.records import MiniBatch, TaskBody
+from prsd.spool.watch import Doorbell
 from tests.fsrig.rig import EXPORT, fresh_dir, mounts
 
 

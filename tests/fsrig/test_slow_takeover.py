@@ -19,7 +19,7 @@ from prsd.leader.end.guard import load_spec
 from prsd.leader.intake.intake import load_taken_job, take_in
 from prsd.leader.run.job import JobDriver
 from prsd.leader.takeover import takeover as takeover_module
-from prsd.storage.spool import open_spool
+from prsd.spool.opening import open_spool
 from prsd.submit import submit
 from tests.fsrig.rig import EXPORT, fresh_dir, mounts
 from tests.jobkit import make_job
@@ -27,7 +27,7 @@ from tests.jobkit import make_job
 if TYPE_CHECKING:
     from pathlib import Path
 
-    from prsd.storage.layout import JobLayout, SpoolLayout
+    from prsd.spool.layout import JobLayout, SpoolLayout
 
 pytestmark = pytest.mark.rig
 

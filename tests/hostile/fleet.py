@@ -23,7 +23,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from prsd.storage.spool import open_spool
+from prsd.spool.opening import open_spool
 from tests.helpers import final_record, stop_daemons, wait_until
 from tests.realusers import (
     chown_tree,

@@ -23,7 +23,7 @@ import prsd.cli.logmerge
 from prsd import daemon
 from prsd.cli import prsctl
 from prsd.read.jobs import job_ids
-from prsd.storage.spool import open_spool
+from prsd.spool.opening import open_spool
 from prsd.submit import submit
 from tests.helpers import final_record, stop_daemons, wait_until
 from tests.realusers import (

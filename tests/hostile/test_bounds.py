@@ -15,7 +15,7 @@ from typing import TYPE_CHECKING
 
 import pytest
 
-from prsd.storage.spool import open_spool
+from prsd.spool.opening import open_spool
 from tests.helpers import wait_until
 from tests.hostile.identity_site import Site, exact_rows, prsctl_as, running_site
 from tests.realusers import (

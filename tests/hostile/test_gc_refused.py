@@ -14,8 +14,8 @@ import json
 import os
 from typing import TYPE_CHECKING
 
-from prsd.storage.requests import read_reply, send_request
-from prsd.storage.spool import open_spool
+from prsd.spool.opening import open_spool
+from prsd.spool.requests import read_reply, send_request
 from tests.helpers import wait_until
 from tests.hostile.identity_site import exact_rows, prsctl_as, running_site
 from tests.realusers import as_user, real_users

@@ -20,7 +20,7 @@ import pytest
 
 from prsd import daemon
 from prsd.read.jobs import job_ids
-from prsd.storage.spool import open_spool
+from prsd.spool.opening import open_spool
 from tests.helpers import stop_daemons, wait_until
 from tests.hostile.identity_site import Site, prsctl_as, reader, settled_tree, tree, warm_up
 from tests.realusers import as_user, open_base, python_for, reachable_checkout, real_users

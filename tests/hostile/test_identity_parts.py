@@ -12,7 +12,7 @@ import pytest
 
 from prsd.leader.intake.intake import load_taken_job, ready_in_inbox, take_in
 from prsd.leader.leader import Leader
-from prsd.storage.jobid import (
+from prsd.spool.jobid import (
     assign_job_id,
     base_name,
     ever_given,
@@ -24,10 +24,10 @@ from prsd.storage.jobid import (
     settle_job_id,
     take_over_reservation,
 )
-from prsd.storage.jobowner import read_job_owner
-from prsd.storage.jobroot import Entry, SealError, planted_names, seal_job_root
-from prsd.storage.readsafe import UntrustedFile, read_small
-from prsd.storage.spool import open_spool
+from prsd.spool.jobowner import read_job_owner
+from prsd.spool.jobroot import Entry, SealError, planted_names, seal_job_root
+from prsd.spool.opening import open_spool
+from prsd.spool.readsafe import UntrustedFile, read_small
 from prsd.submit import submit
 from tests.helpers import final_record
 from tests.jobkit import make_job

@@ -13,7 +13,7 @@ import stat
 import time
 from typing import TYPE_CHECKING
 
-from prsd.storage.inboxrecords import read_seen
+from prsd.spool.inboxrecords import read_seen
 from tests.helpers import wait_until
 from tests.hostile.identity_site import exact_rows, running_site
 from tests.realusers import as_user, real_users

@@ -15,7 +15,7 @@ from typing import TYPE_CHECKING
 import pytest
 
 from prsd.read.jobs import job_ids
-from prsd.storage.spool import open_spool
+from prsd.spool.opening import open_spool
 from tests.helpers import stop_daemons, wait_until
 from tests.hostile.identity_site import Site, exact_rows, prsctl_as, running_site
 from tests.realusers import (

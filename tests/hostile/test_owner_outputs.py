@@ -341,7 +341,7 @@ from pathlib import Path
 import anyio
 
 from prsd.embedded import follow_interruptible
-from prsd.storage.layout import SpoolLayout
+from prsd.spool.layout import SpoolLayout
 
 final = anyio.run(follow_interruptible, SpoolLayout(Path(sys.argv[1])), sys.argv[2])
 print(f"{final.state}: {final.reason}")

@@ -14,9 +14,9 @@ from typing import TYPE_CHECKING
 
 import pytest
 
-from prsd.storage.askers import ADMIN_GROUP_ENV
-from prsd.storage.pipelinerecord import PipelineRecord, StepRecord, pipelines_folder
-from prsd.storage.spool import open_spool
+from prsd.spool.askers import ADMIN_GROUP_ENV
+from prsd.spool.opening import open_spool
+from prsd.spool.pipelinerecord import PipelineRecord, StepRecord, pipelines_folder
 from tests.helpers import wait_until
 from tests.hostile.identity_site import Site, exact_rows, prsctl_as, reader, running_site
 from tests.realusers import (

@@ -7,10 +7,10 @@ import subprocess
 import sys
 from typing import TYPE_CHECKING
 
-from prsd.storage.atomic import move_verified, write_atomic
-from prsd.storage.claim import commit, list_pending, prepare_node, requeue, try_claim
-from prsd.storage.layout import JobLayout, TaskName
-from prsd.storage.records import MiniBatch, TaskBody
+from prsd.spool.atomic import move_verified, write_atomic
+from prsd.spool.claim import commit, list_pending, prepare_node, requeue, try_claim
+from prsd.spool.layout import JobLayout, TaskName
+from prsd.spool.records import MiniBatch, TaskBody
 from tests.helpers import wait_until
 
 if TYPE_CHECKING:
@@ -19,8 +19,8 @@ if TYPE_CHECKING:
 RACER = """
 import json, sys
 from pathlib import Path
-from prsd.storage.claim import list_pending, prepare_node, try_claim
-from prsd.storage.layout import JobLayout
+from prsd.spool.claim import list_pending, prepare_node, try_claim
+from prsd.spool.layout import JobLayout
 job = JobLayout(Path(sys.argv[1]), "j")
 node = sys.argv[2]
 prepare_node(job, node)

@@ -12,7 +12,7 @@ import pytest
 
 from prsd.doctor.race import judge_race
 from prsd.errors import ExitCode
-from prsd.storage.fstype import Level, spool_mount
+from prsd.spool.fstype import Level, spool_mount
 from tests.helpers import wait_until
 
 if TYPE_CHECKING:

@@ -11,7 +11,7 @@ import json
 import subprocess
 from typing import TYPE_CHECKING
 
-from prsd.storage.layout import SpoolLayout
+from prsd.spool.layout import SpoolLayout
 from tests.fswatch import Watch
 from tests.helpers import stop_daemons, wait_until
 from tests.jobkit import PRSD, make_job

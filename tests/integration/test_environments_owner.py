@@ -18,7 +18,7 @@ from typing import TYPE_CHECKING
 
 import pytest
 
-from prsd.storage.spool import open_spool
+from prsd.spool.opening import open_spool
 from tests.helpers import wait_until
 from tests.realusers import (
     User,

@@ -21,14 +21,14 @@ from prsd.leader.plan.planstream import HelperPlan
 from prsd.leader.plan.planwire import Record, encode
 from prsd.leader.plan.splitting import FIRST_TASK_EAGER_S, Plan, split_step
 from prsd.leader.run.job import JobDriver
-from prsd.storage.spool import open_spool
+from prsd.spool.opening import open_spool
 from prsd.submit import submit
 from tests.jobkit import ECHO_SCRIPT, ECHO_YAML, make_job
 
 if TYPE_CHECKING:
     from pathlib import Path
 
-    from prsd.storage.records import MiniBatch
+    from prsd.spool.records import MiniBatch
 
 
 def _late_planner(mbs: list[MiniBatch], delay_s: float) -> HelperPlan:

@@ -17,8 +17,8 @@ import psutil  # noqa: F401
 
 from prsd.cli.prsctl import main as prsctl_main
 from prsd.leader.requests.removal import remove_ended_job
-from prsd.storage.layout import SpoolLayout
-from prsd.storage.requests import Request, read_reply, send_request
+from prsd.spool.layout import SpoolLayout
+from prsd.spool.requests import Request, read_reply, send_request
 from tests.helpers import stop_daemons, wait_until
 from tests.jobkit import make_job, prsctl, run_prsd
 from tests.realusers import as_user, daemon_python, daemon_pythonpath, open_base, real_users
@@ -26,7 +26,7 @@ from tests.realusers import as_user, daemon_python, daemon_pythonpath, open_base
 if TYPE_CHECKING:
     from pathlib import Path
 
-    from prsd.storage.requests import Reply
+    from prsd.spool.requests import Reply
 
 ENV = {**os.environ, "PRSD_GPU_COUNT": "0"}
 

@@ -15,7 +15,7 @@ import subprocess
 import sys
 from typing import TYPE_CHECKING
 
-from prsd.storage.jobid import make_job_id
+from prsd.spool.jobid import make_job_id
 from tests.helpers import final_record, wait_until
 from tests.hostile.corpus import CASES, good_folder
 

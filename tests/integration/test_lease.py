@@ -13,8 +13,8 @@ from typing import TYPE_CHECKING
 import pytest
 
 from prsd.leader.election import Deposed, Election
-from prsd.storage.lease import current_epoch, holder_is_dead_here, new_holder, read_holder, try_take
-from prsd.storage.spool import open_spool
+from prsd.spool.lease import current_epoch, holder_is_dead_here, new_holder, read_holder, try_take
+from prsd.spool.opening import open_spool
 
 if TYPE_CHECKING:
     from pathlib import Path
@@ -59,7 +59,7 @@ def test_a_standby_waits_a_full_lease_of_silence(tmp_path: Path) -> None:
 def test_prsd_run_style_takes_over_a_dead_holder_at_once(tmp_path: Path) -> None:
     spool = open_spool(tmp_path / "spool")
     code = (
-        "import sys; from pathlib import Path; from prsd.storage.spool import open_spool; "
+        "import sys; from pathlib import Path; from prsd.spool.opening import open_spool; "
         "from prsd.leader.election import Election; "
         "e = Election(open_spool(Path(sys.argv[1]))); print(e.try_once(0.0))"
     )

@@ -12,7 +12,7 @@ import pytest
 
 from prsd.agent import perfrows
 from prsd.leader.run.joblogs import CSV_COLUMNS
-from prsd.storage.statusfiles import merged_with_private_file
+from prsd.spool.statusfiles import merged_with_private_file
 from prsd.wire.status import validate_status
 from tests.jobkit import RunResult, make_job, run_prsd
 

@@ -17,7 +17,7 @@ from prsd.agent.context import JobContext
 from prsd.agent.monitor import ResourceMonitor, open_resource_monitor
 from prsd.agent.probes import GpuSample
 from prsd.jobspec.model import InputSpec, JobSpec
-from prsd.storage.layout import JobLayout
+from prsd.spool.layout import JobLayout
 
 if TYPE_CHECKING:
     from pathlib import Path

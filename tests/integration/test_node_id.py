@@ -13,9 +13,9 @@ from typing import TYPE_CHECKING
 
 from prsd.cmdline import default_node_id
 from prsd.errors import ExitCode
-from prsd.storage.heartbeat import Heartbeat, read_heartbeat, write_heartbeat
-from prsd.storage.nodehold import NodeHolder, generations, holds_dir
-from prsd.storage.spool import open_spool
+from prsd.spool.heartbeat import Heartbeat, read_heartbeat, write_heartbeat
+from prsd.spool.nodehold import NodeHolder, generations, holds_dir
+from prsd.spool.opening import open_spool
 from tests.fleet import FAST_AGENT, Fleet
 from tests.helpers import wait_until
 

@@ -22,8 +22,8 @@ from prsd.asowner.side import Helper, OwnerSideGone, owner_side
 from prsd.fdio import write_all
 from prsd.leader.requests.removal import delete_job_folder
 from prsd.owner import identity
-from prsd.storage.jobowner import JobOwner, write_job_owner
-from prsd.storage.layout import JobLayout
+from prsd.spool.jobowner import JobOwner, write_job_owner
+from prsd.spool.layout import JobLayout
 from tests.realusers import (
     daemon_python,
     daemon_pythonpath,

@@ -5,8 +5,8 @@ from __future__ import annotations
 import os
 from typing import TYPE_CHECKING
 
-from prsd.storage.layout import JobLayout, TaskName
-from prsd.storage.pendinghint import MAX_NAMES, HintWriter, hint_path, read_hint
+from prsd.spool.layout import JobLayout, TaskName
+from prsd.spool.pendinghint import MAX_NAMES, HintWriter, hint_path, read_hint
 
 if TYPE_CHECKING:
     from pathlib import Path

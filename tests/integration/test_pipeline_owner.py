@@ -12,7 +12,7 @@ from typing import TYPE_CHECKING
 import pytest
 
 from prsd.pipesubmit import submit_pipeline
-from prsd.storage.spool import open_spool
+from prsd.spool.opening import open_spool
 from tests.helpers import stop_daemons, wait_until
 from tests.realusers import (
     as_user,

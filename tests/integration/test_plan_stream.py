@@ -23,15 +23,15 @@ from prsd.leader.plan.planowner import private_folders
 from prsd.leader.plan.planstream import HelperPlan, open_plan
 from prsd.leader.plan.planwire import Record, encode
 from prsd.owner import identity
-from prsd.storage.jobowner import JobOwner, write_job_owner
-from prsd.storage.layout import SpoolLayout
-from prsd.storage.records import MiniBatch
+from prsd.spool.jobowner import JobOwner, write_job_owner
+from prsd.spool.layout import SpoolLayout
+from prsd.spool.records import MiniBatch
 
 if TYPE_CHECKING:
     from pathlib import Path
 
     from prsd.jobspec import JobSpec
-    from prsd.storage.layout import JobLayout
+    from prsd.spool.layout import JobLayout
 
 FILES = 5_000  # about 500 kB of records: far more than a pipe holds
 

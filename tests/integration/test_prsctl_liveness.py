@@ -9,9 +9,9 @@ import sys
 from datetime import UTC, datetime, timedelta
 from typing import IO, TYPE_CHECKING
 
-from prsd.storage.heartbeat import Heartbeat, write_heartbeat
-from prsd.storage.layout import SpoolLayout
-from prsd.storage.lease import LeaderBeat, write_beat
+from prsd.spool.heartbeat import Heartbeat, write_heartbeat
+from prsd.spool.layout import SpoolLayout
+from prsd.spool.lease import LeaderBeat, write_beat
 from tests.helpers import wait_until
 from tests.jobkit import PRSD, make_job
 

@@ -28,8 +28,8 @@ from typing import TYPE_CHECKING
 import pytest
 
 from prsd.settings import parse_env_text
-from prsd.storage.spool import open_spool
-from prsd.storage.statusfiles import merged_with_private_file
+from prsd.spool.opening import open_spool
+from prsd.spool.statusfiles import merged_with_private_file
 from tests.helpers import stop_daemons, wait_until
 from tests.realusers import daemon_python, daemon_pythonpath
 

@@ -10,7 +10,8 @@ import pytest
 
 from prsd.doctor.probes import shared_folder_problems
 from prsd.leader.requests.desk import RequestDesk
-from prsd.storage.requests import (
+from prsd.spool.opening import open_spool
+from prsd.spool.requests import (
     Reply,
     Request,
     RequestError,
@@ -20,12 +21,11 @@ from prsd.storage.requests import (
     send_request,
     write_reply,
 )
-from prsd.storage.spool import open_spool
 
 if TYPE_CHECKING:
     from pathlib import Path
 
-    from prsd.storage.layout import SpoolLayout
+    from prsd.spool.layout import SpoolLayout
 
 
 @pytest.fixture

@@ -12,8 +12,8 @@ from typing import TYPE_CHECKING
 import pytest
 
 from prsd.retryplan.plan import items_digest
-from prsd.storage.jobid import make_job_id
-from prsd.storage.jobowner import JobOwner
+from prsd.spool.jobid import make_job_id
+from prsd.spool.jobowner import JobOwner
 from tests.helpers import wait_until
 from tests.jobkit import PRSD
 

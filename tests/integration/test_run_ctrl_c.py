@@ -14,8 +14,8 @@ from typing import TYPE_CHECKING
 
 import psutil
 
-from prsd.storage.layout import SpoolLayout
-from prsd.storage.lease import LeaderBeat, new_holder, try_take, write_beat
+from prsd.spool.layout import SpoolLayout
+from prsd.spool.lease import LeaderBeat, new_holder, try_take, write_beat
 from tests.helpers import final_record, wait_until
 from tests.jobkit import make_job, prsctl
 from tests.liverun import LiveRun, alive

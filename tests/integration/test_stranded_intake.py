@@ -16,10 +16,10 @@ from typing import TYPE_CHECKING
 import pytest
 
 from prsd.leader.intake.intake import load_taken_job, take_in
-from prsd.storage.jobid import registry
-from prsd.storage.jobowner import write_job_owner
-from prsd.storage.jobroot import seal_job_root
-from prsd.storage.spool import open_spool, stranded_jobs
+from prsd.spool.jobid import registry
+from prsd.spool.jobowner import write_job_owner
+from prsd.spool.jobroot import seal_job_root
+from prsd.spool.opening import open_spool, stranded_jobs
 from tests.fleet import Fleet
 from tests.helpers import wait_until
 from tests.jobkit import make_job

@@ -21,7 +21,7 @@ from prsd.agent.agent import AgentOptions
 from prsd.agent.proc import WorkerProcess, spawn_worker
 from prsd.agent.verdicts import ExitInfo
 from prsd.embedded import run_until_done
-from prsd.storage.spool import open_spool
+from prsd.spool.opening import open_spool
 from prsd.submit import submit
 from tests.helpers import wait_until
 from tests.jobkit import make_job

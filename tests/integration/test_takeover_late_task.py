@@ -14,8 +14,8 @@ from typing import TYPE_CHECKING
 from prsd.leader.intake.intake import load_taken_job, take_in
 from prsd.leader.run.job import JobDriver
 from prsd.leader.takeover import takeover as takeover_module
-from prsd.storage.layout import TaskName
-from prsd.storage.spool import open_spool
+from prsd.spool.layout import TaskName
+from prsd.spool.opening import open_spool
 from prsd.submit import submit
 from tests.jobkit import make_job
 

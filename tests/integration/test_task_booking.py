@@ -16,14 +16,14 @@ from typing import TYPE_CHECKING
 from prsd.leader.intake.intake import load_taken_job, take_in
 from prsd.leader.run.job import JobDriver
 from prsd.leader.run.joblogs import report_parts
-from prsd.storage.claim import commit, list_pending, prepare_node, try_claim
-from prsd.storage.records import FAILED, SUCCEEDED, Outcome, ResultMeta, TaskBody
-from prsd.storage.spool import open_spool
+from prsd.spool.claim import commit, list_pending, prepare_node, try_claim
+from prsd.spool.opening import open_spool
+from prsd.spool.records import FAILED, SUCCEEDED, Outcome, ResultMeta, TaskBody
 from prsd.submit import submit
 from tests.jobkit import ECHO_SCRIPT, ECHO_YAML, make_job
 
 if TYPE_CHECKING:
-    from prsd.storage.layout import JobLayout
+    from prsd.spool.layout import JobLayout
 
 
 FILES = 200

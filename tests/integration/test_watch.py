@@ -7,7 +7,7 @@ from typing import TYPE_CHECKING
 import anyio
 import pytest
 
-from prsd.storage.watch import Doorbell, relevant_changes, ring_on_local_changes
+from prsd.spool.watch import Doorbell, relevant_changes, ring_on_local_changes
 
 if TYPE_CHECKING:
     from pathlib import Path

@@ -13,7 +13,7 @@ from typing import TYPE_CHECKING
 import pytest
 
 from prsd.agent.outcap import cut_notice
-from prsd.storage.spool import open_spool
+from prsd.spool.opening import open_spool
 from tests.fleet import Fleet
 from tests.helpers import wait_until
 from tests.jobkit import make_job, run_prsd

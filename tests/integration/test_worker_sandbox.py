@@ -22,7 +22,7 @@ from typing import TYPE_CHECKING
 import psutil
 import pytest
 
-from prsd.storage.spool import open_spool
+from prsd.spool.opening import open_spool
 from tests.helpers import stop_daemons, wait_until
 from tests.realusers import (
     daemon_python,

@@ -6,7 +6,7 @@ import pytest
 
 from prsd.leader.requests.askrule import Decision, JobPlace, Verb, decide
 from prsd.leader.requests.desk import take_turn
-from prsd.storage.askers import Person, may_act
+from prsd.spool.askers import Person, may_act
 
 ALICE = Person(1001, "alice")
 BOB = Person(1002, "bob")

@@ -7,7 +7,7 @@ from prsd.leader.run.ledger import Ledger
 from prsd.leader.run.snapshot import NodeRow
 from prsd.leader.run.verdict import Counts, Thresholds
 from prsd.leader.takeover.takeover import settled
-from prsd.storage.records import FAILED, REQUEUED, SUCCEEDED, MiniBatch, Outcome
+from prsd.spool.records import FAILED, REQUEUED, SUCCEEDED, MiniBatch, Outcome
 from prsd.wire.nodereport import NodeReport
 
 TIMEOUTS = Timeouts(first_task_s=60.0, progress_s=300.0)

@@ -11,7 +11,7 @@ from prsd.errors import JobSpecError
 from prsd.jobspec.model import InputSpec, JobSpec
 from prsd.jobspec.values import MAX_CONCURRENCY_PER_INSTANCE, as_concurrency, as_memory_size
 from prsd.jobspec.yamlsafe import Doc, Site
-from prsd.storage.layout import JobLayout
+from prsd.spool.layout import JobLayout
 from prsd.tunables import (
     MAX_WORKERS_PER_NODE,
     max_captured_output_bytes,

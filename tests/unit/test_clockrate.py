@@ -7,7 +7,7 @@ from typing import TYPE_CHECKING
 
 import pytest
 
-from prsd.storage.clockrate import ClockRate, rate
+from prsd.spool.clockrate import ClockRate, rate
 
 if TYPE_CHECKING:
     from pathlib import Path

@@ -7,7 +7,7 @@ import os
 import threading
 from typing import TYPE_CHECKING
 
-from prsd.storage.codedigest import code_digest
+from prsd.spool.codedigest import code_digest
 
 if TYPE_CHECKING:
     from pathlib import Path

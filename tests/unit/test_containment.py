@@ -10,8 +10,8 @@ import pytest
 from prsd.errors import JobSpecError
 from prsd.jobspec.paths import Roots, refuse_control, resolve
 from prsd.jobspec.yamlsafe import Doc
-from prsd.storage.jobid import make_job_id, sanitize_name
-from prsd.storage.layout import valid_job_id
+from prsd.spool.jobid import make_job_id, sanitize_name
+from prsd.spool.layout import valid_job_id
 
 
 def _site() -> object:

@@ -9,15 +9,15 @@ from datetime import UTC, datetime, timedelta
 from typing import TYPE_CHECKING
 
 from prsd.read.fleet import daemons_serve
-from prsd.storage.heartbeat import write_heartbeat
-from prsd.storage.lease import ONE_JOB_PREFIX, LeaderBeat, write_beat
-from prsd.storage.spool import open_spool
+from prsd.spool.heartbeat import write_heartbeat
+from prsd.spool.lease import ONE_JOB_PREFIX, LeaderBeat, write_beat
+from prsd.spool.opening import open_spool
 from prsd.wire.heartbeat import Heartbeat
 
 if TYPE_CHECKING:
     from pathlib import Path
 
-    from prsd.storage.layout import SpoolLayout
+    from prsd.spool.layout import SpoolLayout
 
 NOW = datetime(2026, 1, 2, 3, 4, 5, tzinfo=UTC)
 

@@ -10,8 +10,8 @@ import pytest
 from prsd.asowner.outputs import OwnerOpError
 from prsd.leader.intake.outplace import OutputPlace
 from prsd.leader.run.merge import OrderedMerge, Piece
-from prsd.storage.dirfd import UnsafeFolder, check_owner, open_under, same_folder
-from prsd.storage.records import Outcome, ResultMeta, UntrustedResult, open_result, read_result
+from prsd.spool.dirfd import UnsafeFolder, check_owner, open_under, same_folder
+from prsd.spool.records import Outcome, ResultMeta, UntrustedResult, open_result, read_result
 
 if TYPE_CHECKING:
     from pathlib import Path

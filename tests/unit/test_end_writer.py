@@ -16,10 +16,10 @@ import pytest
 from prsd.errors import JobSpecError
 from prsd.leader.end.guard import end_broken_job
 from prsd.leader.intake.intake import fail_intake
-from prsd.storage.endrecords import ended_status, final_record
-from prsd.storage.jobfolder import JobFolder
-from prsd.storage.layout import JobLayout, SpoolLayout
-from prsd.storage.states import JobState
+from prsd.spool.endrecords import ended_status, final_record
+from prsd.spool.jobfolder import JobFolder
+from prsd.spool.layout import JobLayout, SpoolLayout
+from prsd.spool.states import JobState
 from prsd.wire.final import FinalState
 from tests.fswatch import Watch
 

@@ -7,8 +7,8 @@ from datetime import UTC, datetime
 import pytest
 
 from prsd.leader.run.initrule import NodeInit
-from prsd.storage.badrecord import BadRecord
-from prsd.storage.envrecord import EnvBuild
+from prsd.spool.badrecord import BadRecord
+from prsd.spool.envrecord import EnvBuild
 from prsd.wire.nodereport import NodeReport, environment_line
 
 BUILDS = [

@@ -17,7 +17,7 @@ from prsd.envs.interp import candidates, listed_paths
 from prsd.envs.phase import phase_of
 from prsd.envs.settings import EnvSettings
 from prsd.envs.spec import EnvError, left_out_note, parse_conda
-from prsd.storage.atomic import write_atomic
+from prsd.spool.atomic import write_atomic
 from prsd.wire.nodereport import NodeReport, environment_line
 
 if TYPE_CHECKING:

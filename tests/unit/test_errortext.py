@@ -5,8 +5,8 @@ from __future__ import annotations
 from prsd.leader.end.errortext import NO_ERRORS, compact_error, init_groups, job_error_text
 from prsd.leader.run.errorbook import ErrorBook
 from prsd.leader.run.initrule import NodeInit
-from prsd.storage.initrecords import InitError
-from prsd.storage.records import Outcome
+from prsd.spool.initrecords import InitError
+from prsd.spool.records import Outcome
 
 
 def _book(*errors: str) -> ErrorBook:

@@ -11,7 +11,7 @@ import pytest
 from prsd.inputsplit.split import printable
 from prsd.leader.run.jobclock import age_s
 from prsd.leader.run.voided import voided_tasks
-from prsd.storage.faults import (
+from prsd.spool.faults import (
     BACKOFF_FIRST_S,
     BACKOFF_MAX_S,
     FaultState,

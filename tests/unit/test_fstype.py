@@ -6,7 +6,7 @@ import os
 
 import pytest
 
-from prsd.storage.fstype import Level, Mount, classify, mount_of, parse_mountinfo, spool_mount
+from prsd.spool.fstype import Level, Mount, classify, mount_of, parse_mountinfo, spool_mount
 
 SAMPLE = """\
 22 27 0:21 / /proc rw,relatime - proc proc rw

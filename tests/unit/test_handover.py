@@ -24,8 +24,8 @@ from prsd.agent.handover import (
 )
 from prsd.agent.proc import WorkerProcess
 from prsd.agent.task import RunningTask
-from prsd.storage.layout import TaskName
-from prsd.storage.records import MiniBatch, Outcome
+from prsd.spool.layout import TaskName
+from prsd.spool.records import MiniBatch, Outcome
 from prsd.wire import frames
 from prsd.wire.board import FINISHED, RUNNING, Board
 from prsd.worker import protocol

@@ -47,7 +47,7 @@ def test_prsd_agent_start_loads_no_leader_yaml_or_tables() -> None:
 def test_prsd_leader_start_loads_no_agent_or_tables() -> None:
     loaded = _loaded(
         "import prsd.daemon, prsd.leader.leader, prsd.leader.election, prsd.sdnotify, "
-        "prsd.storage.watch"
+        "prsd.spool.watch"
     )
     run = ("prsd.embedded", "prsd.runhere", "prsd.runcmd")  # prsd run's own modules
     assert not {n for n in loaded if n.startswith(("prsd.agent.", *run))}

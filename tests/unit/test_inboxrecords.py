@@ -1,4 +1,4 @@
-"""The leader's inbox records (prsd/storage/inboxrecords.py) on real files."""
+"""The leader's inbox records (prsd/spool/inboxrecords.py) on real files."""
 
 from __future__ import annotations
 
@@ -8,8 +8,8 @@ from typing import TYPE_CHECKING
 
 import pytest
 
-from prsd.storage.inboxrecords import read_seen, refusals, seen_bytes
-from prsd.storage.readsafe import UntrustedFile
+from prsd.spool.inboxrecords import read_seen, refusals, seen_bytes
+from prsd.spool.readsafe import UntrustedFile
 from prsd.wire.fields import RecordError
 
 if TYPE_CHECKING:

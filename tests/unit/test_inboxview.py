@@ -6,7 +6,7 @@ from __future__ import annotations
 from typing import TYPE_CHECKING
 
 from prsd.cli.inboxview import MAX_QUEUED_ROWS, inbox_summary, trim_queued
-from prsd.storage.layout import SpoolLayout
+from prsd.spool.layout import SpoolLayout
 
 if TYPE_CHECKING:
     from pathlib import Path

@@ -7,8 +7,8 @@ import json
 import pytest
 
 from prsd.leader.run.initrule import NodeInit, first_error_detail, init_failure
-from prsd.storage.badrecord import BadRecord
-from prsd.storage.initrecords import InitError
+from prsd.spool.badrecord import BadRecord
+from prsd.spool.initrecords import InitError
 from prsd.wire.nodereport import NodeReport
 
 WORKER = InitError("process002", "OSError: no GPU", "  x\nOSError: no GPU", "/l/process002.txt")

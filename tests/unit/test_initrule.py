@@ -5,7 +5,7 @@ from __future__ import annotations
 import pytest
 
 from prsd.leader.run.initrule import NodeInit, first_error_detail, init_failure
-from prsd.storage.initrecords import InitError
+from prsd.spool.initrecords import InitError
 from prsd.tunables import init_grace_s, init_rule_window_s
 from prsd.wire.nodereport import NodeReport
 

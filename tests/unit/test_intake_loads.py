@@ -14,15 +14,15 @@ import pytest
 
 from prsd.errors import InputError
 from prsd.leader.intake.loads import IntakeLoads, Loading
-from prsd.storage.jobowner import JobOwner
-from prsd.storage.spool import open_spool
+from prsd.spool.jobowner import JobOwner
+from prsd.spool.opening import open_spool
 from tests.helpers import wait_until
 
 if TYPE_CHECKING:
     from pathlib import Path
 
     from prsd.jobspec import JobSpec
-    from prsd.storage.layout import JobLayout
+    from prsd.spool.layout import JobLayout
 
 
 def _fifo_load(folder: Path) -> object:

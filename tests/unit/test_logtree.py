@@ -93,5 +93,5 @@ def test_no_other_module_joins_the_log_trees_segments() -> None:
     files = [*ROOT.joinpath("prsd").rglob("*.py"), *ROOT.joinpath("azureml_user").rglob("*.py")]
     found = [j for f in sorted(files) if f != own for j in _joins(f)]
     # the spool's layout names a retry job's retry_kept.jsonl (a job file, not a log)
-    allowed = [j for j in found if j.startswith("prsd/storage/layout.py:") and "_kept.jsonl" in j]
+    allowed = [j for j in found if j.startswith("prsd/spool/layout.py:") and "_kept.jsonl" in j]
     assert found == allowed, "\n".join(found)

@@ -9,15 +9,15 @@ from typing import TYPE_CHECKING
 import pytest
 
 from prsd.leader.end.guard import end_broken
-from prsd.storage.jobfolder import JobFolder
-from prsd.storage.jobowner import JobOwner, OwnerRecordError, write_job_owner
-from prsd.storage.layout import SpoolLayout, TaskName
-from prsd.storage.memfolder import MemoryJobFolder
+from prsd.spool.jobfolder import JobFolder
+from prsd.spool.jobowner import JobOwner, OwnerRecordError, write_job_owner
+from prsd.spool.layout import SpoolLayout, TaskName
+from prsd.spool.memfolder import MemoryJobFolder
 
 if TYPE_CHECKING:
     from pathlib import Path
 
-    from prsd.storage.jobfolder import JobFiles
+    from prsd.spool.jobfolder import JobFiles
 
 TASKS = ("000000001.a0.e1", "000000002.a0.e1", "000000003.a1.e2")
 

@@ -9,11 +9,11 @@ from typing import TYPE_CHECKING
 import pytest
 
 from prsd.errors import SpoolError
-from prsd.storage.badrecord import BadRecord
-from prsd.storage.jobowner import JobOwner, OwnerRecordError, read_job_owner, write_job_owner
-from prsd.storage.layout import SpoolLayout
-from prsd.storage.originrecord import MAX_ORIGIN_BYTES, Origin, read_origin_record
-from prsd.storage.readsafe import UntrustedFile
+from prsd.spool.badrecord import BadRecord
+from prsd.spool.jobowner import JobOwner, OwnerRecordError, read_job_owner, write_job_owner
+from prsd.spool.layout import SpoolLayout
+from prsd.spool.originrecord import MAX_ORIGIN_BYTES, Origin, read_origin_record
+from prsd.spool.readsafe import UntrustedFile
 
 if TYPE_CHECKING:
     from pathlib import Path

@@ -22,8 +22,8 @@ from prsd.owner import (
     run_as_for_job,
     unreadable_for,
 )
-from prsd.storage.jobowner import owner_of_folder, write_job_owner
-from prsd.storage.layout import JobLayout
+from prsd.spool.jobowner import owner_of_folder, write_job_owner
+from prsd.spool.layout import JobLayout
 
 if TYPE_CHECKING:
     from collections.abc import Iterator

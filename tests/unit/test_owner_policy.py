@@ -13,10 +13,10 @@ from prsd.errors import PrsdError
 from prsd.leader.intake import outplace
 from prsd.pipeline.view import job_owner_uid
 from prsd.retryplan import kept
-from prsd.storage import askers
-from prsd.storage.askers import Person
-from prsd.storage.jobowner import JobOwner, OwnerRecordError, owner, write_job_owner
-from prsd.storage.layout import JobLayout, SpoolLayout
+from prsd.spool import askers
+from prsd.spool.askers import Person
+from prsd.spool.jobowner import JobOwner, OwnerRecordError, owner, write_job_owner
+from prsd.spool.layout import JobLayout, SpoolLayout
 
 if TYPE_CHECKING:
     from pathlib import Path

@@ -9,9 +9,9 @@ from typing import TYPE_CHECKING
 
 from prsd.pipeline.desk import PipelineDesk, plan_skips
 from prsd.pipeline.view import StepView
-from prsd.storage.jobowner import JobOwner, write_job_owner
-from prsd.storage.pipelinerecord import PipelineRecord, StepRecord, parse_record, pipelines_folder
-from prsd.storage.spool import open_spool
+from prsd.spool.jobowner import JobOwner, write_job_owner
+from prsd.spool.opening import open_spool
+from prsd.spool.pipelinerecord import PipelineRecord, StepRecord, parse_record, pipelines_folder
 
 if TYPE_CHECKING:
     from pathlib import Path

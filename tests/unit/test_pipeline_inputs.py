@@ -6,8 +6,8 @@ import os
 from typing import TYPE_CHECKING
 
 from prsd.jobspec.paths import Roots
-from prsd.storage.jobowner import JobOwner, write_job_owner
-from prsd.storage.layout import JobLayout
+from prsd.spool.jobowner import JobOwner, write_job_owner
+from prsd.spool.layout import JobLayout
 
 if TYPE_CHECKING:
     from pathlib import Path

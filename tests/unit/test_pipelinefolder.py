@@ -1,4 +1,4 @@
-"""One pipeline's folder through prsd/storage/pipelinefolder.py, over real files: what
+"""One pipeline's folder through prsd/spool/pipelinefolder.py, over real files: what
 the leader writes reads back, and a link or a torn file is never believed."""
 
 from __future__ import annotations
@@ -8,14 +8,14 @@ from typing import TYPE_CHECKING
 
 import pytest
 
-from prsd.storage.badrecord import BadRecord
-from prsd.storage.dirfd import UnsafeFolder
-from prsd.storage.endrecords import final_record
-from prsd.storage.layout import SpoolLayout
-from prsd.storage.pipelinefolder import PipelineFolder
-from prsd.storage.pipelinerecord import PipelineRecord, StepRecord, pipelines_folder
-from prsd.storage.pipelinestate import PipelineState
-from prsd.storage.states import JobState
+from prsd.spool.badrecord import BadRecord
+from prsd.spool.dirfd import UnsafeFolder
+from prsd.spool.endrecords import final_record
+from prsd.spool.layout import SpoolLayout
+from prsd.spool.pipelinefolder import PipelineFolder
+from prsd.spool.pipelinerecord import PipelineRecord, StepRecord, pipelines_folder
+from prsd.spool.pipelinestate import PipelineState
+from prsd.spool.states import JobState
 
 if TYPE_CHECKING:
     from pathlib import Path

@@ -8,7 +8,7 @@ from typing import TYPE_CHECKING
 import pytest
 
 from prsd.leader.run.joblogs import JobLogs, overview_name
-from prsd.storage.layout import JobLayout
+from prsd.spool.layout import JobLayout
 from prsd.wire.durations import format_duration
 
 if TYPE_CHECKING:

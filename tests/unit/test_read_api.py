@@ -11,17 +11,17 @@ from typing import TYPE_CHECKING
 from prsd.read.fleet import fleet_warning, read_fleet
 from prsd.read.jobs import job_ids, read_job_status, read_job_statuses, resolve_job
 from prsd.read.pipelines import has_ended, read_pipeline_status, readable_pipelines
-from prsd.storage.atomic import write_atomic
-from prsd.storage.jobid import make_job_id
-from prsd.storage.jobowner import JobOwner, write_job_owner
-from prsd.storage.pipelinerecord import PipelineRecord, StepRecord, pipelines_folder
-from prsd.storage.spool import open_spool
+from prsd.spool.atomic import write_atomic
+from prsd.spool.jobid import make_job_id
+from prsd.spool.jobowner import JobOwner, write_job_owner
+from prsd.spool.opening import open_spool
+from prsd.spool.pipelinerecord import PipelineRecord, StepRecord, pipelines_folder
 from prsd.wire.final import FinalState
 
 if TYPE_CHECKING:
     from pathlib import Path
 
-    from prsd.storage.layout import JobLayout
+    from prsd.spool.layout import JobLayout
 
 
 def _status(layout: JobLayout, **fields: object) -> None:

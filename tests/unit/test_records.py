@@ -6,8 +6,8 @@ from typing import TYPE_CHECKING
 
 import pytest
 
-from prsd.storage.layout import TaskName, parse_done_name, valid_job_id, valid_node_id
-from prsd.storage.records import (
+from prsd.spool.layout import TaskName, parse_done_name, valid_job_id, valid_node_id
+from prsd.spool.records import (
     SUCCEEDED,
     MiniBatch,
     Outcome,

@@ -13,11 +13,11 @@ from prsd.leader.run.ledger import Ledger
 from prsd.leader.run.requeues import requeue_lost_node
 from prsd.leader.run.tasks import TaskTable
 from prsd.leader.run.verdict import Thresholds
-from prsd.storage.jobfolder import JobFolder
-from prsd.storage.layout import SpoolLayout, TaskName
-from prsd.storage.memfolder import MemoryJobFolder
-from prsd.storage.records import MiniBatch, Outcome, ResultMeta, TaskBody
-from prsd.storage.seats import seats_dir, take_seat
+from prsd.spool.jobfolder import JobFolder
+from prsd.spool.layout import SpoolLayout, TaskName
+from prsd.spool.memfolder import MemoryJobFolder
+from prsd.spool.records import MiniBatch, Outcome, ResultMeta, TaskBody
+from prsd.spool.seats import seats_dir, take_seat
 from prsd.wire.fields import RecordError
 from prsd.wire.final import FinalState
 
@@ -27,8 +27,8 @@ if TYPE_CHECKING:
 
     from prsd.leader.run.joblogs import AttemptRow
     from prsd.leader.takeover.takeover import TakeOver
-    from prsd.storage.jobfolder import JobFiles
-    from prsd.storage.layout import JobLayout
+    from prsd.spool.jobfolder import JobFiles
+    from prsd.spool.layout import JobLayout
 
 
 def test_task_files_and_results_read_back_alike(tmp_path: Path) -> None:

@@ -21,8 +21,8 @@ from prsd.retryplan.plan import (
     plan_file_units,
     plan_payload_units,
 )
-from prsd.storage.records import MiniBatch
-from prsd.storage.retryrecords import RetryOrder, RetryPlan
+from prsd.spool.records import MiniBatch
+from prsd.spool.retryrecords import RetryOrder, RetryPlan
 
 
 def _kept(ref: int, items: list[str], since: int = 0) -> Kept:

@@ -6,7 +6,7 @@ import csv
 from pathlib import Path
 
 from prsd.leader.takeover.resume import DONE, Found, done_order, merge_reports
-from prsd.storage.layout import TaskName
+from prsd.spool.layout import TaskName
 
 HEADER = ["mini_batch_id", "attempt", "status", "node_id"]
 
@@ -79,7 +79,7 @@ def test_an_issued_name_is_settled_when_seen_or_superseded() -> None:
 def test_a_row_torn_after_its_key_is_written_again_by_the_next_leader(tmp_path: Path) -> None:
     """A kill in mid-row can leave ``000000005,1,succ``: its key must not count as written."""
     from prsd.leader.run.joblogs import CSV_COLUMNS, AttemptRow, JobLogs
-    from prsd.storage.layout import JobLayout
+    from prsd.spool.layout import JobLayout
     from prsd.wire.records import Outcome
 
     layout = JobLayout(tmp_path / "job", "job")
@@ -106,7 +106,7 @@ def test_a_row_torn_after_its_key_is_written_again_by_the_next_leader(tmp_path: 
 
 def test_a_leader_reopening_its_part_cuts_its_own_torn_row(tmp_path: Path) -> None:
     from prsd.leader.run.joblogs import AttemptRow, JobLogs
-    from prsd.storage.layout import JobLayout
+    from prsd.spool.layout import JobLayout
     from prsd.wire.records import Outcome
 
     layout = JobLayout(tmp_path / "job", "job")

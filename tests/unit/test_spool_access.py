@@ -1,7 +1,7 @@
 """A ratchet: the spool is listed and its records decoded in the storage layer only.
 
 ``os.listdir``, ``os.scandir`` and ``json.loads`` (called, or imported by name) are
-allowed in ``prsd/storage/`` (the spool's one owner) and ``prsd/worker/`` (the job's
+allowed in ``prsd/spool/`` (the spool's one owner) and ``prsd/worker/`` (the job's
 own interpreter, standard library only); ``json.loads`` also in ``prsd/wire/``, the
 decoders of the records every side shares, which decode bytes and open no spool file
 (reading a file is the storage layer's: ``status.private.json``'s merge lives there). :data:`OFFENDERS` lists every other module
@@ -10,7 +10,7 @@ a listed one may not call them more often, and one that calls them less must low
 its count here (the list only shrinks; a module brought to zero leaves it). A
 ``json.loads`` of bytes that are not a spool file (a socket frame, a command's output)
 counts too: such a decoder belongs with the records, in ``prsd/wire`` or
-``prsd/storage``.
+``prsd/spool``.
 """
 
 from __future__ import annotations
@@ -21,7 +21,7 @@ from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[2]
 BANNED = {("os", "listdir"), ("os", "scandir"), ("json", "loads")}
-ALLOWED = ("prsd/storage/", "prsd/worker/")
+ALLOWED = ("prsd/spool/", "prsd/worker/")
 DECODERS = ("prsd/wire/",)  # json.loads of bytes handed in: the records' decoders
 
 OFFENDERS: dict[str, int] = {
@@ -78,7 +78,7 @@ def _calls() -> Counter[str]:
 def test_no_module_lists_or_decodes_the_spool_more_than_its_allowance() -> None:
     more = {m: (n, OFFENDERS.get(m, 0)) for m, n in _calls().items() if n > OFFENDERS.get(m, 0)}
     assert not more, (
-        "os.listdir / os.scandir / json.loads outside prsd/storage and prsd/worker "
+        "os.listdir / os.scandir / json.loads outside prsd/spool and prsd/worker "
         f"(module: (found, allowed)): {more}; use a reader of the storage layer"
     )
 

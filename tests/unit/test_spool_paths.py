@@ -1,5 +1,5 @@
-"""Every name of the spool is spelled once, in prsd/storage/layout.py (a pipeline's
-folder in prsd/storage/pipelinelayout.py beside it).
+"""Every name of the spool is spelled once, in prsd/spool/layout.py (a pipeline's
+folder in prsd/spool/pipelinelayout.py beside it).
 
 The names are read from those modules themselves: each string literal they join into
 a path (``self.root / "jobs"``) and each string constant they define (``REFUSED``). A module
@@ -17,11 +17,11 @@ from pathlib import Path
 
 import pytest
 
-from prsd.storage.layout import SpoolLayout
+from prsd.spool.layout import SpoolLayout
 
 ROOT = Path(__file__).resolve().parents[2]
-LAYOUTS = (ROOT / "prsd/storage/layout.py", ROOT / "prsd/storage/pipelinelayout.py")
-EXEMPT = ("prsd/storage/", "prsd/wire/", "prsd/worker/")
+LAYOUTS = (ROOT / "prsd/spool/layout.py", ROOT / "prsd/spool/pipelinelayout.py")
+EXEMPT = ("prsd/spool/", "prsd/wire/", "prsd/worker/")
 JOINS = {"join", "joinpath", "open_under"}
 
 

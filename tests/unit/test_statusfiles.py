@@ -5,14 +5,14 @@ from __future__ import annotations
 import json
 from typing import TYPE_CHECKING
 
-from prsd.storage.layout import SpoolLayout
-from prsd.storage.statusfiles import read_final_document, read_status_document, status_mark
+from prsd.spool.layout import SpoolLayout
+from prsd.spool.statusfiles import read_final_document, read_status_document, status_mark
 from prsd.wire.final import PRIVATE_FINAL
 
 if TYPE_CHECKING:
     from pathlib import Path
 
-    from prsd.storage.layout import JobLayout
+    from prsd.spool.layout import JobLayout
 
 
 def _job(tmp_path: Path) -> JobLayout:

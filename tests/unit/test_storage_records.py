@@ -8,15 +8,15 @@ from typing import TYPE_CHECKING, Any
 import pytest
 
 from prsd.errors import ExitCode
-from prsd.storage.badrecord import BadRecord, Doc
-from prsd.storage.endrecords import ended_status, final_record
-from prsd.storage.nodesview import NodeSeen, NodesView
-from prsd.storage.pipelinerecord import BadRecord as PipelineBadRecord
-from prsd.storage.pipelinestate import PipelineState
-from prsd.storage.retryrecords import RetryOrder, RetryPlan
-from prsd.storage.startedrecord import Started
-from prsd.storage.states import ENDED, EXIT_CODES, JobState, job_state
-from prsd.storage.statusrecord import JobStatus
+from prsd.spool.badrecord import BadRecord, Doc
+from prsd.spool.endrecords import ended_status, final_record
+from prsd.spool.nodesview import NodeSeen, NodesView
+from prsd.spool.pipelinerecord import BadRecord as PipelineBadRecord
+from prsd.spool.pipelinestate import PipelineState
+from prsd.spool.retryrecords import RetryOrder, RetryPlan
+from prsd.spool.startedrecord import Started
+from prsd.spool.states import ENDED, EXIT_CODES, JobState, job_state
+from prsd.spool.statusrecord import JobStatus
 from prsd.wire.fields import RecordError
 from prsd.wire.final import FinalState
 from prsd.wire.status import validate_status

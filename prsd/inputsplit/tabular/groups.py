@@ -40,8 +40,8 @@ import pyarrow.compute as pc
 from prsd.errors import InputError
 from prsd.inputsplit.tabular.inputfile import input_size
 from prsd.inputsplit.tabular.readers import TableSource, read_batches
-from prsd.storage.atomic import write_atomic
-from prsd.storage.records import MiniBatch
+from prsd.spool.atomic import write_atomic
+from prsd.spool.records import MiniBatch
 
 if TYPE_CHECKING:
     from collections.abc import Iterator, Sequence

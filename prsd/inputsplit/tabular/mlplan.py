@@ -29,8 +29,8 @@ import pyarrow.parquet as pq
 from prsd.errors import InputError
 from prsd.inputsplit.tabular.inputfile import input_file
 from prsd.inputsplit.tabular.mlapply import Steps
-from prsd.storage.atomic import write_atomic
-from prsd.storage.records import MiniBatch
+from prsd.spool.atomic import write_atomic
+from prsd.spool.records import MiniBatch
 
 if TYPE_CHECKING:
     from collections.abc import Iterator, Sequence

@@ -20,7 +20,7 @@ import grp
 import os
 import struct
 
-from prsd.storage.askers import ADMIN_GROUP_ENV
+from prsd.spool.askers import ADMIN_GROUP_ENV
 
 ACL_XATTR = "system.posix_acl_access"
 _VERSION = 2

@@ -22,7 +22,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from prsd.logline import one_line
-from prsd.storage.states import JobState
+from prsd.spool.states import JobState
 
 if TYPE_CHECKING:
     from collections.abc import Iterable

@@ -20,8 +20,8 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
 from prsd.logline import one_line
-from prsd.storage.atomic import write_atomic
-from prsd.storage.layout import mb_id
+from prsd.spool.atomic import write_atomic
+from prsd.spool.layout import mb_id
 from prsd.wire.logtree import LogTree
 
 if TYPE_CHECKING:

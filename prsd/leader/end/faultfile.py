@@ -15,7 +15,7 @@ from __future__ import annotations
 import traceback
 from typing import TYPE_CHECKING
 
-from prsd.storage.atomic import write_atomic
+from prsd.spool.atomic import write_atomic
 from prsd.wire.logtree import LogTree
 
 if TYPE_CHECKING:

@@ -3,7 +3,7 @@
 Order matters: the append_row file is published (renamed into place) first; then
 the texts (``job_error.txt``, ``user/error.txt``, ``job_result.txt``), the last
 status and the final record are written by the one end-of-job writer
-(:meth:`prsd.storage.jobfolder.JobFolder.end`: the final state last), which removes
+(:meth:`prsd.spool.jobfolder.JobFolder.end`: the final state last), which removes
 ``active/<job>`` after them, so anyone who sees the job ended also sees its output
 and every file that says why.
 """
@@ -25,10 +25,10 @@ from prsd.leader.rerun.retryjob import job_code_digest, read_retry_plan, retry_s
 from prsd.leader.run.status import final_counts
 from prsd.leader.run.verdict import completed_state, failures_reason
 from prsd.logline import one_line
-from prsd.storage.endrecords import final_record
-from prsd.storage.jobfolder import JobFolder
-from prsd.storage.states import EXIT_CODES, JobState
-from prsd.storage.statusrecord import JobStatus
+from prsd.spool.endrecords import final_record
+from prsd.spool.jobfolder import JobFolder
+from prsd.spool.states import EXIT_CODES, JobState
+from prsd.spool.statusrecord import JobStatus
 from prsd.wire.durations import format_duration
 from prsd.wire.final import FinalState
 
@@ -42,7 +42,7 @@ if TYPE_CHECKING:
     from prsd.leader.run.merge import OrderedMerge
     from prsd.leader.run.snapshot import JobSnapshot
     from prsd.leader.run.status import StatusWriter
-    from prsd.storage.layout import JobLayout
+    from prsd.spool.layout import JobLayout
 
 __all__ = ["EXIT_CODES", "FinalState", "JobEnd", "finish_job", "result_text"]
 

@@ -3,13 +3,13 @@
 Invariant: an exception raised while the leader serves one job (its step, its
 take-over, its intake) is caught here and ends in one of two ways:
 
-- a storage fault (:func:`prsd.storage.faults.storage_fault`): the job's driver is
+- a storage fault (:func:`prsd.spool.faults.storage_fault`): the job's driver is
   dropped and the job is resumed from the spool, after a backoff, by the take-over
   path (the same code that resumes a job after a leader died), so nothing half done
   in memory is trusted;
 - anything else: the job ends Failed with a one-line reason in its
   ``logs/job_result.txt``, ``state/status.json`` and ``state/final.json`` (in that
-  order, the final record last: :meth:`prsd.storage.jobfolder.JobFolder.end`), written
+  order, the final record last: :meth:`prsd.spool.jobfolder.JobFolder.end`), written
   as far as the job's folder still allows, and ``active/<job>`` is removed so that no
   leader, restarted or standby, meets the same fault again.
 
@@ -29,17 +29,17 @@ from prsd.leader.end.faultfile import job_log, written_fault
 from prsd.leader.end.privatestatus import GRANT
 from prsd.logconfig import get_logger
 from prsd.logline import one_line
-from prsd.storage.endrecords import ended_status, final_record
-from prsd.storage.jobfolder import JobFolder
-from prsd.storage.readsafe import read_small
-from prsd.storage.states import JobState
+from prsd.spool.endrecords import ended_status, final_record
+from prsd.spool.jobfolder import JobFolder
+from prsd.spool.readsafe import read_small
+from prsd.spool.states import JobState
 
 if TYPE_CHECKING:
     from pathlib import Path
 
     from prsd.leader.run.job import JobDriver
-    from prsd.storage.jobfolder import JobFiles
-    from prsd.storage.layout import JobLayout, SpoolLayout
+    from prsd.spool.jobfolder import JobFiles
+    from prsd.spool.layout import JobLayout, SpoolLayout
     from prsd.wire.final import FinalState
 
 log = get_logger("prsd.leader")

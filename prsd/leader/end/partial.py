@@ -18,8 +18,8 @@ from typing import TYPE_CHECKING
 
 from prsd.errors import PrsdError
 from prsd.leader.run.merge import Piece
-from prsd.storage.faults import storage_fault
-from prsd.storage.states import JobState
+from prsd.spool.faults import storage_fault
+from prsd.spool.states import JobState
 
 if TYPE_CHECKING:
     from collections.abc import Callable

@@ -39,13 +39,13 @@ from typing import TYPE_CHECKING
 
 from prsd.leader.intake.refusedgc import RefusedExpiry
 from prsd.logconfig import get_logger
-from prsd.storage.atomic import move_verified, write_atomic
-from prsd.storage.inboxrecords import read_seen, seen_bytes
-from prsd.storage.readsafe import UntrustedFile
+from prsd.spool.atomic import move_verified, write_atomic
+from prsd.spool.inboxrecords import read_seen, seen_bytes
+from prsd.spool.readsafe import UntrustedFile
 from prsd.wire.fields import RecordError
 
 if TYPE_CHECKING:
-    from prsd.storage.layout import SpoolLayout
+    from prsd.spool.layout import SpoolLayout
 
 log = get_logger("prsd.leader")
 

@@ -5,9 +5,9 @@ A folder in ``inbox/`` is complete when it holds ``job.yaml`` (or ``job.yml``):
 by hand writes the job file last. Anything else in the inbox (a symlink, a file) is
 removed without being followed, and the leader's log says why.
 
-The leader gives the id (prsd/storage/jobid.py: a submitter's proposal is kept only
+The leader gives the id (prsd/spool/jobid.py: a submitter's proposal is kept only
 when it is fresh), moves the folder in with one rename (of several leaders exactly
-one takes a job in), then seals it (prsd/storage/jobroot.py): the owner is recorded
+one takes a job in), then seals it (prsd/spool/jobroot.py): the owner is recorded
 in ``owner.json``, ``jobs/<id>/`` becomes the daemons', and names the daemons reserve
 that the submitter left there are moved aside into ``.planted-<hex>/`` before
 anything is written, failing the job. A job whose spec cannot be loaded ends at once
@@ -35,19 +35,19 @@ from prsd.leader.intake.readme import write_job_notes, write_readme
 from prsd.leader.intake.specowner import load_as_owner
 from prsd.logconfig import get_logger
 from prsd.retryplan.retryfiles import adopt_retry_files
-from prsd.storage.atomic import move_verified, write_atomic
-from prsd.storage.badrecord import BadRecord
-from prsd.storage.endrecords import ended_status, final_record
-from prsd.storage.jobfolder import JobFolder
-from prsd.storage.jobid import (
+from prsd.spool.atomic import move_verified, write_atomic
+from prsd.spool.badrecord import BadRecord
+from prsd.spool.endrecords import ended_status, final_record
+from prsd.spool.jobfolder import JobFolder
+from prsd.spool.jobid import (
     assign_job_id,
     base_name,
     release_job_id,
     settle_job_id,
     settled_owner,
 )
-from prsd.storage.jobowner import JobOwner, read_job_owner, user_name, write_job_owner
-from prsd.storage.jobroot import (
+from prsd.spool.jobowner import JobOwner, read_job_owner, user_name, write_job_owner
+from prsd.spool.jobroot import (
     ROOT_MODE,
     SPEC_MODE,
     Sealed,
@@ -59,14 +59,14 @@ from prsd.storage.jobroot import (
     restrict_to_job,
     seal_job_root,
 )
-from prsd.storage.layout import JobLayout
-from prsd.storage.originrecord import read_origin_record
-from prsd.storage.readsafe import UntrustedFile
-from prsd.storage.states import JobState
+from prsd.spool.layout import JobLayout
+from prsd.spool.originrecord import read_origin_record
+from prsd.spool.readsafe import UntrustedFile
+from prsd.spool.states import JobState
 
 if TYPE_CHECKING:
     from prsd.jobspec import JobSpec
-    from prsd.storage.layout import SpoolLayout
+    from prsd.spool.layout import SpoolLayout
     from prsd.wire.final import FinalState
 
 log = get_logger("prsd.leader")

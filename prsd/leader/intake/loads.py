@@ -37,8 +37,8 @@ if TYPE_CHECKING:
     from collections.abc import Callable
 
     from prsd.jobspec import JobSpec
-    from prsd.storage.jobowner import JobOwner
-    from prsd.storage.layout import JobLayout
+    from prsd.spool.jobowner import JobOwner
+    from prsd.spool.layout import JobLayout
 
 log = get_logger("prsd.leader")
 

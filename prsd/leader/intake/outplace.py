@@ -1,7 +1,7 @@
 """Where the end-of-job merge may write a job's append_row file, decided once.
 
 Invariant: the output folder is reached from an anchor the daemons trust, one folder
-at a time without following a link (prsd/storage/dirfd.py):
+at a time without following a link (prsd/spool/dirfd.py):
 
 - an output in the job's spool folder is reached from ``jobs/<id>/`` itself;
 - an output elsewhere from the allowed root that holds it (``PRSD_ALLOWED_ROOTS``);
@@ -26,10 +26,10 @@ from typing import TYPE_CHECKING
 
 from prsd.errors import PrsdError
 from prsd.jobspec.paths import Roots
-from prsd.storage.jobowner import JobOwner, OwnerRecordError, owner
+from prsd.spool.jobowner import JobOwner, OwnerRecordError, owner
 
 if TYPE_CHECKING:
-    from prsd.storage.layout import JobLayout
+    from prsd.spool.layout import JobLayout
 
 
 class OutputRefused(PrsdError):
@@ -53,7 +53,7 @@ class OutputPlace:
 
 
 def job_owner(layout: JobLayout) -> JobOwner:
-    """The recorded owner of the job (:func:`prsd.storage.jobowner.owner`).
+    """The recorded owner of the job (:func:`prsd.spool.jobowner.owner`).
 
     Raises:
         OutputRefused: no owner record: nothing is written for a job of unknown owner.

@@ -5,14 +5,14 @@ from __future__ import annotations
 from typing import TYPE_CHECKING
 
 from prsd.jobspec.said import notes_text, spec_notes
-from prsd.storage.atomic import write_atomic
+from prsd.spool.atomic import write_atomic
 from prsd.wire.logtree import LogTree
 
 if TYPE_CHECKING:
     from pathlib import Path
 
     from prsd.jobspec import JobSpec
-    from prsd.storage.layout import JobLayout
+    from prsd.spool.layout import JobLayout
 
 README = """\
 prsd job logs: what each file holds

@@ -32,7 +32,7 @@ from typing import TYPE_CHECKING
 from prsd.asowner.side import owner_side
 from prsd.errors import PrsdError
 from prsd.logconfig import get_logger
-from prsd.storage.inboxrecords import refusals
+from prsd.spool.inboxrecords import refusals
 from prsd.tunables import refused_keep_s
 
 if TYPE_CHECKING:

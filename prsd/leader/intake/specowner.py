@@ -46,7 +46,7 @@ if TYPE_CHECKING:
     from pathlib import Path
 
     from prsd.owner import RunAs
-    from prsd.storage.layout import JobLayout
+    from prsd.spool.layout import JobLayout
 
 _TAIL = 400  # characters of the helper's stderr kept in a reason
 _REAP_S = 5.0  # how long a killed helper is waited for

@@ -1,7 +1,7 @@
 """Whose ids read a job's input, and the private folders its planner writes.
 
 Promise: :func:`plan_identity` answers from the job's owner record only (written by
-the leader at intake, :mod:`prsd.storage.jobowner`): under a root daemon the input
+the leader at intake, :mod:`prsd.spool.jobowner`): under a root daemon the input
 of a job owned by someone else is read by a process with that owner's uid, gid and
 groups; a root-owned job, or any job of a daemon that is not root, is planned in the
 daemon's own process (it reads with its own ids already). A job without a valid
@@ -23,12 +23,12 @@ from typing import TYPE_CHECKING
 
 from prsd.errors import InputError
 from prsd.owner import identity
-from prsd.storage.dirfd import UnsafeFolder, open_under
-from prsd.storage.jobowner import OwnerRecordError, owner
+from prsd.spool.dirfd import UnsafeFolder, open_under
+from prsd.spool.jobowner import OwnerRecordError, owner
 
 if TYPE_CHECKING:
     from prsd.owner import RunAs
-    from prsd.storage.layout import JobLayout
+    from prsd.spool.layout import JobLayout
 
 PRIVATE_MODE = 0o700
 PLANNER_FOLDERS = ("partitions", "mltable")  # planner.PARTITIONS_FOLDER, mlplan.FOLDER

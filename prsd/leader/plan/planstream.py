@@ -42,7 +42,7 @@ from prsd.leader.plan.planhelper import MODULE, encode_request, planned_batches
 from prsd.leader.plan.planowner import plan_identity, private_folders
 from prsd.leader.plan.planwire import RecordReader
 from prsd.leader.rerun.retryjob import load_retry, write_order
-from prsd.storage.retryrecords import RetryOrder
+from prsd.spool.retryrecords import RetryOrder
 
 if TYPE_CHECKING:
     from collections.abc import Callable, Iterator
@@ -50,8 +50,8 @@ if TYPE_CHECKING:
     from prsd.jobspec import JobSpec
     from prsd.leader.plan.planwire import Record
     from prsd.owner import RunAs
-    from prsd.storage.layout import JobLayout
-    from prsd.storage.records import MiniBatch
+    from prsd.spool.layout import JobLayout
+    from prsd.spool.records import MiniBatch
 
 SILENCE_S = 120.0  # the helper ticks every planhelper.ALIVE_S; this long without: stuck
 SILENCE_ENV = "PRSD_PLAN_SILENCE_S"

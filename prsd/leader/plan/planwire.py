@@ -25,7 +25,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from prsd.errors import InputError
-from prsd.storage.records import MiniBatch
+from prsd.spool.records import MiniBatch
 from prsd.wire.fields import Fields, RecordError, dumps
 
 MAX_LINE_BYTES = 64 * 1024 * 1024  # a mini-batch of many long paths fits; a runaway does not

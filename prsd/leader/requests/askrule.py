@@ -1,7 +1,7 @@
 """What the leader does with one request: pure decisions.
 
 Invariant: a request acts on a job only when the rule of
-:func:`prsd.storage.askers.may_act` lets its asker (the job's recorded owner, root, or
+:func:`prsd.spool.askers.may_act` lets its asker (the job's recorded owner, root, or
 a member of the admin group). Every other request is answered with a refusal that
 names the job's owner, so the asker knows whom to ask. Nothing here reads a file or a
 clock; the shell is :mod:`prsd.leader.requests.desk`.
@@ -13,10 +13,10 @@ from dataclasses import dataclass
 from enum import Enum
 from typing import TYPE_CHECKING
 
-from prsd.storage.askers import may_act, who_may
+from prsd.spool.askers import may_act, who_may
 
 if TYPE_CHECKING:
-    from prsd.storage.askers import Person
+    from prsd.spool.askers import Person
 
 
 class JobPlace(Enum):

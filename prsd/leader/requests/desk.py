@@ -3,7 +3,7 @@
 Invariant: a request is acted on only by the leader that drives its job, and only
 when :func:`prsd.leader.requests.askrule.decide` allows it: the request file's owner (the uid
 that asked, read by descriptor) is the job's owner, root, or in ``PRSD_ADMIN_GROUP``.
-The job's owner comes from :func:`prsd.storage.askers.job_owner`. A ``remove``
+The job's owner comes from :func:`prsd.spool.askers.job_owner`. A ``remove``
 (``prsctl gc``) deletes an ended job's folder (:mod:`prsd.leader.requests.removal`); a
 running or queued job is never removed. Each request is answered once (``<name>.reply``) and removed;
 a request for a job not driven yet (still in the inbox) waits for its intake. Replies
@@ -23,8 +23,8 @@ from prsd.leader.intake.refusedgc import discard_refused
 from prsd.leader.requests.askrule import Decision, JobPlace, Verb, decide
 from prsd.leader.requests.removal import remove_ended_job, sweep_aside
 from prsd.logconfig import get_logger
-from prsd.storage.askers import admin_group_from_env, in_group, job_owner, person
-from prsd.storage.requests import (
+from prsd.spool.askers import admin_group_from_env, in_group, job_owner, person
+from prsd.spool.requests import (
     Received,
     Reply,
     RequestError,
@@ -33,11 +33,11 @@ from prsd.storage.requests import (
     remove,
     write_reply,
 )
-from prsd.storage.states import JobState
+from prsd.spool.states import JobState
 
 if TYPE_CHECKING:
     from prsd.leader.run.job import JobDriver
-    from prsd.storage.layout import SpoolLayout
+    from prsd.spool.layout import SpoolLayout
 
 log = get_logger("prsd.leader")
 

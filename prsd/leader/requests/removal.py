@@ -32,16 +32,16 @@ from prsd.errors import PrsdError
 from prsd.leader.end.finish import FinalState
 from prsd.logconfig import get_logger
 from prsd.retryplan.kept import read_kept
-from prsd.storage.atomic import move_verified
-from prsd.storage.jobid import settle_job_id
-from prsd.storage.jobowner import OwnerRecordError, owner
-from prsd.storage.layout import JobLayout
+from prsd.spool.atomic import move_verified
+from prsd.spool.jobid import settle_job_id
+from prsd.spool.jobowner import OwnerRecordError, owner
+from prsd.spool.layout import JobLayout
 
 if TYPE_CHECKING:
     from pathlib import Path
 
     from prsd.asowner.side import OwnerSide
-    from prsd.storage.layout import SpoolLayout
+    from prsd.spool.layout import SpoolLayout
 
 log = get_logger("prsd.leader")
 

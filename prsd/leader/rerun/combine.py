@@ -17,9 +17,9 @@ from typing import TYPE_CHECKING
 from prsd.leader.rerun.retryjob import read_order
 from prsd.leader.run.merge import OrderedMerge, Piece
 from prsd.retryplan.kept import check_same_owner, is_probe, read_kept
-from prsd.storage.jobfolder import JobFolder
-from prsd.storage.layout import parse_done_name
-from prsd.storage.records import SUCCEEDED
+from prsd.spool.jobfolder import JobFolder
+from prsd.spool.layout import parse_done_name
+from prsd.spool.records import SUCCEEDED
 
 if TYPE_CHECKING:
     from pathlib import Path
@@ -27,8 +27,8 @@ if TYPE_CHECKING:
     from prsd.asowner.side import OwnerSide
     from prsd.leader.intake.outplace import OutputPlace
     from prsd.retryplan.kept import KeptResult
-    from prsd.storage.jobfolder import JobFiles
-    from prsd.storage.layout import JobLayout
+    from prsd.spool.jobfolder import JobFiles
+    from prsd.spool.layout import JobLayout
 
 
 def own_pieces(folder: JobFiles) -> dict[int, Piece]:

@@ -36,20 +36,20 @@ from prsd.retryplan.plan import (
 )
 from prsd.retryplan.retryfiles import read_trusted
 from prsd.retryplan.units import plan_units
-from prsd.storage.atomic import write_atomic
-from prsd.storage.badrecord import BadRecord
-from prsd.storage.jobowner import OwnerRecordError, owner
-from prsd.storage.layout import JobLayout
-from prsd.storage.originrecord import read_origin_record
-from prsd.storage.readsafe import UntrustedFile
-from prsd.storage.retryrecords import NAMED, RetryOrder, RetryPlan
+from prsd.spool.atomic import write_atomic
+from prsd.spool.badrecord import BadRecord
+from prsd.spool.jobowner import OwnerRecordError, owner
+from prsd.spool.layout import JobLayout
+from prsd.spool.originrecord import read_origin_record
+from prsd.spool.readsafe import UntrustedFile
+from prsd.spool.retryrecords import NAMED, RetryOrder, RetryPlan
 
 if TYPE_CHECKING:
     from collections.abc import Callable, Iterator
     from pathlib import Path
 
     from prsd.retryplan.kept import KeptResult
-    from prsd.storage.records import MiniBatch
+    from prsd.spool.records import MiniBatch
 
 
 def read_retry_plan(job_root: Path) -> RetryPlan | None:

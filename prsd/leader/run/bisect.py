@@ -35,8 +35,8 @@ from typing import TYPE_CHECKING
 from prsd.errors import PrsdError
 from prsd.jobspec.model import short_is_failure
 from prsd.leader.end.faileditems import PARTIAL, FailedItemsBook
-from prsd.storage.layout import PROBE_ATTEMPT_BASE, TaskName, parse_done_name
-from prsd.storage.records import SUCCEEDED, MiniBatch, TaskBody
+from prsd.spool.layout import PROBE_ATTEMPT_BASE, TaskName, parse_done_name
+from prsd.spool.records import SUCCEEDED, MiniBatch, TaskBody
 
 if TYPE_CHECKING:
     from collections.abc import Callable
@@ -44,8 +44,8 @@ if TYPE_CHECKING:
 
     from prsd.jobspec import JobSpec
     from prsd.leader.run.nextstep import Step
-    from prsd.storage.jobfolder import JobFiles
-    from prsd.storage.records import Outcome
+    from prsd.spool.jobfolder import JobFiles
+    from prsd.spool.records import Outcome
 
 Group = tuple[str, ...]
 

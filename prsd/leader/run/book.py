@@ -18,8 +18,8 @@ from prsd.leader.run.errorbook import ErrorBook
 from prsd.leader.run.initrule import NodeInit, first_error_detail, init_failure
 from prsd.leader.run.snapshot import JobSnapshot, NodeRow
 from prsd.leader.run.verdict import Thresholds, verdict
-from prsd.storage.records import REQUEUED, SUCCEEDED, Outcome
-from prsd.storage.states import JobState
+from prsd.spool.records import REQUEUED, SUCCEEDED, Outcome
+from prsd.spool.states import JobState
 from prsd.wire.durations import format_duration
 
 if TYPE_CHECKING:
@@ -27,7 +27,7 @@ if TYPE_CHECKING:
 
     from prsd.leader.run.ledger import Ledger
     from prsd.leader.run.nextstep import Step
-    from prsd.storage.records import MiniBatch
+    from prsd.spool.records import MiniBatch
     from prsd.wire.final import FinalState
     from prsd.wire.nodereport import NodeReport
 

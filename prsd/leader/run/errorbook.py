@@ -12,12 +12,12 @@ from collections import deque
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
-from prsd.storage.layout import mb_id
+from prsd.spool.layout import mb_id
 
 if TYPE_CHECKING:
     from collections.abc import Iterable
 
-    from prsd.storage.records import Outcome
+    from prsd.spool.records import Outcome
 
 RECENT_ERRORS = 5
 

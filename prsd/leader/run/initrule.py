@@ -25,9 +25,9 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
-from prsd.storage.badrecord import BadRecord
-from prsd.storage.envrecord import EnvBuild
-from prsd.storage.initrecords import InitError
+from prsd.spool.badrecord import BadRecord
+from prsd.spool.envrecord import EnvBuild
+from prsd.spool.initrecords import InitError
 from prsd.tunables import init_rule_window_s
 
 if TYPE_CHECKING:

@@ -40,10 +40,10 @@ from prsd.leader.takeover.adopt import adopt, in_task_files
 from prsd.leader.takeover.issued import IssueLog
 from prsd.leader.takeover.resume import merge_reports
 from prsd.leader.takeover.takeover import TakeOver
-from prsd.storage.jobfolder import JobFolder
-from prsd.storage.layout import JobLayout, TaskName, parse_done_name
-from prsd.storage.records import MiniBatch
-from prsd.storage.states import JobState
+from prsd.spool.jobfolder import JobFolder
+from prsd.spool.layout import JobLayout, TaskName, parse_done_name
+from prsd.spool.records import MiniBatch
+from prsd.spool.states import JobState
 
 if TYPE_CHECKING:
     from collections.abc import Callable
@@ -51,8 +51,8 @@ if TYPE_CHECKING:
     from prsd.jobspec import JobSpec
     from prsd.leader.run.snapshot import JobSnapshot
     from prsd.leader.takeover.takeover import Look
-    from prsd.storage.jobfolder import JobFiles
-    from prsd.storage.records import MiniBatch
+    from prsd.spool.jobfolder import JobFiles
+    from prsd.spool.records import MiniBatch
     from prsd.wire.final import FinalState
 
 LIST_INTERVAL_S = (

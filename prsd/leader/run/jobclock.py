@@ -18,15 +18,15 @@ import time
 from datetime import UTC, datetime
 from typing import TYPE_CHECKING
 
-from prsd.storage.atomic import write_atomic
-from prsd.storage.badrecord import BadRecord
-from prsd.storage.startedrecord import Started
+from prsd.spool.atomic import write_atomic
+from prsd.spool.badrecord import BadRecord
+from prsd.spool.startedrecord import Started
 
 if TYPE_CHECKING:
     from pathlib import Path
 
     from prsd.leader.run.job import JobDriver
-    from prsd.storage.layout import JobLayout
+    from prsd.spool.layout import JobLayout
 
 STARTED_FILE = "started.json"
 

@@ -18,13 +18,13 @@ from typing import TYPE_CHECKING
 
 from prsd.leader.takeover.resume import read_report_part
 from prsd.logline import append_lines, one_line
-from prsd.storage.atomic import write_atomic
-from prsd.storage.jobfolder import listing
-from prsd.storage.layout import JobLayout, mb_id
+from prsd.spool.atomic import write_atomic
+from prsd.spool.jobfolder import listing
+from prsd.spool.layout import JobLayout, mb_id
 from prsd.wire.logtree import REPORT_EPOCH_PREFIX, LogTree
 
 if TYPE_CHECKING:
-    from prsd.storage.records import Outcome
+    from prsd.spool.records import Outcome
 
 CSV_COLUMNS = (
     "mini_batch_id",

@@ -8,11 +8,11 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
-from prsd.storage.jobfolder import listing
+from prsd.spool.jobfolder import listing
 from prsd.wire.nodereport import NodeReport
 
 if TYPE_CHECKING:
-    from prsd.storage.layout import JobLayout
+    from prsd.spool.layout import JobLayout
 
 
 def read_node_reports(layout: JobLayout) -> list[NodeReport]:

@@ -23,8 +23,8 @@ from prsd.errors import PrsdError
 from prsd.leader.run.joblogs import AttemptRow
 from prsd.leader.run.merge import Piece
 from prsd.leader.run.tasks import contiguous_runs
-from prsd.storage.layout import mb_id
-from prsd.storage.records import (
+from prsd.spool.layout import mb_id
+from prsd.spool.records import (
     CRASHED,
     OOM,
     REQUEUED,
@@ -45,8 +45,8 @@ if TYPE_CHECKING:
     from prsd.leader.run.merge import OrderedMerge
     from prsd.leader.run.nextstep import Step
     from prsd.leader.run.tasks import OutTask, TaskTable
-    from prsd.storage.layout import JobLayout
-    from prsd.storage.records import MiniBatch
+    from prsd.spool.layout import JobLayout
+    from prsd.spool.records import MiniBatch
 
 
 @dataclass(frozen=True)

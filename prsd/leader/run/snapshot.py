@@ -13,7 +13,7 @@ from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
     from prsd.leader.run.verdict import Counts
-    from prsd.storage.envrecord import EnvBuild
+    from prsd.spool.envrecord import EnvBuild
     from prsd.wire.final import FinalState
 
 

@@ -18,15 +18,15 @@ from typing import TYPE_CHECKING, Any
 from prsd.jobspec.said import spec_notes
 from prsd.leader.end.privatestatus import job_gid, write_status
 from prsd.logconfig import get_logger
-from prsd.storage.lease import current_epoch
-from prsd.storage.states import JobState
-from prsd.storage.statusfiles import status_mark
+from prsd.spool.lease import current_epoch
+from prsd.spool.states import JobState
+from prsd.spool.statusfiles import status_mark
 from prsd.wire.status import SCHEMA_VERSION
 
 if TYPE_CHECKING:
     from prsd.jobspec import JobSpec
     from prsd.leader.run.snapshot import JobSnapshot
-    from prsd.storage.layout import JobLayout
+    from prsd.spool.layout import JobLayout
 
 log = get_logger("prsd.leader")
 

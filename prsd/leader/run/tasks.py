@@ -7,7 +7,7 @@ either already ingested (a second node committing it is the duplicate-commit
 tripwire) or unknown (a deposed leader's late write), and is never used.
 
 The files themselves are written and read through the job's folder
-(:class:`prsd.storage.jobfolder.JobFiles`: the spool, or memory in a test).
+(:class:`prsd.spool.jobfolder.JobFiles`: the spool, or memory in a test).
 """
 
 from __future__ import annotations
@@ -17,16 +17,16 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
 from prsd.errors import SpoolError
-from prsd.storage.layout import TaskName
-from prsd.storage.pendinghint import HintWriter
-from prsd.storage.records import MiniBatch, TaskBody
+from prsd.spool.layout import TaskName
+from prsd.spool.pendinghint import HintWriter
+from prsd.spool.records import MiniBatch, TaskBody
 from prsd.wire.fields import RecordError
 
 if TYPE_CHECKING:
     from collections.abc import Callable
     from pathlib import Path
 
-    from prsd.storage.jobfolder import JobFiles
+    from prsd.spool.jobfolder import JobFiles
 
 
 @dataclass(frozen=True)
@@ -106,7 +106,7 @@ class TaskTable:
 
     def publish_hint(self, now: float) -> None:
         """Name the outstanding tasks in ``tasks/pending.names`` for agents whose listing
-        of ``pending/`` is stale (prsd.storage.pendinghint), when they changed."""
+        of ``pending/`` is stale (prsd.spool.pendinghint), when they changed."""
         self.hint.publish(self.outstanding, now)
 
     def active_shards(self) -> list[str]:

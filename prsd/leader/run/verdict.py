@@ -26,7 +26,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from prsd.storage.states import JobState
+from prsd.spool.states import JobState
 
 
 @dataclass(frozen=True)

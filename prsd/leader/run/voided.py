@@ -22,8 +22,8 @@ from prsd.errors import InputError
 from prsd.leader.plan.planstream import open_plan
 from prsd.leader.run.joblogs import AttemptRow
 from prsd.leader.run.tasks import contiguous_runs
-from prsd.storage.layout import mb_id
-from prsd.storage.records import REQUEUED, Outcome
+from prsd.spool.layout import mb_id
+from prsd.spool.records import REQUEUED, Outcome
 
 if TYPE_CHECKING:
     from collections.abc import Callable
@@ -32,9 +32,9 @@ if TYPE_CHECKING:
     from prsd.leader.run.joblogs import JobLogs
     from prsd.leader.run.ledger import Ledger
     from prsd.leader.run.tasks import OutTask, TaskTable
-    from prsd.storage.jobfolder import JobFiles
-    from prsd.storage.layout import JobLayout
-    from prsd.storage.records import MiniBatch
+    from prsd.spool.jobfolder import JobFiles
+    from prsd.spool.layout import JobLayout
+    from prsd.spool.records import MiniBatch
 
 
 class JobDriver(Protocol):

@@ -16,13 +16,13 @@ import os
 from typing import TYPE_CHECKING
 
 from prsd.fdio import write_all
-from prsd.storage.jobfolder import listing
-from prsd.storage.layout import ISSUE_LOG_PREFIX, TaskName
+from prsd.spool.jobfolder import listing
+from prsd.spool.layout import ISSUE_LOG_PREFIX, TaskName
 
 if TYPE_CHECKING:
     from collections.abc import Iterable
 
-    from prsd.storage.layout import JobLayout
+    from prsd.spool.layout import JobLayout
 
 
 class IssueLog:

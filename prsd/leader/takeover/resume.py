@@ -19,8 +19,8 @@ import os
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
-from prsd.storage.atomic import move_verified, write_atomic
-from prsd.storage.layout import JobLayout, TaskName, parse_done_name
+from prsd.spool.atomic import move_verified, write_atomic
+from prsd.spool.layout import JobLayout, TaskName, parse_done_name
 
 if TYPE_CHECKING:
     from collections.abc import Callable, Iterator

@@ -32,13 +32,13 @@ from prsd.leader.takeover.resume import (
     reepoch_pending,
     scan_tasks,
 )
-from prsd.storage.fstype import is_local_spool
-from prsd.storage.records import TaskBody
+from prsd.spool.fstype import is_local_spool
+from prsd.spool.records import TaskBody
 
 if TYPE_CHECKING:
     from collections.abc import Callable
 
-    from prsd.storage.layout import JobLayout
+    from prsd.spool.layout import JobLayout
 
 TAKEOVER_SETTLE_S = 30.0  # wait this long for stale listings to show every written task
 LOOK_AGAIN_S = 1.0  # between two looks at a shared mount's folders

@@ -35,7 +35,7 @@ def submit_pipeline(experiment: Experiment, pipeline: Pipeline, params: dict[str
                     continue_on_step_failure: bool) -> PipelineRun:  # fmt: skip
     """Write and submit ``pipeline``; its run."""
     from azureml.pipeline.core import PipelineRun
-    from prsd.storage.spool import open_spool
+    from prsd.spool.opening import open_spool
 
     ws = experiment.workspace
     settings = ws._settings

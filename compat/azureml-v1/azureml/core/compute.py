@@ -94,7 +94,7 @@ class ComputeTarget(Surface):
         from pathlib import Path
 
         from prsd.read.fleet import read_fleet
-        from prsd.storage.layout import SpoolLayout
+        from prsd.spool.layout import SpoolLayout
 
         fleet = read_fleet(SpoolLayout(Path(self.workspace.spool)), datetime.now(UTC))
         return ComputeStatus(fleet.agents_alive)

@@ -28,7 +28,7 @@ from prsd.azure.watch import (
     step_states,
     step_tails,
 )
-from prsd.storage.layout import JobLayout, SpoolLayout
+from prsd.spool.layout import JobLayout, SpoolLayout
 
 if TYPE_CHECKING:
     import subprocess

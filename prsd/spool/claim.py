@@ -1,0 +1,134 @@
+"""Claims, commits, give-backs and requeues: every ownership change is one rename.
+
+Invariant: a task file is in exactly one place, and whoever renames it out of a
+place owns the next step:
+
+- claim   ``pending/<shard>/T``   -> ``claimed/<node>/T``       (agent; many race, one wins)
+- commit  ``claimed/<node>/T``    -> ``done/<shard>/T.<node>``  (agent)
+- requeue ``claimed/<node>/T.aN`` -> ``pending/<shard>/T.aN+1`` (leader, node presumed dead)
+- return  ``claimed/<node>/T``    -> ``returned/T``             (agent, on drain)
+
+Commit and requeue rename the *same source*, so on any file system with atomic
+rename exactly one of them wins: the claim file is the token, and an agent whose
+claim was taken away cannot commit (its result file stays, unused, as evidence).
+Every destination name is unique to its mover, so an ambiguous error is resolved by
+looking at the destination (see :mod:`prsd.spool.atomic`).
+"""
+
+from __future__ import annotations
+
+import os
+import zlib
+from dataclasses import dataclass
+from typing import TYPE_CHECKING
+
+from prsd.spool.atomic import move_verified
+from prsd.spool.layout import JobLayout, TaskName
+from prsd.spool.lease import current_epoch
+
+if TYPE_CHECKING:
+    from pathlib import Path
+
+
+@dataclass(frozen=True)
+class Claim:
+    """A task this node now owns, with the task file's bytes read at claim time."""
+
+    task: TaskName
+    path: Path
+    body: bytes
+
+
+def list_pending(job: JobLayout, limit: int) -> list[Path]:
+    """Up to ``limit`` pending task files, lowest shard and name first.
+
+    Task files named with an epoch older than the current leader's are left out: a
+    deposed leader's late writes are never run (the new leader renames the older
+    epoch's pending tasks to its own when it takes over). The listing may be stale
+    on a network file system; a stale entry only costs a lost claim race.
+    """
+    try:
+        shards = sorted(e.name for e in os.scandir(job.pending) if not e.name.startswith("."))
+    except FileNotFoundError:
+        return []
+    epoch = current_epoch(job.spool)
+    found: list[Path] = []
+    for shard in shards:
+        try:
+            with os.scandir(job.pending / shard) as it:
+                names = sorted(e.name for e in it if not e.name.startswith("."))
+        except FileNotFoundError:
+            continue
+        found.extend(job.pending / shard / n for n in names if _epoch_of(n) >= epoch)
+        if len(found) >= limit:
+            break
+    return found[:limit]
+
+
+def prepare_node(job: JobLayout, node_id: str) -> None:
+    """Create ``claimed/<node>/`` (once per job and node, before the first claim)."""
+    job.claimed_dir(node_id).mkdir(parents=True, exist_ok=True)
+
+
+def try_claim(job: JobLayout, node_id: str, pending_path: Path) -> Claim | None:
+    """Claim one pending task file; None if another node got it first.
+
+    Raises:
+        OSError: the claimed file could not be read after the claim (it stays in
+            ``claimed/<node>/``, where the node's reconciliation finds it).
+    """
+    task = TaskName.parse(pending_path.name)
+    if task is None:
+        return None
+    dest = job.claimed_task(node_id, task)
+    if not move_verified(pending_path, dest):
+        return None
+    return Claim(task, dest, dest.read_bytes())
+
+
+def commit(job: JobLayout, node_id: str, task: TaskName) -> bool:
+    """Mark a claimed task done; False when the claim was taken away (result void)."""
+    return move_verified(job.claimed_task(node_id, task), job.done_task(task, node_id))
+
+
+def give_back(job: JobLayout, node_id: str, task: TaskName) -> bool:
+    """Hand a claimed, unfinished task back to the leader; False if it was already taken."""
+    return move_verified(job.claimed_task(node_id, task), job.returned_task(task))
+
+
+def requeue(job: JobLayout, src: Path, new_task: TaskName) -> bool:
+    """Leader: move a task file (claimed by a dead node, or returned) back to pending.
+
+    False when the source was gone: the node committed it first, or an earlier
+    requeue already happened; the caller decides by looking at ``done/``.
+    """
+    dest = job.pending_task(new_task)
+    dest.parent.mkdir(parents=True, exist_ok=True)
+    return move_verified(src, dest)
+
+
+def own_claims(job: JobLayout, node_id: str) -> list[TaskName]:
+    """Task names in ``claimed/<node>/``: a fresh listing (reconciliation, start-up)."""
+    try:
+        with os.scandir(job.claimed_dir(node_id)) as it:
+            names = [TaskName.parse(e.name) for e in it if not e.name.startswith(".")]
+    except FileNotFoundError:
+        return []
+    return sorted(n for n in names if n is not None)
+
+
+def _epoch_of(name: str) -> int:
+    task = TaskName.parse(name)
+    return -1 if task is None else task.epoch
+
+
+def rotate_for(node_id: str, listing: list[Path]) -> list[Path]:
+    """The listing rotated to start at a place of this node's own (a hash of its id).
+
+    Nodes listing the same folder then try different files first instead of all
+    racing for the lowest name (every lost race costs a rename and a verification).
+    """
+    if len(listing) <= 1:
+        return listing
+    k = zlib.crc32(node_id.encode()) % len(listing)
+    return listing[k:] + listing[:k]
