@@ -44,7 +44,7 @@ from prsd.leader.liveness import Observer, nodes_view
 from prsd.leader.nodewatch import NodeWatch
 from prsd.leader.requests.desk import RequestDesk
 from prsd.leader.run.job import Hint, JobDriver
-from prsd.leader.run.jobclock import record_start, restore_start
+from prsd.leader.run.jobclock import record_start
 from prsd.logconfig import get_logger
 from prsd.pipeline.desk import PipelineDesk
 from prsd.spool.atomic import write_atomic
@@ -152,7 +152,6 @@ class Leader:
             driver = JobDriver(
                 layout, spec, epoch=self.epoch, now=now, fence=self.election.check, resume=True
             )
-            restore_start(driver, now)
         except Deposed:
             raise
         except Exception as exc:  # noqa: BLE001 - the job's boundary (prsd.leader.end.guard)

@@ -13,9 +13,12 @@ from typing import TYPE_CHECKING
 
 from prsd.leader.intake.intake import load_taken_job, take_in
 from prsd.leader.run.job import JobDriver
+from prsd.leader.run.jobclock import started_path
 from prsd.leader.takeover import takeover as takeover_module
+from prsd.spool.atomic import write_atomic
 from prsd.spool.layout import TaskName
 from prsd.spool.opening import open_spool
+from prsd.spool.startedrecord import Started
 from prsd.submit import submit
 from tests.jobkit import make_job
 
@@ -72,3 +75,25 @@ def test_a_late_task_of_the_old_epoch_is_renamed_at_take_over(
     successor.abandon()
     after = _pending(layout.pending)
     assert [(t.first_mb, t.epoch) for t in after] == [(t.first_mb, 2) for t in written]
+
+
+def test_a_resumed_driver_counts_the_jobs_age_from_its_recorded_start(tmp_path: Path) -> None:
+    """The job's age survives a take-over: the successor's driver reads
+    ``state/started.json`` (written at intake) instead of starting from zero."""
+    spool = open_spool(tmp_path / "spool")
+    job_id, _ = submit(make_job(tmp_path, SCRIPT, YAML, files=2), spool)
+    layout = take_in(spool, job_id)
+    assert layout is not None
+    spec = load_taken_job(layout)
+    started_path(layout).parent.mkdir(parents=True, exist_ok=True)
+    write_atomic(started_path(layout), Started(time.time() - 3600).to_json())
+    fresh = JobDriver(layout, spec, epoch=1, now=500.0)
+    assert fresh.book.started == 500.0  # a job taken in now starts now
+    fresh.abandon()
+    successor = JobDriver(layout, spec, epoch=2, now=500.0, resume=True)
+    try:
+        assert 3590 < 500.0 - successor.book.started < 3660
+        wall = successor.status.started_wall
+        assert wall is not None and abs(wall.timestamp() - (time.time() - 3600)) < 60
+    finally:
+        successor.abandon()

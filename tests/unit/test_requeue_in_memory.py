@@ -10,7 +10,7 @@ import pytest
 
 from prsd.leader.run.book import JobBook, Timeouts
 from prsd.leader.run.ledger import Ledger
-from prsd.leader.run.requeues import requeue_lost_node
+from prsd.leader.run.requeues import Requeues
 from prsd.leader.run.tasks import TaskTable
 from prsd.leader.run.verdict import Thresholds
 from prsd.spool.jobfolder import JobFolder
@@ -74,8 +74,9 @@ def test_seats_of_a_node_are_freed_alike(tmp_path: Path) -> None:
 
 
 @dataclass
-class Driver:
-    """The parts of a job's driver a requeue reads and writes, the folder in memory."""
+class Driver(Requeues):
+    """The parts of a job's driver a requeue reads and writes, the folder in memory,
+    with the driver's own requeue steps mixed in."""
 
     layout: JobLayout
     folder: MemoryJobFolder
@@ -135,7 +136,7 @@ def test_a_lost_nodes_claims_go_back_to_pending_as_their_next_attempt(tmp_path: 
     folder, layout = driver.folder, driver.layout
     old, new = TaskName(0, 1, 5), TaskName(0, 2, 5)
     assert folder.claimant_nodes() == ["n1", "n2"]
-    assert requeue_lost_node(driver, "n1", "its heartbeat stopped") == 1
+    assert driver.requeue_lost_node("n1", "its heartbeat stopped") == 1
     assert folder.log == [
         f"move {layout.claimed_task('n1', old)} {layout.pending_task(new)}",
         "remove seat 0",
@@ -165,7 +166,7 @@ def test_a_claim_whose_commit_was_ingested_is_left_alone(tmp_path: Path) -> None
     folder = driver.folder
     task = TaskName(0, 1, 5)
     driver.table.settle(task.name, "n1")  # its commit was read before the node was lost
-    assert requeue_lost_node(driver, "n1", "lost") == 0
+    assert driver.requeue_lost_node("n1", "lost") == 0
     assert folder.claimed_names("n1") == [task.name]
     assert [line for line in folder.log if line.startswith("move")] == []
     assert driver.logs.rows == [] and driver.book.ledger.requeues == 0
@@ -175,13 +176,13 @@ def test_a_claim_whose_commit_was_ingested_is_left_alone(tmp_path: Path) -> None
 def test_no_claim_moves_during_a_take_over(tmp_path: Path) -> None:
     driver = _driver(tmp_path)
     driver.takeover = cast("TakeOver", object())  # any take-over in progress
-    assert requeue_lost_node(driver, "n1", "lost") == 0
+    assert driver.requeue_lost_node("n1", "lost") == 0
     assert driver.folder.log == [] and driver.folder.seats == {"0": "n1", "1": "n2"}
 
 
 def test_nothing_moves_once_the_job_has_ended(tmp_path: Path) -> None:
     driver = _driver(tmp_path)
     driver.final = FinalState("Failed", "ended", 1, "", "", "")
-    assert requeue_lost_node(driver, "n1", "lost") == 0
+    assert driver.requeue_lost_node("n1", "lost") == 0
     assert driver.folder.claimed_names("n1") == [TaskName(0, 1, 5).name]
     assert driver.book.ledger.requeues == 0

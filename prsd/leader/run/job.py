@@ -15,7 +15,9 @@ seconds) from its caller.
 
 from __future__ import annotations
 
+import time
 from dataclasses import dataclass
+from datetime import UTC, datetime
 from typing import TYPE_CHECKING
 
 from prsd.errors import PrsdError
@@ -26,16 +28,17 @@ from prsd.leader.end.privatestatus import GRANT
 from prsd.leader.plan.splitting import SPLIT_BUDGET_S, Plan, split_step
 from prsd.leader.run.bisect import Bisector
 from prsd.leader.run.book import JobBook, Timeouts
+from prsd.leader.run.jobclock import age_s, read_start
 from prsd.leader.run.joblogs import JobLogs, report_parts
 from prsd.leader.run.ledger import Ledger
 from prsd.leader.run.merge import open_merge
 from prsd.leader.run.nodereports import blind_nodes, read_node_reports
-from prsd.leader.run.requeues import requeue_lost_node, scan_returned
+from prsd.leader.run.requeues import Requeues
 from prsd.leader.run.results import Results
 from prsd.leader.run.status import StatusWriter
 from prsd.leader.run.tasks import TaskTable
 from prsd.leader.run.verdict import Thresholds
-from prsd.leader.run.voided import scan_void
+from prsd.leader.run.voided import VoidReplans
 from prsd.leader.takeover.adopt import adopt, in_task_files
 from prsd.leader.takeover.issued import IssueLog
 from prsd.leader.takeover.resume import merge_reports
@@ -72,8 +75,9 @@ class Hint:
     node_id: str
 
 
-class JobDriver:
-    """Drives one job to Completed, Failed or Canceled."""
+class JobDriver(Requeues, VoidReplans):
+    """Drives one job to Completed, Failed or Canceled (requeues and replans: the two
+    mixins' methods, in prsd/leader/run/requeues.py and voided.py)."""
 
     def __init__(
         self,
@@ -134,6 +138,7 @@ class JobDriver:
         if resume:
             self.logs.master(f"leader epoch {epoch} takes the job over")
             self.takeover = TakeOver(layout, epoch, self.issued.add, now)
+            self._restore_start(now)
         else:
             self.logs.progress("Start the job.")
             self.logs.master(f"job {layout.job_id} taken in; input {', '.join(spec.input.paths)}")
@@ -141,6 +146,13 @@ class JobDriver:
     @property
     def job_id(self) -> str:
         return self.layout.job_id
+
+    def _restore_start(self, now: float) -> None:
+        """A resumed job's age counts from its own start (prsd.leader.run.jobclock)."""
+        start = read_start(self.layout)
+        if start is not None:
+            self.book.started = now - age_s(start, time.time())
+            self.status.started_wall = datetime.fromtimestamp(start, UTC)
 
     def step(self, now: float, hints: list[Hint]) -> bool:
         """Do one bounded round of work; True once the job has ended."""
@@ -197,8 +209,8 @@ class JobDriver:
         if now - self._last_listing >= LIST_INTERVAL_S:
             self._last_listing = now
             self._scan_done(now)
-            scan_returned(self)  # tasks handed back: requeued (prsd.leader.run.requeues)
-            scan_void(self)  # unreadable task files: planned again (prsd.leader.run.voided)
+            self.scan_returned()  # tasks handed back: requeued (prsd.leader.run.requeues)
+            self.scan_void()  # unreadable task files: planned again (prsd.leader.run.voided)
 
     # --- results ------------------------------------------------------------------
 
@@ -230,10 +242,6 @@ class JobDriver:
         if settled.again and self.final is None:
             self._retries.extend(self.results.retries(settled))
         self._log_progress(now)
-
-    def requeue_lost_node(self, node_id: str, why: str) -> int:
-        """Move the claims of a node presumed dead back to pending; how many moved."""
-        return requeue_lost_node(self, node_id, why)
 
     def queue_again(self, mbs: list[MiniBatch]) -> None:
         """Write ``mbs`` (one task, at their current attempt) at the next round."""

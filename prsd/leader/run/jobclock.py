@@ -9,13 +9,12 @@ wall time written by a leader (perhaps on another machine): a skew between the t
 shifts the reported elapsed time by that skew, never below zero, and decides nothing.
 
 Errors: :func:`record_start` raises OSError (the caller's job boundary handles it);
-:func:`restore_start` treats a missing or damaged record as "started now".
+:func:`read_start` (used by a resumed driver) treats a missing or damaged record as "started now".
 """
 
 from __future__ import annotations
 
 import time
-from datetime import UTC, datetime
 from typing import TYPE_CHECKING
 
 from prsd.spool.atomic import write_atomic
@@ -25,7 +24,6 @@ from prsd.spool.startedrecord import Started
 if TYPE_CHECKING:
     from pathlib import Path
 
-    from prsd.leader.run.job import JobDriver
     from prsd.spool.layout import JobLayout
 
 STARTED_FILE = "started.json"
@@ -55,12 +53,3 @@ def read_start(layout: JobLayout) -> float | None:
         return Started.from_json(started_path(layout).read_bytes()).unix_s
     except (OSError, BadRecord):
         return None
-
-
-def restore_start(driver: JobDriver, now: float) -> None:
-    """Set a resumed driver's ``started`` (monotonic) to the job's own start."""
-    start = read_start(driver.layout)
-    if start is None:
-        return
-    driver.book.started = now - age_s(start, time.time())
-    driver.status.started_wall = datetime.fromtimestamp(start, UTC)

@@ -46,7 +46,7 @@ class Logs(Protocol):
     def master(self, message: str) -> None: ...
 
 
-class JobDriver(Protocol):
+class RequeueHost(Protocol):
     """What of the job's driver requeueing reads and writes (prsd.leader.run.job)."""
 
     @property
@@ -76,48 +76,52 @@ class JobDriver(Protocol):
     @property
     def logs(self) -> Logs: ...
 
-
-def requeue_task(driver: JobDriver, out: OutTask, src: Path, why: str) -> bool:
-    """Move ``out`` (at ``src``) back to pending as its next attempt; False: it had
-    moved on (committed, or taken by another rename) and nothing was done."""
-    driver.fence()  # a deposed leader must not create attempt names (handed back or lost)
-    table = driver.table
-    new = out.task.next_attempt(table.epoch)
-    if not driver.folder.requeue(src, new):
-        return False
-    driver.issued.add([new.name])
-    table.drop(out.task.name)
-    rows = []
-    for i in out.indices:
-        outcome = Outcome(index=i, status=REQUEUED, error="")
-        rows.append(AttemptRow(outcome, out.task.attempt, src.parent.name))
-        driver.book.ledger.requeue(i)
-    table.adopt(OutTask(new, out.indices))
-    driver.logs.attempts(rows)
-    driver.logs.master(f"task {out.task.name} {why}; requeued as {new.name}")
-    return True
+    def requeue_task(self, out: OutTask, src: Path, why: str) -> bool: ...
 
 
-def scan_returned(driver: JobDriver) -> None:
-    """Requeue every outstanding task its agent handed back (``returned/``)."""
-    for name in driver.folder.returned_names():
-        out = driver.table.outstanding.get(name)
-        if out is not None:
-            requeue_task(driver, out, driver.layout.returned_task(out.task), "handed back")
+class Requeues:
+    """The driver's requeue steps, mixed into :class:`prsd.leader.run.job.JobDriver`
+    (and into a test's driver over a folder in memory)."""
 
+    def requeue_task(self: RequeueHost, out: OutTask, src: Path, why: str) -> bool:
+        """Move ``out`` (at ``src``) back to pending as its next attempt; False: it had
+        moved on (committed, or taken by another rename) and nothing was done."""
+        self.fence()  # a deposed leader must not create attempt names (handed back or lost)
+        table = self.table
+        new = out.task.next_attempt(table.epoch)
+        if not self.folder.requeue(src, new):
+            return False
+        self.issued.add([new.name])
+        table.drop(out.task.name)
+        rows = []
+        for i in out.indices:
+            outcome = Outcome(index=i, status=REQUEUED, error="")
+            rows.append(AttemptRow(outcome, out.task.attempt, src.parent.name))
+            self.book.ledger.requeue(i)
+        table.adopt(OutTask(new, out.indices))
+        self.logs.attempts(rows)
+        self.logs.master(f"task {out.task.name} {why}; requeued as {new.name}")
+        return True
 
-def requeue_lost_node(driver: JobDriver, node_id: str, why: str) -> int:
-    """Move the claims of a node presumed dead back to pending; how many moved."""
-    if driver.takeover is not None:
-        return 0  # adopted at the end of the take-over; the next check moves them
-    layout = driver.layout
-    moved = 0
-    for name in driver.folder.claimed_names(node_id):
-        out = driver.table.outstanding.get(name)
-        if out is None or driver.final is not None:
-            continue
-        moved += requeue_task(driver, out, layout.claimed_task(node_id, out.task), why)
-    driver.book.requeued_lost += moved
-    if driver.folder.free_seats(node_id):
-        driver.logs.master(f"node {node_id}'s seat is free for another node")
-    return moved
+    def scan_returned(self: RequeueHost) -> None:
+        """Requeue every outstanding task its agent handed back (``returned/``)."""
+        for name in self.folder.returned_names():
+            out = self.table.outstanding.get(name)
+            if out is not None:
+                self.requeue_task(out, self.layout.returned_task(out.task), "handed back")
+
+    def requeue_lost_node(self: RequeueHost, node_id: str, why: str) -> int:
+        """Move the claims of a node presumed dead back to pending; how many moved."""
+        if self.takeover is not None:
+            return 0  # adopted at the end of the take-over; the next check moves them
+        layout = self.layout
+        moved = 0
+        for name in self.folder.claimed_names(node_id):
+            out = self.table.outstanding.get(name)
+            if out is None or self.final is not None:
+                continue
+            moved += self.requeue_task(out, layout.claimed_task(node_id, out.task), why)
+        self.book.requeued_lost += moved
+        if self.folder.free_seats(node_id):
+            self.logs.master(f"node {node_id}'s seat is free for another node")
+        return moved

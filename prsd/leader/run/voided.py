@@ -9,7 +9,7 @@ deterministic split that planned them first. Exactly-once holds as for any reque
 the voided name can never commit (its claim file is gone), and the new attempt is a
 name no earlier task used.
 
-Errors: :func:`replan_voided` raises InputError when the input no longer yields
+Errors: :meth:`VoidReplans.replan_voided` raises InputError when the input no longer yields
 those mini-batches (it changed while the job ran).
 """
 
@@ -37,7 +37,7 @@ if TYPE_CHECKING:
     from prsd.spool.records import MiniBatch
 
 
-class JobDriver(Protocol):
+class ReplanHost(Protocol):
     """What of the job's driver replanning reads and writes (prsd.leader.run.job)."""
 
     layout: JobLayout
@@ -49,6 +49,10 @@ class JobDriver(Protocol):
     fence: Callable[[], None]
 
     def queue_again(self, mbs: list[MiniBatch]) -> None: ...
+
+    def replan_voided(self, out: OutTask, node: str) -> None: ...
+
+    def _plan_again(self, wanted: set[int]) -> dict[int, MiniBatch]: ...
 
 
 REPLAN_CHUNK = 256
@@ -66,55 +70,57 @@ def voided_tasks(names: list[str], outstanding: set[str]) -> list[tuple[str, str
     return found
 
 
-def scan_void(driver: JobDriver) -> int:
-    """Plan again the mini-batches of every outstanding task found in ``void/``."""
-    found = voided_tasks(driver.folder.void_names(), set(driver.table.outstanding))
-    for task, node in found:
-        replan_voided(driver, driver.table.outstanding[task], node)
-    return len(found)
+class VoidReplans:
+    """The driver's replanning of unreadable tasks, mixed into
+    :class:`prsd.leader.run.job.JobDriver`."""
 
+    def scan_void(self: ReplanHost) -> int:
+        """Plan again the mini-batches of every outstanding task found in ``void/``."""
+        found = voided_tasks(self.folder.void_names(), set(self.table.outstanding))
+        for task, node in found:
+            self.replan_voided(self.table.outstanding[task], node)
+        return len(found)
 
-def replan_voided(driver: JobDriver, out: OutTask, node: str) -> None:
-    """Settle ``out`` as requeued and queue its mini-batches as their next attempt."""
-    driver.fence()
-    mbs = _plan_again(driver, set(out.indices))
-    driver.table.drop(out.task.name)
-    rows = []
-    for i in out.indices:
-        lost = Outcome(index=i, status=REQUEUED, error="task file unreadable; planned again")
-        rows.append(AttemptRow(lost, out.task.attempt, node))
-        driver.ledger.requeue(i)
-    driver.logs.attempts(rows)
-    for run in contiguous_runs(sorted(mbs)):
-        driver.queue_again([mbs[i] for i in run])
-    first, last = min(out.indices), max(out.indices)
-    driver.logs.master(
-        f"task {out.task.name} was unreadable on node {node} (kept in tasks/void/); "
-        f"mini-batches {mb_id(first)}..{mb_id(last)} are planned again"
-    )
-
-
-def _plan_again(driver: JobDriver, wanted: set[int]) -> dict[int, MiniBatch]:
-    """The wanted mini-batches, planned again by the job's planner (its owner's ids).
-
-    Waits for them: the planner ends, fails, or goes silent within its bound.
-    """
-    found: dict[int, MiniBatch] = {}
-    top = max(wanted)
-    source = open_plan(driver.spec, driver.layout, lambda path, why: None)
-    try:
-        reached = False
-        while not reached and not source.ended:
-            for mb in source.pull(REPLAN_CHUNK, REPLAN_WAIT_S):
-                if mb.index in wanted:
-                    found[mb.index] = mb
-                reached = reached or mb.index >= top
-    finally:
-        source.close()
-    if len(found) != len(wanted):
-        raise InputError(
-            f"{driver.spec.input.name} no longer yields mini-batches "
-            f"{mb_id(min(wanted))}..{mb_id(top)} of an unreadable task: the input changed "
-            "while the job ran"
+    def replan_voided(self: ReplanHost, out: OutTask, node: str) -> None:
+        """Settle ``out`` as requeued and queue its mini-batches as their next attempt."""
+        self.fence()
+        mbs = self._plan_again(set(out.indices))
+        self.table.drop(out.task.name)
+        rows = []
+        for i in out.indices:
+            lost = Outcome(index=i, status=REQUEUED, error="task file unreadable; planned again")
+            rows.append(AttemptRow(lost, out.task.attempt, node))
+            self.ledger.requeue(i)
+        self.logs.attempts(rows)
+        for run in contiguous_runs(sorted(mbs)):
+            self.queue_again([mbs[i] for i in run])
+        first, last = min(out.indices), max(out.indices)
+        self.logs.master(
+            f"task {out.task.name} was unreadable on node {node} (kept in tasks/void/); "
+            f"mini-batches {mb_id(first)}..{mb_id(last)} are planned again"
         )
-    return found
+
+    def _plan_again(self: ReplanHost, wanted: set[int]) -> dict[int, MiniBatch]:
+        """The wanted mini-batches, planned again by the job's planner (its owner's ids).
+
+        Waits for them: the planner ends, fails, or goes silent within its bound.
+        """
+        found: dict[int, MiniBatch] = {}
+        top = max(wanted)
+        source = open_plan(self.spec, self.layout, lambda path, why: None)
+        try:
+            reached = False
+            while not reached and not source.ended:
+                for mb in source.pull(REPLAN_CHUNK, REPLAN_WAIT_S):
+                    if mb.index in wanted:
+                        found[mb.index] = mb
+                    reached = reached or mb.index >= top
+        finally:
+            source.close()
+        if len(found) != len(wanted):
+            raise InputError(
+                f"{self.spec.input.name} no longer yields mini-batches "
+                f"{mb_id(min(wanted))}..{mb_id(top)} of an unreadable task: the input changed "
+                "while the job ran"
+            )
+        return found
