@@ -8,9 +8,10 @@ so a load that drifts over the run hits both alike. This tree is "after".
 - W9: one prsd run of ``bench.fleet`` per (N, repeat, tree): a leader and N agents of 2
   slots, ``run()`` sleeping 20 ms per mini-batch, ``seconds`` of ideal work; its
   efficiency and the CPU per mini-batch of the leader and of all agents (µs).
-- W1 (``--w1-repeats`` > 0): ``python -m bench --suite full --workloads W1 --runners
-  prsd-run,pool --repeats 1`` per (repeat, tree); mini-batches/s and prsd / pool of each
-  variant (the pool row's ratio), read from the table it writes.
+- W1 and W2 (``--w1-repeats``, ``--w2-repeats`` > 0): ``python -m bench --suite full
+  --workloads W1 --runners prsd-run,pool --repeats 1`` (W2 likewise) per (repeat, tree);
+  mini-batches/s and prsd / pool of each variant (the pool row's ratio), read from the
+  table it writes.
 - W6 (``--w6-repeats`` > 0): one ``bench.special.w6_scale`` per (repeat, tree): a fresh
   leader and agent, ``--w6-files`` empty files (listed once, untimed), mini-batch 100;
   from the submit: the job taken in, the first task in ``pending/``, the first claim,
@@ -125,11 +126,11 @@ def w6_samples(
     return out
 
 
-def w1_sample(tree: Path, work: Path) -> list[dict[str, Any]]:
-    """One W1 run (prsd-run and pool) from ``tree``: the rows of its table."""
+def suite_sample(tree: Path, work: Path, workload: str = "W1") -> list[dict[str, Any]]:
+    """One run of ``workload`` (prsd-run and pool) from ``tree``: the rows of its table."""
     results = work / "results"
     proc = subprocess.run(
-        [sys.executable, "-m", "bench", "--suite", "full", "--workloads", "W1"]
+        [sys.executable, "-m", "bench", "--suite", "full", "--workloads", workload]
         + ["--runners", "prsd-run,pool", "--repeats", "1", "--results", str(results)],
         cwd=tree,
         env=_child_env(tree),
@@ -143,6 +144,26 @@ def w1_sample(tree: Path, work: Path) -> list[dict[str, Any]]:
         return [{"status": "failed", "note": (proc.stdout + proc.stderr)[-500:]}]
     rows: list[dict[str, Any]] = json.loads(table.read_text())["rows"]
     return rows
+
+
+def suite_samples(
+    trees: list[tuple[str, Path]], workload: str, repeats: int, work: Path
+) -> list[dict[str, Any]]:
+    """``workload`` ``repeats`` times per tree, trees alternating: prsd-run's rows, each
+    with its pool row's ratio as ``prsd_over_pool``."""
+    out: list[dict[str, Any]] = []
+    for repeat in range(repeats):
+        for name, tree in order(trees, repeat):
+            rows = suite_sample(tree, work / f"{workload.lower()}-{name}-{repeat}", workload)
+            pool = {r.get("variant"): r.get("ratio_run") for r in rows if r.get("runner") == "pool"}
+            for row in rows:
+                if row.get("runner", "prsd-run") != "prsd-run":
+                    continue
+                what = row.get("variant", "?")
+                row["prsd_over_pool"] = pool.get(what)
+                out.append({"workload": workload, "what": what, "tree": name, "row": row})
+                print(f"{workload} {what} #{repeat} {name}: {row}", flush=True)
+    return out
 
 
 def order(trees: list[tuple[str, Path]], repeat: int) -> list[tuple[str, Path]]:
@@ -185,6 +206,7 @@ def main(argv: list[str] | None = None) -> int:
     p.add_argument("--w9-seconds", type=float, default=20.0, help="ideal seconds of work")
     p.add_argument("--repeats", type=int, default=3, help="W9 samples per (N, tree)")
     p.add_argument("--w1-repeats", type=int, default=0, help="W1 samples per tree")
+    p.add_argument("--w2-repeats", type=int, default=0, help="W2 samples per tree")
     p.add_argument("--w6-repeats", type=int, default=0, help="W6 samples per tree")
     p.add_argument(
         "--w6-undeclared",
@@ -205,19 +227,8 @@ def main(argv: list[str] | None = None) -> int:
                     samples.append({"workload": "W9", "what": f"N={n}", "tree": name, "row": row})
                     print(f"W9 N={n} #{repeat} {name}: {row}", flush=True)
         samples += w6_samples(trees, args.w6_repeats, args.w6_files, args.w6_undeclared, work)
-        for repeat in range(args.w1_repeats):
-            for name, tree in order(trees, repeat):
-                rows = w1_sample(tree, work / f"w1-{name}-{repeat}")
-                pool = {
-                    r.get("variant"): r.get("ratio_run") for r in rows if r.get("runner") == "pool"
-                }
-                for row in rows:
-                    if row.get("runner", "prsd-run") != "prsd-run":
-                        continue
-                    what = row.get("variant", "?")
-                    row["prsd_over_pool"] = pool.get(what)
-                    samples.append({"workload": "W1", "what": what, "tree": name, "row": row})
-                    print(f"W1 {what} #{repeat} {name}: {row}", flush=True)
+        for workload, repeats in (("W1", args.w1_repeats), ("W2", args.w2_repeats)):
+            samples += suite_samples(trees, workload, repeats, work)
     for line in summarize(samples):
         print(line)
     if args.out is not None:
