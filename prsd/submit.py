@@ -170,7 +170,7 @@ def _publish(staging: Path, spool: SpoolLayout, job_id: str) -> None:
             mode = stat.S_IMODE(entry.stat(follow_symlinks=False).st_mode)
             os.chmod(entry.path, mode & ~0o007)
     fsync_tree(staging)  # durable before it is published (docs/spool.md, Durability)
-    if not move_verified(staging, spool.inbox / job_id):
+    if not move_verified(staging, spool.queued(job_id)):
         raise OSError(f"could not move {staging} into the inbox")
     fsync_dir(spool.inbox)
 

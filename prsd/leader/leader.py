@@ -134,7 +134,7 @@ class Leader:
             if not layout.spec.exists():  # killed before its spec was written: take it in again
                 self._take_job(layout, now, reseal_taken_job)
                 continue
-            write_atomic(self.spool.active / job_id, b"", durable=False)
+            write_atomic(self.spool.active_marker(job_id), b"", durable=False)
             self._resume(job_id, now)
 
     def _resume(self, job_id: str, now: float) -> None:
@@ -146,7 +146,7 @@ class Leader:
                 # The last leader ended the job but died before clearing the marker.
                 final = read_final(layout, MAX_STATE_BYTES)
                 self.finished[job_id] = FinalState.from_json(final)
-                (self.spool.active / job_id).unlink(missing_ok=True)
+                self.spool.active_marker(job_id).unlink(missing_ok=True)
                 return
             spec = load_spec(layout)  # trusted only if the daemons wrote it
             driver = JobDriver(
@@ -216,7 +216,7 @@ class Leader:
                 return
             abandon_quietly(driver)
         self.finished[job_id] = driver.final or end_broken_job(self.spool, driver.layout, reason)
-        (self.spool.active / job_id).unlink(missing_ok=True)
+        self.spool.active_marker(job_id).unlink(missing_ok=True)
 
     def _storage_fault(self, exc: BaseException, now: float, job_id: str | None) -> bool:
         """If ``exc`` is a storage fault: noted (:class:`LeaderHealth`), the job suspended."""
@@ -307,7 +307,7 @@ class Leader:
         spec = record_spec(layout, item.owner, item.spec())
         driver = JobDriver(layout, spec, epoch=self.epoch, now=now, fence=self.election.check)
         record_start(layout)
-        write_atomic(self.spool.active / layout.job_id, b"", durable=False)
+        write_atomic(self.spool.active_marker(layout.job_id), b"", durable=False)
         return driver
 
     def _guarded(self, layout: JobLayout, now: float, step: Callable[[], T]) -> T | None:

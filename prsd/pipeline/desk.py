@@ -133,12 +133,12 @@ class PipelineDesk:
 
     def _taken(self, job_id: str) -> bool:
         """Another submission holds the step's id (it never was this step's: not released)."""
-        return os.path.lexists(self.spool.inbox / job_id) or os.path.lexists(
+        return os.path.lexists(self.spool.queued(job_id)) or os.path.lexists(
             self.spool.job(job_id).root
         )
 
     def _release(self, opened: OpenPipelineFolder, name: str, view: StepView) -> bool:
-        if not opened.move_step(name, self.spool.inbox / view.job_id):
+        if not opened.move_step(name, self.spool.queued(view.job_id)):
             return False
         pid = opened.pipeline_id
         log.info("pipeline step released", pipeline=pid, step=name, job_id=view.job_id)

@@ -83,7 +83,7 @@ def _where(
     spool = pipeline.spool
     if pipeline.waiting(name):
         return "Waiting", ""
-    if os.path.lexists(spool.inbox / job_id):
+    if os.path.lexists(spool.queued(job_id)):
         return "Queued", ""
     job = spool.job(job_id)
     if not os.path.lexists(job.root):

@@ -229,11 +229,11 @@ class JobFolder:
             on_error,
         )
         try:
-            (self.spool.active / self.job_id).unlink(missing_ok=True)
+            self.spool.active_marker(self.job_id).unlink(missing_ok=True)
         except OSError as exc:
             if on_error is None:
                 raise
-            on_error(self.spool.active / self.job_id, exc)
+            on_error(self.spool.active_marker(self.job_id), exc)
 
     def _step(self, path: Path, write: Callable[[], None], on_error: OnError | None) -> None:
         """Make the folders between the job's root and ``path``, then ``write``."""

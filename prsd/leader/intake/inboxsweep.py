@@ -152,7 +152,7 @@ class InboxSweep:
         self, spool: SpoolLayout, name: str, ino: int, reason: str
     ) -> list[dict[str, object]]:
         """Move one folder aside; its record in a list (empty when it did not move)."""
-        src = spool.inbox / name
+        src = spool.queued(name)
         try:
             info = os.lstat(src)
         except OSError:

@@ -115,7 +115,7 @@ def _has_job_file(spool: SpoolLayout, name: str) -> bool:
     (Queued) rather than fail as "job.yaml is empty"; said once per folder."""
     for file_name in ("job.yaml", "job.yml"):
         try:
-            info = os.lstat(spool.inbox / name / file_name)
+            info = os.lstat(spool.queued(name) / file_name)
         except OSError:
             continue
         if info.st_size > 0 or not stat.S_ISREG(info.st_mode):
@@ -131,7 +131,7 @@ def _has_job_file(spool: SpoolLayout, name: str) -> bool:
 
 
 def _remove_stray(spool: SpoolLayout, name: str, what: str) -> None:
-    path = spool.inbox / name
+    path = spool.queued(name)
     try:
         info = os.lstat(path)
     except OSError:
@@ -163,9 +163,9 @@ def take_in(spool: SpoolLayout, name: str) -> JobLayout | None:
     Raises:
         OSError: the id registry cannot be written.
     """
-    job_id, held = assign_job_id(spool, name, _origin_name(spool.inbox / name) or base_name(name))
+    job_id, held = assign_job_id(spool, name, _origin_name(spool.queued(name)) or base_name(name))
     layout = spool.job(job_id)
-    if not move_verified(spool.inbox / name, layout.root):
+    if not move_verified(spool.queued(name), layout.root):
         release_job_id(spool, job_id, held)  # another leader took it, or it cannot move
         return None
     settle_given(spool, job_id, owner_before_seal(layout))

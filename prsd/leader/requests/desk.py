@@ -178,7 +178,7 @@ class RequestDesk:
             pass
         except (OSError, ValueError, TypeError):
             return JobPlace.ENDED, "ended (its final state cannot be read)"
-        if layout.root.is_dir() or (self.spool.inbox / job_id).is_dir():
+        if layout.root.is_dir() or self.spool.queued(job_id).is_dir():
             return JobPlace.WAITING, ""
         return JobPlace.UNKNOWN, ""
 

@@ -57,7 +57,7 @@ def remove_ended_job(spool: SpoolLayout, job_id: str) -> tuple[bool, str]:
             aside (it is left as it was).
     """
     layout = spool.job(job_id)
-    if os.path.lexists(spool.active / job_id):
+    if os.path.lexists(spool.active_marker(job_id)):
         return False, f"job {job_id} is still active: only ended jobs are removed"
     try:
         with open(layout.final, "rb") as f:
