@@ -76,12 +76,13 @@ def job_owner(spool: SpoolLayout, job_id: str, *, wait_s: float = 0.0) -> Person
 
     None when the job has no folder; root when a taken-in job has no record that can
     be believed (so only root and admins may act on it). A leader moves a job out of
-    the inbox a moment before it records the owner; ``wait_s`` (a client's courtesy,
-    never the leader's round) is how long a missing record is waited for before the
-    job counts as root's.
+    the inbox, seals the folder (gives it to the daemons) and records the owner a
+    moment later; ``wait_s`` (a client's courtesy, never the leader's round) is how
+    long a missing record is waited for while the folder is not sealed yet, and
+    :data:`SEALED_WAIT_S` at most once it is.
     """
     layout = spool.job(job_id)
-    until = time.monotonic() + wait_s
+    began = time.monotonic()
     while True:
         try:
             if os.path.lexists(layout.root):
@@ -92,10 +93,24 @@ def job_owner(spool: SpoolLayout, job_id: str, *, wait_s: float = 0.0) -> Person
                 found = owner_of_folder(queued)
                 return Person(found.uid, found.user)
         except OwnerRecordError:
-            if os.path.lexists(layout.owner_record) or time.monotonic() >= until:
+            waited = time.monotonic() - began
+            limit = wait_s if not _sealed(spool, job_id) else min(wait_s, SEALED_WAIT_S)
+            if os.path.lexists(layout.owner_record) or waited >= limit:
                 return Person(0, "root")
             time.sleep(0.05)  # being taken in: the record follows the move
             continue
         except FileNotFoundError:
             return None
         return None
+
+
+SEALED_WAIT_S = 0.5
+"""How long a sealed job's missing owner record is waited for (it follows the seal)."""
+
+
+def _sealed(spool: SpoolLayout, job_id: str) -> bool:
+    """True when ``jobs/<id>`` belongs to whoever owns ``jobs/`` (the daemons)."""
+    try:
+        return os.lstat(spool.job(job_id).root).st_uid == os.lstat(spool.jobs).st_uid
+    except OSError:
+        return True

@@ -108,3 +108,18 @@ def test_a_client_waits_out_the_moment_between_the_move_and_the_record(tmp_path:
     began = time.monotonic()
     assert askers.job_owner(spool, JOB, wait_s=0.3) == Person(0, "root")
     assert time.monotonic() - began >= 0.3
+
+
+def test_a_sealed_folder_without_a_record_is_waited_for_briefly(tmp_path: Path) -> None:
+    """Not sealed yet (the submitter's folder): the whole wait; sealed (the daemons'),
+    the record follows at once, so a missing one is waited for half a second at most
+    (a job whose leader died mid-intake does not cost every `prsctl status` the wait)."""
+    spool, layout = _job(tmp_path)
+    os.chown(layout.root, 4242, 4242)  # moved out of the inbox, not sealed
+    began = time.monotonic()
+    assert askers.job_owner(spool, JOB, wait_s=1.5) == Person(0, "root")
+    assert time.monotonic() - began >= 1.5
+    os.chown(layout.root, 0, 0)  # sealed: the daemons' (they own jobs/)
+    began = time.monotonic()
+    assert askers.job_owner(spool, JOB, wait_s=30) == Person(0, "root")
+    assert time.monotonic() - began < askers.SEALED_WAIT_S + 2
