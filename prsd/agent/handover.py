@@ -31,10 +31,9 @@ import anyio
 
 from prsd.agent.proc import BrokenWorker
 from prsd.spool.records import Outcome
-from prsd.wire import frames
+from prsd.wire import frames, protocol
 from prsd.wire.board import RUNNING, Board
 from prsd.wire.fields import RecordError
-from prsd.worker import protocol
 
 if TYPE_CHECKING:
     from collections.abc import Callable

@@ -8,7 +8,7 @@ from typing import Any
 
 import pytest
 
-from prsd.wire import frames
+from prsd.wire import frames, protocol
 from prsd.wire.fields import RecordError
 from prsd.wire.final import FinalState
 from prsd.wire.nodereport import NodeReport
@@ -108,6 +108,41 @@ def test_frames_round_trip() -> None:
     ]
     for event in events:
         assert frames.decode_event(event.to_json()) == event
+
+
+def test_the_frame_reader_puts_frames_together_however_the_bytes_arrive() -> None:
+    messages = [frames.Ready(12, 0.5, 9).to_json(), frames.Bye().to_json(), {"ev": "x" * 300}]
+    data = b"".join(protocol.encode(m) for m in messages)
+    for step in (1, 3, 7, len(data)):
+        reader = protocol.FrameBuffer()
+        got = []
+        for at in range(0, len(data), step):
+            reader.feed(data[at : at + step])
+            while reader.has_frame():
+                got.append(reader.next())
+            assert reader.next() is None
+        assert got == messages
+        assert not reader.partial
+    reader = protocol.FrameBuffer()
+    reader.feed(data[:-1])
+    assert [reader.next(), reader.next(), reader.next()] == [*messages[:2], None]
+    assert reader.partial
+
+
+@pytest.mark.parametrize(
+    ("data", "message"),
+    [
+        (protocol.HEADER.pack(protocol.MAX_FRAME_BYTES + 1), "announced frame of"),
+        (protocol.encode_body(b"[1]"), "frame is not a JSON object"),
+        (protocol.encode_body(b"\xff{"), "undecodable frame"),
+    ],
+)
+def test_the_frame_reader_refuses_what_is_not_a_frame(data: bytes, message: str) -> None:
+    reader = protocol.FrameBuffer()
+    reader.feed(protocol.encode({"ev": "bye"}) + data)
+    assert reader.next() == {"ev": "bye"}
+    with pytest.raises(protocol.ProtocolError, match=message):
+        reader.next()
 
 
 @pytest.mark.parametrize(
