@@ -25,9 +25,9 @@ from prsd.agent.handover import (
 from prsd.agent.proc import WorkerProcess
 from prsd.agent.task import RunningTask
 from prsd.spool.layout import TaskName
-from prsd.spool.records import MiniBatch, Outcome
 from prsd.wire import frames, protocol
 from prsd.wire.board import FINISHED, RUNNING, Board
+from prsd.wire.records import MiniBatch, Outcome
 
 if TYPE_CHECKING:
     from collections.abc import Iterator
