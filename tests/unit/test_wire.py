@@ -1,5 +1,6 @@
-"""The records that cross processes and files: each encodes and decodes to itself, and a
-malformed one is refused with an error naming the record and the field."""
+"""What enters the worker (the frames, their framing, the mini-batch and the outcome): each
+encodes and decodes to itself, and a malformed one is refused with an error naming the
+record and the field."""
 
 from __future__ import annotations
 
