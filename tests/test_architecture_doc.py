@@ -27,7 +27,7 @@ def test_a_stale_graph_is_caught_and_rewritten(tmp_path: Path) -> None:
     doc = tmp_path / "architecture.md"
     shutil.copy(DOC, doc)
     text = doc.read_text(encoding="utf-8")
-    doc.write_text(text.replace("prsd_leader --> prsd_storage\n", ""), encoding="utf-8")
+    doc.write_text(text.replace("prsd_leader --> prsd_spool\n", ""), encoding="utf-8")
     stale = _run("--check", str(doc))
     assert stale.returncode == 1
     assert "not current" in stale.stderr
@@ -37,8 +37,8 @@ def test_a_stale_graph_is_caught_and_rewritten(tmp_path: Path) -> None:
 
 def test_the_graph_names_every_package_and_the_known_edges() -> None:
     drawing = _run().stdout
-    for package in ("prsd_leader", "prsd_agent", "prsd_storage", "prsd_worker"):
+    for package in ("prsd_leader", "prsd_agent", "prsd_spool", "prsd_worker"):
         assert f'{package}["' in drawing
-    assert "prsd_leader --> prsd_storage" in drawing
+    assert "prsd_leader --> prsd_spool" in drawing
     assert "prsd_leader --> prsd_agent" not in drawing
     assert "prsd_agent --> prsd_leader" not in drawing
