@@ -18,7 +18,7 @@ from pathlib import Path
 
 from prsd.doctor import cli as doctor_cli
 from prsd.errors import ExitCode, PrsdError
-from prsd.spool.heartbeat import HEARTBEAT_INTERVAL_S
+from prsd.spool.heartbeatrecord import HEARTBEAT_INTERVAL_S
 from prsd.spool.jobid import sanitize_name
 from prsd.spool.layout import valid_node_id
 from prsd.spool.lease import LEADER_HEARTBEAT_S, LEADER_LEASE_S, NODE_LEASE_S

@@ -30,9 +30,9 @@ from prsd.errors import PrsdError
 from prsd.jobspec.pipefile import pipeline_file
 from prsd.pipeline.view import step_views
 from prsd.runhere import Here, LeftEarly, run_here
+from prsd.spool.nodereport import environment_line
 from prsd.spool.pipelinefolder import PipelineFolder
 from prsd.wire.logtree import LogTree
-from prsd.wire.nodereport import environment_line
 
 if TYPE_CHECKING:
     from collections.abc import Callable, Sequence
@@ -129,12 +129,7 @@ def progress_line(spool: SpoolLayout, record: PipelineRecord, leader: Leader) ->
         driver = leader.drivers.get(view.job_id)
         now = datetime.now(UTC)
         builds = (
-            [
-                environment_line(n.environment.to_obj() if n.environment else None, now)
-                for n in driver.book.node_inits
-            ]
-            if driver
-            else []
+            [environment_line(n.environment, now) for n in driver.book.node_inits] if driver else []
         )
         build = "".join(f"; {line}" for line in builds if line.startswith("building"))
         more = f" ({driver.progress_line(anyio.current_time())}{build})" if driver else ""

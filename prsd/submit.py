@@ -34,13 +34,13 @@ from prsd.jobspec.load import find_job_file, load_job_spec
 from prsd.spool.atomic import fsync_dir, fsync_tree, move_verified, write_atomic
 from prsd.spool.badrecord import BadRecord
 from prsd.spool.codedigest import code_digest
+from prsd.spool.finalrecord import FinalState
 from prsd.spool.jobid import ever_given, make_job_id
 from prsd.spool.jobowner import OwnerRecordError, owner
 from prsd.spool.layout import JobLayout
 from prsd.spool.originrecord import Origin, read_origin_record
 from prsd.spool.states import JobState
 from prsd.wire.fields import RecordError
-from prsd.wire.final import FinalState
 
 if TYPE_CHECKING:
     from collections.abc import Callable, Sequence

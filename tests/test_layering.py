@@ -35,7 +35,7 @@ _BASE = {"prsd.errors", "prsd.fdio", "prsd.logline", "prsd.wire"}  # used by eve
 # package -> the packages it may import (besides itself). Bottom first.
 ALLOWED: dict[str, set[str]] = {
     "prsd.fdio": set(),  # stdlib only, Python 3.7: workers use it too
-    "prsd.wire": set(),  # stdlib only, Python 3.7: what crosses processes and files
+    "prsd.wire": set(),  # stdlib only, Python 3.7: what enters the worker (frames, records)
     "prsd.worker": {"prsd.fdio", "prsd.wire"},  # the job's interpreter: stdlib only
     "azureml_user": {"prsd.worker", "prsd.wire"},
     "prsd": {"prsd.worker"},  # prsd/__init__.py, imported by workers

@@ -28,11 +28,8 @@ from prsd.errors import PrsdError
 from prsd.jobspec import JobSpec
 from prsd.logconfig import get_logger
 from prsd.spool.fstype import is_local_spool
-from prsd.spool.heartbeat import (
-    HEARTBEAT_INTERVAL_S,
-    Heartbeat,
-    write_heartbeat,
-)
+from prsd.spool.heartbeat import write_heartbeat
+from prsd.spool.heartbeatrecord import HEARTBEAT_INTERVAL_S, Heartbeat
 from prsd.spool.opening import active_jobs
 from prsd.spool.seats import free_seats, take_seat
 from prsd.spool.watch import Doorbell, ring_on_local_changes

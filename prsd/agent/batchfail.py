@@ -1,7 +1,7 @@
 """What a mini-batch that never returned from its worker records: pure texts and values.
 
 A mini-batch whose worker ran out of time or died gets a failed
-:class:`~prsd.spool.records.Outcome` from the agent (the worker could not send
+:class:`~prsd.wire.records.Outcome` from the agent (the worker could not send
 one). Its error text is the same for every failure of one kind, so
 ``user/error.txt`` counts them on one line; process and mini-batch have their own
 columns.
@@ -13,11 +13,11 @@ from datetime import UTC, datetime
 from typing import TYPE_CHECKING
 
 from prsd.agent.verdicts import classify_exit, oom_reason
-from prsd.spool.records import OOM, Outcome
+from prsd.wire.records import OOM, Outcome
 
 if TYPE_CHECKING:
     from prsd.agent.verdicts import ExitInfo, MemoryEvidence
-    from prsd.spool.records import MiniBatch
+    from prsd.wire.records import MiniBatch
 
 
 def timeout_error(*, running: bool, timeout_s: float, overhead_s: float) -> str:

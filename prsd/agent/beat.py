@@ -25,7 +25,8 @@ import anyio.to_thread
 
 from prsd.agent.nodeid import conflict_with, held_conflict
 from prsd.logconfig import get_logger
-from prsd.spool.heartbeat import Heartbeat, read_heartbeat, write_heartbeat
+from prsd.spool.heartbeat import read_heartbeat, write_heartbeat
+from prsd.spool.heartbeatrecord import Heartbeat
 from prsd.spool.lease import ONE_JOB_PREFIX
 from prsd.spool.opwatch import OpWatch
 

@@ -15,7 +15,7 @@ from prsd.tunables import (
     max_result_rows,
     max_workers_per_node,
 )
-from prsd.worker.hello import Hello
+from prsd.wire.hello import Hello
 from prsd.worker.launch import worker_env
 
 if TYPE_CHECKING:

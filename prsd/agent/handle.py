@@ -25,7 +25,7 @@ if TYPE_CHECKING:
     from prsd.agent.proc import WorkerProcess
     from prsd.agent.verdicts import ExitInfo
     from prsd.agent.writer import FileWriter
-    from prsd.spool.records import Outcome
+    from prsd.wire.records import Outcome
 
 STACK_DUMP_WAIT_S = 0.3
 

@@ -30,18 +30,17 @@ from typing import TYPE_CHECKING
 import anyio
 
 from prsd.agent.proc import BrokenWorker
-from prsd.spool.records import Outcome
-from prsd.wire import frames
+from prsd.wire import frames, protocol
 from prsd.wire.board import RUNNING, Board
 from prsd.wire.fields import RecordError
-from prsd.worker import protocol
+from prsd.wire.records import Outcome
 
 if TYPE_CHECKING:
     from collections.abc import Callable
 
     from prsd.agent.proc import WorkerProcess
     from prsd.agent.task import RunningTask
-    from prsd.spool.records import MiniBatch
+    from prsd.wire.records import MiniBatch
 
 FRAME_BUDGET_BYTES = 1 << 20  # a task bigger than this goes out in several run frames
 

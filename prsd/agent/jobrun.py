@@ -35,15 +35,15 @@ from prsd.envs.agentside import JobEnvironment
 from prsd.spool.atomic import write_atomic
 from prsd.spool.initrecords import InitError
 from prsd.spool.layout import TaskName
-from prsd.wire.nodereport import NodeReport
+from prsd.spool.nodereport import NodeReport
 
 if TYPE_CHECKING:
     from anyio.abc import TaskGroup
 
     from prsd.agent.context import JobContext
     from prsd.agent.gpu import GpuSlots
-    from prsd.spool.records import Outcome
     from prsd.spool.watch import Doorbell
+    from prsd.wire.records import Outcome
 
 CommitHook = Callable[[str, TaskName], None]
 
@@ -75,7 +75,7 @@ class JobRun:
         self.init_failures = 0
         self.init_timeouts = 0
         self.init_successes = 0
-        self.first_init_error: dict[str, Any] | None = None
+        self.first_init_error: InitError | None = None
         self.gave_up = False
         self.kill_busy = False
         self._tg: TaskGroup | None = None
@@ -247,7 +247,7 @@ class JobRun:
                 result.error,
                 result.traceback_tail,
                 result.error_file or str(session.paths.error),
-            ).to_obj()
+            )
         workers = self.ctx.workers()
         if not self.gave_up and not may_replace_after_init_failures(
             self.init_failures_in_row, workers
@@ -335,7 +335,7 @@ class JobRun:
             self.ctx.node_id,
             updated_at=datetime.now(UTC).isoformat(timespec="seconds"),
             first_init_error=self.first_init_error,
-            environment=self.environment.report().get("environment"),
+            environment=self.environment.build(),
             **asdict(self.statistics()),
         )
         path = self.ctx.layout.node_report(self.ctx.node_id)

@@ -45,7 +45,7 @@ from prsd.spool.nodehold import NodeHolder, NodeIdInUse, superseded_by, try_hold
 if TYPE_CHECKING:
     from collections.abc import Callable
 
-    from prsd.spool.heartbeat import Heartbeat
+    from prsd.spool.heartbeatrecord import Heartbeat
     from prsd.spool.layout import SpoolLayout
 
 log = get_logger("prsd.agent")

@@ -17,7 +17,7 @@ from prsd.spool.layout import mb_id
 if TYPE_CHECKING:
     from pathlib import Path
 
-    from prsd.spool.records import Outcome
+    from prsd.wire.records import Outcome
 
 
 def _now() -> str:

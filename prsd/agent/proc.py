@@ -31,9 +31,9 @@ from anyio.abc import SocketStream
 
 from prsd.agent.outcap import CapturedFile
 from prsd.agent.verdicts import ExitInfo
+from prsd.wire import protocol
 from prsd.wire.fields import RecordError
 from prsd.wire.frames import Event, decode_event
-from prsd.worker import protocol
 
 if TYPE_CHECKING:
     from collections.abc import Callable
@@ -81,7 +81,7 @@ class WorkerProcess:
     def __init__(self, process: WorkerPid, stream: SocketStream) -> None:
         self.process = process
         self._stream = stream
-        self._buffer = bytearray()  # received bytes not yet cut into frames
+        self._frames = protocol.FrameBuffer()  # received bytes not yet cut into frames
         self._events: deque[Event] = deque()  # frames cut and decoded, not yet taken
         self._broken: BrokenWorker | None = None  # raised once the events before it are taken
         self.signals_sent: set[int] = set()
@@ -147,26 +147,17 @@ class WorkerProcess:
                 OSError,
             ) as exc:
                 raise BrokenWorker("the worker's channel closed") from exc
-            self._buffer += chunk
+            self._frames.feed(chunk)
             self._cut_frames()
 
     def _cut_frames(self) -> None:
         """Move every whole frame of the buffer into ``_events``; a malformed one is
         kept as the fault to raise after them."""
-        buf, size = self._buffer, protocol.HEADER.size
-        start = 0
         try:
-            while len(buf) - start >= size:
-                length = protocol.frame_length(bytes(buf[start : start + size]))
-                end = start + size + length
-                if len(buf) < end:
-                    break
-                body = bytes(buf[start + size : end])
-                start = end
-                self._events.append(decode_event(protocol.decode(body)))
+            while (message := self._frames.next()) is not None:
+                self._events.append(decode_event(message))
         except RecordError as exc:  # a malformed frame (ProtocolError is one too)
             self._broken = BrokenWorker(str(exc))
-        del buf[:start]
 
     async def watch(self) -> None:
         """Close the channel as soon as the process exits.

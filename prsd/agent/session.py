@@ -39,10 +39,10 @@ from prsd.agent.proc import BrokenWorker, WorkerProcess
 from prsd.agent.workerstate import Action, Event, Transition, WorkerState, transition
 from prsd.owner import RunAs, make_files_for
 from prsd.spool.layout import process_name
-from prsd.spool.records import TIMEOUT
 from prsd.tunables import max_captured_output_bytes
 from prsd.wire import frames
 from prsd.wire.board import RUNNING, Board
+from prsd.wire.records import TIMEOUT
 
 if TYPE_CHECKING:
     from collections.abc import Callable
@@ -53,7 +53,7 @@ if TYPE_CHECKING:
     from prsd.agent.task import RunningTask
     from prsd.agent.verdicts import ExitInfo
     from prsd.agent.writer import FileWriter
-    from prsd.spool.records import MiniBatch, Outcome
+    from prsd.wire.records import MiniBatch, Outcome
 
 STOP_GRACE_S = 5.0
 

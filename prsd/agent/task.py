@@ -16,13 +16,14 @@ from typing import TYPE_CHECKING
 from prsd.fdio import write_all
 from prsd.spool.atomic import TMP_PREFIX, publish
 from prsd.spool.claim import Claim, commit, give_back
-from prsd.spool.records import MiniBatch, Outcome, ResultMeta, TaskBody
+from prsd.spool.taskrecords import ResultMeta, TaskBody
 from prsd.wire.fields import RecordError
 
 if TYPE_CHECKING:
     from pathlib import Path
 
     from prsd.spool.layout import JobLayout, TaskName
+    from prsd.wire.records import MiniBatch, Outcome
 
 
 @dataclass

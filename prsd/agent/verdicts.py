@@ -13,7 +13,7 @@ from __future__ import annotations
 import signal
 from dataclasses import dataclass
 
-from prsd.spool.records import CRASHED, OOM, TIMEOUT
+from prsd.wire.records import CRASHED, OOM, TIMEOUT
 
 NEAR_LIMIT = 0.9  # of the limit: "near"
 

@@ -14,7 +14,7 @@ from typing import TYPE_CHECKING
 
 from prsd.logconfig import get_logger
 from prsd.spool.atomic import write_atomic
-from prsd.wire.nodereport import NodeReport
+from prsd.spool.nodereport import NodeReport
 
 if TYPE_CHECKING:
     from prsd.jobspec import JobSpec

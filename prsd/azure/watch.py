@@ -6,7 +6,7 @@ statuses (``NotStarted``, ``Queued``, ``Running``, ``Finished``, ``Failed``,
 ``Finished``); :class:`Tail` returns only the lines appended to a step's progress
 files since it last looked, whole lines only, and :class:`BuildTail` a line each time
 a node's environment build reaches a new phase (and every ``BUILD_EVERY_S`` while it
-stays in one), in :func:`prsd.wire.nodereport.environment_line`'s words;
+stays in one), in :func:`prsd.spool.nodereport.environment_line`'s words;
 :func:`step_states` reads every step's prsd state. Nothing here writes to the spool. Both SDK layers (compat/azureml-v1 and
 :mod:`prsd.azure`) read runs through this module.
 """
@@ -147,7 +147,7 @@ class BuildTail(Tail):
         self.said: dict[str, tuple[str, float]] = {}
 
     def new_lines(self) -> list[str]:
-        from prsd.wire.nodereport import NodeReport, environment_line
+        from prsd.spool.nodereport import NodeReport, environment_line
 
         out: list[str] = []
         now, clock = datetime.now(UTC), time.monotonic()
@@ -156,13 +156,13 @@ class BuildTail(Tail):
                 report = NodeReport.decode(path.read_bytes())
             except (OSError, ValueError):  # torn or foreign: read again next time
                 continue
-            env = report.environment or {}
-            moved = f"{env.get('state', '')} {env.get('phase', '')}"
+            env = report.environment
+            moved = f"{env.state} {env.phase}" if env else " "
             line = environment_line(report.environment, now)
             last = self.said.get(report.node_id)
             if not line or (last and last[0] == moved and clock - last[1] < self.every_s):
                 continue
-            if last and last[0] == moved and env.get("state") != "building":
+            if last and last[0] == moved and (env is None or env.state != "building"):
                 continue  # a failure is said once
             self.said[report.node_id] = (moved, clock)
             out.append(f"node {report.node_id}: {line}")

@@ -5,7 +5,7 @@ Registered environments are Azure environment YAML files kept in the spool
 them as ``azureml:<name>:<version>`` or ``azureml:<name>@latest``. The status lines
 come from the nodes' reports (``jobs/<id>/nodes/<node>.json``, written by the
 agents): ``building environment: PHASE`` with the time since it began, or the
-one-line error of a build that failed (:func:`prsd.wire.nodereport.environment_line`).
+one-line error of a build that failed (:func:`prsd.spool.nodereport.environment_line`).
 
 Errors: :class:`~prsd.errors.PrsdError` (one line) for a file that is not an
 environment or a version already registered; OSError for files that cannot be read
@@ -21,7 +21,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from prsd.errors import ExitCode, PrsdError
-from prsd.wire.nodereport import NodeReport, environment_line
+from prsd.spool.nodereport import NodeReport, environment_line
 
 if TYPE_CHECKING:
     import argparse

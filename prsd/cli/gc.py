@@ -144,7 +144,7 @@ def old_refusals(
 def read_ended(spool: SpoolLayout) -> list[Ended]:
     """Every job of the spool with a readable final state."""
     from prsd.spool.askers import job_owner
-    from prsd.wire.final import FinalState
+    from prsd.spool.finalrecord import FinalState
 
     found = []
     for job_id in job_ids(spool):

@@ -30,7 +30,7 @@ from prsd.cli.settings import spool_folder
 from prsd.errors import ExitCode, PrsdError
 from prsd.read.jobs import is_ended, read_job_status, read_job_statuses, resolve_job
 from prsd.spool.opening import open_spool
-from prsd.wire.status import SCHEMA_VERSION
+from prsd.spool.statusschema import SCHEMA_VERSION
 
 if TYPE_CHECKING:
     from prsd.spool.layout import SpoolLayout

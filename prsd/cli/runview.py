@@ -17,8 +17,10 @@ import time
 from datetime import UTC, datetime
 from typing import TYPE_CHECKING, Any, Protocol
 
-from prsd.wire.durations import format_duration
-from prsd.wire.nodereport import environment_line
+from prsd.spool.badrecord import BadRecord
+from prsd.spool.durations import format_duration
+from prsd.spool.envrecord import EnvBuild
+from prsd.spool.nodereport import environment_line
 
 if TYPE_CHECKING:
     from collections.abc import Callable
@@ -37,11 +39,22 @@ def building(doc: dict[str, Any], now: datetime | None = None) -> str:
     """The environment builds of the status document's nodes ("" when none builds)."""
     now = now or datetime.now(UTC)
     nodes = [n for n in doc.get("nodes") or [] if isinstance(n, dict)]
-    lines = [(n.get("node_id"), environment_line(n.get("environment"), now)) for n in nodes]
+    lines = [(n.get("node_id"), environment_line(_build(n), now)) for n in nodes]
     shown = [(node, line) for node, line in lines if line.startswith("building")]
     if len(nodes) == 1 and shown:
         return shown[0][1]
     return "; ".join(f"node {node}: {line}" for node, line in shown)
+
+
+def _build(node: dict[str, Any]) -> EnvBuild | None:
+    """A status node's environment build (None: none, or one that cannot be read)."""
+    value = node.get("environment")
+    if not isinstance(value, dict):
+        return None
+    try:
+        return EnvBuild.decode(value)
+    except BadRecord:
+        return None
 
 
 def build_phases(doc: dict[str, Any]) -> tuple[tuple[str, str], ...]:

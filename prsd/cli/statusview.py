@@ -13,7 +13,7 @@ from rich.progress_bar import ProgressBar
 from rich.table import Table
 from rich.text import Text
 
-from prsd.wire.durations import format_duration
+from prsd.spool.durations import format_duration
 
 if TYPE_CHECKING:
     from rich.console import RenderableType

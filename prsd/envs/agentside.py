@@ -114,18 +114,18 @@ class JobEnvironment:
         self.phase = phase
         self.on_change()
 
-    def report(self) -> dict[str, Any]:
-        """The node report's ``environment`` field (nothing when there is none)."""
+    def build(self) -> EnvBuild | None:
+        """The node report's ``environment`` (None when there is none)."""
         state = self.state
         if state == "":
-            return {}
-        return {"environment": EnvBuild(state, self.since, self.phase, self.error).to_obj()}
+            return None
+        return EnvBuild(state, self.since, self.phase, self.error)
 
-    def init_error(self) -> dict[str, Any]:
+    def init_error(self) -> InitError:
         """The node's first init error for a failed environment."""
         # the reason names the build log; no traceback to point at
         log = str(build_log(self.layout, self.node_id))
-        return InitError("environment", self.error, environment=True, build_log=log).to_obj()
+        return InitError("environment", self.error, environment=True, build_log=log)
 
     def release(self) -> None:
         if self._prepared is not None:

@@ -1,6 +1,6 @@
 """Which splitter plans a job's input: a table from input format to planner.
 
-Every planner yields :class:`~prsd.spool.records.MiniBatch` objects numbered from
+Every planner yields :class:`~prsd.wire.records.MiniBatch` objects numbered from
 0 in input order, lazily, so the first task is written while the input is still
 being read (except with ``partition_keys``: a group is complete only once the whole
 input has been read, see docs/tabular.md). pandas and pyarrow are imported only
@@ -21,7 +21,7 @@ from pathlib import Path
 from prsd.errors import InputError
 from prsd.inputsplit.split import SkipReporter, iter_input_files, plan_file_batches
 from prsd.jobspec import JobSpec
-from prsd.spool.records import MiniBatch
+from prsd.wire.records import MiniBatch
 
 Planner = Callable[[JobSpec, SkipReporter | None, Path | None], Iterator[MiniBatch]]
 

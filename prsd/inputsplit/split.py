@@ -27,7 +27,7 @@ from collections.abc import Callable, Iterable, Iterator
 from pathlib import Path
 
 from prsd.errors import InputError
-from prsd.spool.records import MiniBatch
+from prsd.wire.records import MiniBatch
 
 SkipReporter = Callable[[str, str], None]
 

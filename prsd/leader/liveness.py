@@ -17,7 +17,7 @@ from prsd.spool.nodesview import NodeSeen, NodesView
 if TYPE_CHECKING:
     from collections.abc import Hashable
 
-    from prsd.wire.heartbeat import Heartbeat
+    from prsd.spool.heartbeatrecord import Heartbeat
 
 
 @dataclass

@@ -17,7 +17,7 @@ from prsd.logconfig import get_logger
 if TYPE_CHECKING:
     from prsd.leader.liveness import Observer
     from prsd.leader.run.job import JobDriver
-    from prsd.wire.heartbeat import Heartbeat
+    from prsd.spool.heartbeatrecord import Heartbeat
 
 log = get_logger("prsd.leader")
 

@@ -24,8 +24,8 @@ if TYPE_CHECKING:
     from collections.abc import Iterable
 
     from prsd.leader.run.job import JobDriver
+    from prsd.spool.heartbeatrecord import Heartbeat
     from prsd.spool.layout import SpoolLayout
-    from prsd.wire.heartbeat import Heartbeat
 
 log = get_logger("prsd.leader")
 

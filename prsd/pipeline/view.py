@@ -16,13 +16,13 @@ import os
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
+from prsd.spool.finalrecord import FinalState
 from prsd.spool.jobowner import OwnerRecordError, owner
 from prsd.spool.pipelinefolder import MAX_STATE_BYTES
 from prsd.spool.privaterecords import read_final
 from prsd.spool.readsafe import UntrustedFile
 from prsd.spool.states import JobState
 from prsd.wire.fields import RecordError
-from prsd.wire.final import FinalState
 
 if TYPE_CHECKING:
     from prsd.spool.layout import SpoolLayout

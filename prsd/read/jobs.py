@@ -23,7 +23,7 @@ from prsd.spool.statusfiles import (
     read_final_document,
     read_status_document,
 )
-from prsd.wire.status import SCHEMA_VERSION, reconcile
+from prsd.spool.statusschema import SCHEMA_VERSION, reconcile
 
 if TYPE_CHECKING:
     from pathlib import Path

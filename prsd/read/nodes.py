@@ -14,12 +14,13 @@ from datetime import UTC, datetime
 from typing import TYPE_CHECKING, Any
 
 from prsd.spool.badrecord import BadRecord
-from prsd.spool.heartbeat import HEARTBEAT_INTERVAL_S, read_heartbeats
+from prsd.spool.heartbeat import read_heartbeats
+from prsd.spool.heartbeatrecord import HEARTBEAT_INTERVAL_S
 from prsd.spool.lease import read_beat
 from prsd.spool.nodesview import NodesView
 
 if TYPE_CHECKING:
-    from prsd.spool.heartbeat import Heartbeat
+    from prsd.spool.heartbeatrecord import Heartbeat
     from prsd.spool.layout import SpoolLayout
 
 STALE_AFTER_S = 10 * HEARTBEAT_INTERVAL_S

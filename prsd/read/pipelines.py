@@ -21,8 +21,8 @@ from prsd.spool.pipelinefolder import PipelineFolder
 from prsd.spool.pipelinerecord import pipeline_ids
 
 if TYPE_CHECKING:
+    from prsd.spool.finalrecord import FinalState
     from prsd.spool.layout import SpoolLayout
-    from prsd.wire.final import FinalState
 
 NOT_STARTED = ("Waiting", "Skipped", "Lost", "Queued")
 """Step states with no job status to read (the step's job has not started)."""

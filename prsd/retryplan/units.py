@@ -24,7 +24,7 @@ if TYPE_CHECKING:
     from prsd.jobspec import JobSpec
     from prsd.retryplan.kept import KeptResult
     from prsd.retryplan.plan import Kept
-    from prsd.spool.records import MiniBatch
+    from prsd.wire.records import MiniBatch
 
 
 def retry_mode(spec: JobSpec) -> str:

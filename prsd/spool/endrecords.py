@@ -1,6 +1,6 @@
 """The records of a job's end: its final record, and the status of a job with no driver.
 
-Promise: :func:`final_record` is the one place a :class:`prsd.wire.final.FinalState`
+Promise: :func:`final_record` is the one place a :class:`prsd.spool.finalrecord.FinalState`
 is made: the exit code follows from the state (:data:`prsd.spool.states.EXIT_CODES`)
 and the time is now, in UTC. :func:`ended_status` is the status document of a job
 that ends without a driver to count it (refused at intake, failed by a fault): the
@@ -18,7 +18,7 @@ from typing import Any
 
 from prsd.spool.states import ENDED, EXIT_CODES, JobState
 from prsd.spool.statusrecord import JobStatus
-from prsd.wire.final import FinalState
+from prsd.spool.finalrecord import FinalState
 
 __all__ = ["ended_status", "final_record"]
 

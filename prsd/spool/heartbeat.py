@@ -17,11 +17,9 @@ from typing import TYPE_CHECKING
 from prsd.spool.atomic import write_atomic
 from prsd.spool.faults import overwrite_in_place, padded
 from prsd.spool.layout import SpoolLayout, valid_node_id
-from prsd.wire.heartbeat import HEARTBEAT_INTERVAL_S, Heartbeat
+from prsd.spool.heartbeatrecord import Heartbeat
 
 __all__ = [
-    "HEARTBEAT_INTERVAL_S",
-    "Heartbeat",
     "read_heartbeat",
     "read_heartbeats",
     "write_heartbeat",

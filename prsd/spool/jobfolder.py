@@ -46,7 +46,8 @@ from typing import TYPE_CHECKING, Protocol
 
 from prsd.spool import claim, jobowner, privaterecords, seats
 from prsd.spool.atomic import write_atomic
-from prsd.spool.records import TaskBody, read_result
+from prsd.spool.records import read_result
+from prsd.spool.taskrecords import TaskBody
 
 if TYPE_CHECKING:
     from collections.abc import Callable, Iterable
@@ -56,7 +57,7 @@ if TYPE_CHECKING:
     from prsd.spool.layout import JobLayout, SpoolLayout, TaskName
     from prsd.spool.records import ResultFile
     from prsd.spool.statusrecord import JobStatus
-    from prsd.wire.final import FinalState
+    from prsd.spool.finalrecord import FinalState
 
     OnError = Callable[[Path, OSError], None]
 

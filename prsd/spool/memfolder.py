@@ -24,7 +24,7 @@ import errno
 from typing import TYPE_CHECKING
 
 from prsd.spool.jobowner import OwnerRecordError
-from prsd.spool.records import TaskBody
+from prsd.spool.taskrecords import TaskBody
 
 if TYPE_CHECKING:
     from collections.abc import Iterable
@@ -35,7 +35,7 @@ if TYPE_CHECKING:
     from prsd.spool.layout import JobLayout, TaskName
     from prsd.spool.records import ResultFile
     from prsd.spool.statusrecord import JobStatus
-    from prsd.wire.final import FinalState
+    from prsd.spool.finalrecord import FinalState
 
 __all__ = ["MemoryJobFolder"]
 

@@ -3,7 +3,7 @@
 :class:`PipelineFolder` is the folder by its layout (prsd/spool/pipelinelayout.py):
 the submitter's record (prsd/spool/pipelinerecord.py), the leader's ``state.json``
 (prsd/spool/pipelinestate.py), the pipeline's end (``final.json``, a
-:class:`prsd.wire.final.FinalState`), the cancel mark and the steps still waiting in
+:class:`prsd.spool.finalrecord.FinalState`), the cancel mark and the steps still waiting in
 ``steps/``. :meth:`PipelineFolder.open` gives the leader's side,
 :class:`OpenPipelineFolder`.
 
@@ -38,7 +38,7 @@ from prsd.spool.pipelinerecord import read_record
 from prsd.spool.pipelinestate import PipelineState
 from prsd.spool.readsafe import UntrustedFile, read_small
 from prsd.wire.fields import RecordError
-from prsd.wire.final import FinalState
+from prsd.spool.finalrecord import FinalState
 
 if TYPE_CHECKING:
     from pathlib import Path

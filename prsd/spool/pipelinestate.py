@@ -5,7 +5,7 @@ not decide twice: the steps it skipped (each with the reason shown to the user) 
 whether the pipeline was canceled. It is written before anything else moves (so a
 leader that takes over skips the same steps), read back as the daemons' own file,
 and round-trips through :meth:`PipelineState.to_json` / :meth:`PipelineState.from_json`.
-How a pipeline ended (``final.json``) is a :class:`prsd.wire.final.FinalState`, as a
+How a pipeline ended (``final.json``) is a :class:`prsd.spool.finalrecord.FinalState`, as a
 job's, made by :func:`prsd.spool.endrecords.final_record`.
 
 Errors: :meth:`PipelineState.from_json` raises :class:`prsd.spool.badrecord.BadRecord`

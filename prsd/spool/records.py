@@ -1,4 +1,4 @@
-"""Reading result files from the spool; the records themselves are :mod:`prsd.wire.records`.
+"""Reading result files from the spool; the records themselves are :mod:`prsd.spool.taskrecords`.
 
 A result file is what one attempt of one task produced on one node::
 
@@ -8,8 +8,8 @@ The footer is ``b"PRSDRES1"`` and the metadata length (8 bytes, big-endian), so 
 leader reads the metadata with two small reads at the end of the file and the merge
 copies payload byte ranges without parsing them. A torn or truncated file has no
 valid footer and is treated as missing (the attempt's results are not used). The
-task, outcome and metadata records are defined once, in :mod:`prsd.wire.records`,
-and named here too for the spool's readers.
+task and metadata records are defined once, in :mod:`prsd.spool.taskrecords`, the
+mini-batch and the outcome they carry in :mod:`prsd.wire.records`.
 
 The job's owner can write in the folder that holds a result file (the worker appends
 to it as the owner), so the leader, running as root, reads one by descriptor only:
@@ -27,47 +27,12 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
 from prsd.errors import SpoolError
-from prsd.wire.records import (
-    ATTEMPT_STATUSES,
-    CRASHED,
-    FAILED,
-    FOOTER,
-    OOM,
-    REQUEUED,
-    RESULT_MAGIC,
-    SUCCEEDED,
-    TASK_FORMAT,
-    TIMEOUT,
-    MiniBatch,
-    Outcome,
-    ResultMeta,
-    TaskBody,
-)
+from prsd.spool.taskrecords import FOOTER, RESULT_MAGIC, ResultMeta
 
 if TYPE_CHECKING:
     from pathlib import Path
 
-__all__ = [
-    "ATTEMPT_STATUSES",
-    "CRASHED",
-    "FAILED",
-    "FOOTER",
-    "OOM",
-    "REQUEUED",
-    "RESULT_MAGIC",
-    "SUCCEEDED",
-    "TASK_FORMAT",
-    "TIMEOUT",
-    "MiniBatch",
-    "Outcome",
-    "ResultFile",
-    "ResultMeta",
-    "TaskBody",
-    "UntrustedResult",
-    "open_result",
-    "read_result",
-    "read_result_meta",
-]
+__all__ = ["ResultFile", "UntrustedResult", "open_result", "read_result", "read_result_meta"]
 
 
 class UntrustedResult(SpoolError):

@@ -10,7 +10,7 @@ Starting, not ended). The final record is read from its private copy (with the
 reason) where this user may read it, else from ``final.json``.
 :func:`status_mark` is the leader's look at the ``(epoch, seq)`` of the status on
 disk, to refuse writing over a newer one. The documents' contract is
-prsd/wire/status.py and prsd/wire/final.py; the daemons' own typed reads are
+prsd/spool/statusschema.py and prsd/spool/finalrecord.py; the daemons' own typed reads are
 prsd/spool/statusrecord.py and prsd/spool/privaterecords.py.
 
 Errors: :func:`read_status_document` raises ``OSError`` when ``status.json`` cannot be
@@ -24,8 +24,8 @@ import os
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from prsd.wire.final import private_final_path
-from prsd.wire.status import PRIVATE_STATUS, with_private
+from prsd.spool.finalrecord import private_final_path
+from prsd.spool.statusschema import PRIVATE_STATUS, with_private
 
 if TYPE_CHECKING:
     from prsd.spool.layout import JobLayout
@@ -91,7 +91,7 @@ def merged_with_private_file(
     public: dict[str, Any], state_dir: str | os.PathLike[str]
 ) -> dict[str, Any]:
     """``public`` with ``state_dir/status.private.json`` merged in when this user may
-    read it (:func:`prsd.wire.status.with_private`)."""
+    read it (:func:`prsd.spool.statusschema.with_private`)."""
     try:
         with open(os.path.join(state_dir, PRIVATE_STATUS), "rb") as f:
             private = json.loads(f.read(MAX_PRIVATE_BYTES))

@@ -2,7 +2,7 @@
 and the rest of the documented fields.
 
 Promise: :class:`JobStatus` is a status document that holds to the contract of
-:mod:`prsd.wire.status` (:data:`prsd.wire.status.STATUS_SCHEMA`, documented field by
+:mod:`prsd.spool.statusschema` (:data:`prsd.spool.statusschema.STATUS_SCHEMA`, documented field by
 field in docs/prsctl.md): its three identifying fields are typed attributes, every
 other field is kept in ``fields`` as written (a field a newer leader adds is kept,
 not dropped). :meth:`JobStatus.of` checks a document the leader built,
@@ -20,7 +20,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from prsd.spool.badrecord import BadRecord, Doc
-from prsd.wire.status import SCHEMA_VERSION, validate_status
+from prsd.spool.statusschema import SCHEMA_VERSION, validate_status
 
 __all__ = ["JobStatus"]
 

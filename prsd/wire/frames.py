@@ -1,7 +1,7 @@
 """The messages of the agent <-> worker channel, one class each, with typed decoders.
 
-The channel's framing (a length prefix, compact JSON) is :mod:`prsd.worker.protocol`;
-the first frame, ``hello``, is :class:`prsd.worker.hello.Hello`. After it:
+The channel's framing (a length prefix, compact JSON) is :mod:`prsd.wire.protocol`;
+the first frame, ``hello``, is :class:`prsd.wire.hello.Hello`. After it:
 
 agent -> worker: :class:`Run` (mini-batches of one task to run in order, where their
 append_row bytes go, whether the task ends with them), :class:`Shutdown`.

@@ -1,38 +1,24 @@
-"""The task body, the attempt outcome and the result footer: one definition each.
+"""The mini-batch and the attempt outcome: what enters and leaves a worker, one definition each.
 
-A task file (leader -> agent) is one JSON object naming the job and its mini-batches;
-each mini-batch carries an opaque ``payload`` that the splitter made and the
-worker's loader reads. A task file cannot lie: it carries ``sum``, a checksum of its
-content (:func:`content_sum`), it must hold at least one mini-batch, and a
-mini-batch of a ``files`` task (its payload: the list of paths) must hold as many
-paths as its ``n``;
-any mismatch is a :class:`~prsd.wire.fields.RecordError`, so the agent voids the file
-and the leader plans its mini-batches again. A task file of the previous version (no
-``sum``) is still read, with the other two checks. An :class:`Outcome` is what one attempt of one mini-batch did:
-the worker sends it in its ``done`` frame, the agent records it (or makes one when
-the worker could not: a timeout, a death), and the leader reads it from the result
-file's metadata (:class:`ResultMeta`), which ends with a 16-byte footer::
-
-    <payload of mini-batch a><payload of b>...<metadata JSON><b"PRSDRES1"><length, 8 bytes>
+A :class:`MiniBatch` is what the leader planned and the worker runs: its index, the
+opaque ``payload`` the splitter made and the worker's loader reads, its item count and
+partition key; it travels in the task file and then in the ``run`` frame. An
+:class:`Outcome` is what one attempt of one mini-batch did: the worker sends it in its
+``done`` frame, the agent records it (or makes one when the worker could not: a
+timeout, a death), and the leader reads it from the result file's metadata. The task
+file and the result metadata that carry them are :mod:`prsd.spool.taskrecords`.
 
 Each record has its encoder and a typed decoder that raises
-:class:`~prsd.wire.fields.RecordError` on a malformed record. Reading result files
-safely (descriptors, no links) is :mod:`prsd.spool.records`. Standard library
-only, Python 3.7: the worker builds its outcomes with this module too.
+:class:`~prsd.wire.fields.RecordError` on a malformed record. Standard library only,
+Python 3.7: the worker builds its outcomes with this module.
 """
 
 from __future__ import annotations
 
-import hashlib
-import struct
 from dataclasses import dataclass, field, fields
 from typing import Any
 
-from prsd.wire.fields import Fields, RecordError, dumps
-
-TASK_FORMAT = 1
-RESULT_MAGIC = b"PRSDRES1"
-FOOTER = struct.Struct(">8sQ")
+from prsd.wire.fields import Fields, RecordError
 
 # Attempt statuses, as written in processed_mini-batches.csv (docs/logs.md).
 SUCCEEDED = "succeeded"
@@ -79,59 +65,6 @@ class MiniBatch:
         return cls(
             f.get("i", int), f.obj["p"], f.get("n", int, default=-1), f.get("k", dict, default=None)
         )
-
-
-@dataclass(frozen=True)
-class TaskBody:
-    """The content of a task file."""
-
-    job_id: str
-    kind: str
-    mini_batches: tuple[MiniBatch, ...]
-
-    def encode(self) -> bytes:
-        obj: dict[str, Any] = {
-            "v": TASK_FORMAT,
-            "job": self.job_id,
-            "kind": self.kind,
-            "mbs": [mb.to_json() for mb in self.mini_batches],
-        }
-        obj["sum"] = content_sum(obj)
-        return dumps(obj)
-
-    @classmethod
-    def decode(cls, data: bytes) -> TaskBody:
-        """Parse a task file.
-
-        Raises:
-            RecordError: not a task file of a known format, or one whose checksum,
-                mini-batch list or item counts do not hold (see the module header).
-        """
-        f = Fields.of_json(data, "task file")
-        version = f.get("v", int, default=None)
-        if version != TASK_FORMAT:
-            raise RecordError(f"task file format {version!r} is not {TASK_FORMAT}")
-        written = f.get("sum", str, default=None)
-        if written is not None and written != content_sum(f.obj):
-            raise RecordError("task file: its content does not match its checksum")
-        mbs = tuple(MiniBatch.from_json(m) for m in f.get("mbs", list))
-        if not mbs:
-            raise RecordError("task file: it names no mini-batch")
-        kind = f.get("kind", str)
-        for mb in mbs:
-            if kind == "files" and isinstance(mb.payload, list) and len(mb.payload) != mb.items:
-                raise RecordError(
-                    f"task file: mini-batch {mb.mb_id} lists {len(mb.payload)} items, "
-                    f"not its n = {mb.items}"
-                )
-        return cls(f.get("job", str), kind, mbs)
-
-
-def content_sum(obj: dict[str, Any]) -> str:
-    """The checksum of a record: SHA-256 (first 16 hex digits) of its compact JSON
-    without its ``sum`` key (JSON read back and written again gives the same bytes)."""
-    rest = {k: v for k, v in obj.items() if k != "sum"}
-    return hashlib.sha256(dumps(rest)).hexdigest()[:16]
 
 
 _INT_FIELDS = ("items", "succeeded_items", "failed_items", "offset", "length", "pid")
@@ -215,34 +148,3 @@ _OUTCOME_TYPES: dict[str, tuple[type, ...]] = {
     **dict.fromkeys(_FLOAT_FIELDS, (int, float)),
     **dict.fromkeys(_STR_FIELDS, (str,)),
 }
-
-
-@dataclass(frozen=True)
-class ResultMeta:
-    """The metadata at the end of a result file."""
-
-    task: str
-    node_id: str
-    outcomes: tuple[Outcome, ...]
-
-    def encode(self) -> bytes:
-        """The metadata JSON (with its checksum, ``sum``) and its footer."""
-        obj: dict[str, Any] = {
-            "task": self.task,
-            "node": self.node_id,
-            "mbs": [o.to_json() for o in self.outcomes],
-        }
-        obj["sum"] = content_sum(obj)
-        meta = dumps(obj)
-        return meta + FOOTER.pack(RESULT_MAGIC, len(meta))
-
-    @classmethod
-    def decode(cls, meta: bytes) -> ResultMeta:
-        """Parse the metadata (RecordError: malformed, or not matching its checksum; a
-        result of the previous version has none)."""
-        f = Fields.of_json(meta, "result metadata")
-        written = f.get("sum", str, default=None)
-        if written is not None and written != content_sum(f.obj):
-            raise RecordError("result metadata: its content does not match its checksum")
-        outcomes = tuple(Outcome.from_json(o) for o in f.get("mbs", list))
-        return cls(f.get("task", str), f.get("node", str), outcomes)

@@ -32,7 +32,7 @@ if TYPE_CHECKING:
     from types import ModuleType
 
 EXPOSED_PACKAGES = ("prsd", "azureml_user")
-EXIT_AGENT_GONE = 71  # same value as prsd.worker.protocol.EXIT_AGENT_GONE
+EXIT_AGENT_GONE = 71  # same value as prsd.wire.protocol.EXIT_AGENT_GONE
 _PR_SET_PDEATHSIG = 1
 
 

@@ -19,7 +19,7 @@ from typing import TYPE_CHECKING, Any, ClassVar
 from prsd.worker.logs import level_number, utc_formatter
 
 if TYPE_CHECKING:
-    from prsd.worker.hello import Hello
+    from prsd.wire.hello import Hello
 
 # Azure's entry-script log format (old driver), written in UTC.
 LOG_FORMAT = "%(asctime)s|%(name)s|%(levelname)s|%(process)d|%(thread)d|%(funcName)s()|%(message)s"

@@ -9,7 +9,7 @@ once, without ``shutdown()``: the agent is gone). A task's ``run`` frames are ru
 order and answered with one ``done`` frame; meanwhile the worker's board
 (:mod:`prsd.wire.board`) says which mini-batch is loading or running since when, and
 keeps each finished one's outcome, for the agent's clocks and for a death. See
-:mod:`prsd.worker.protocol` for the frames.
+:mod:`prsd.wire.protocol` for the frames.
 
 Signals: SIGINT is ignored (the agent owns it); SIGUSR1 dumps every thread's stack
 into the error file (the agent sends it before killing a ``run()`` that timed out);
@@ -29,12 +29,16 @@ import sys
 import time
 from typing import TYPE_CHECKING, Any
 
-from prsd.wire import frames
+from prsd.wire import frames, protocol
 from prsd.wire.board import FINISHED, RUNNING, Board
 from prsd.wire.fields import RecordError
-from prsd.worker import protocol
+from prsd.wire.hello import Hello
+from prsd.wire.protocol import (
+    EXIT_AGENT_GONE,
+    EXIT_INIT_FAILED,
+    EXIT_PROTOCOL_ERROR,
+)
 from prsd.worker.entry_script import configure_worker
-from prsd.worker.hello import Hello
 from prsd.worker.logs import (
     ErrorFile,
     configure_root_logger,
@@ -44,11 +48,6 @@ from prsd.worker.logs import (
     line_buffer_std_streams,
     one_line_error,
     traceback_tail,
-)
-from prsd.worker.protocol import (
-    EXIT_AGENT_GONE,
-    EXIT_INIT_FAILED,
-    EXIT_PROTOCOL_ERROR,
 )
 from prsd.worker.runner import MiniBatchRunner
 from prsd.worker.script import (

@@ -16,6 +16,7 @@ import time
 from dataclasses import fields
 from typing import TYPE_CHECKING, Any
 
+from prsd.wire.protocol import ProtocolError
 from prsd.wire.records import FAILED, OOM, SUCCEEDED, Outcome
 from prsd.worker.appender import AppendFile
 from prsd.worker.entry_script import EntryScript
@@ -26,7 +27,6 @@ from prsd.worker.logs import (
     traceback_tail,
     utc_timestamp,
 )
-from prsd.worker.protocol import ProtocolError
 from prsd.worker.results import (
     ItemCounts,
     ResultTooLarge,
@@ -41,8 +41,8 @@ from prsd.worker.results import (
 if TYPE_CHECKING:
     from collections.abc import Callable
 
+    from prsd.wire.hello import Hello
     from prsd.wire.records import MiniBatch
-    from prsd.worker.hello import Hello
     from prsd.worker.logs import ErrorFile
     from prsd.worker.script import UserScript
 

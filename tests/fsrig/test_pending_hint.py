@@ -17,8 +17,9 @@ from prsd.jobspec import InputSpec, JobSpec
 from prsd.spool.claim import list_pending, prepare_node
 from prsd.spool.layout import JobLayout, TaskName
 from prsd.spool.pendinghint import HintWriter
-from prsd.spool.records import MiniBatch, TaskBody
+from prsd.spool.taskrecords import TaskBody
 from prsd.spool.watch import Doorbell
+from prsd.wire.records import MiniBatch
 from tests.fsrig.rig import EXPORT, fresh_dir, mounts
 
 

@@ -23,10 +23,9 @@ import anyio
 import pytest
 
 from prsd.agent.proc import BrokenWorker, WorkerProcess, spawn_worker
-from prsd.wire import frames
+from prsd.wire import frames, protocol
 from prsd.wire.board import FINISHED, RUNNING, Board
 from prsd.wire.records import SUCCEEDED, MiniBatch
-from prsd.worker import protocol
 from tests.helpers import wait_until
 from tests.integration.worker_driver import WorkerPaths, files_mb, ready_worker
 

@@ -10,7 +10,8 @@ from typing import TYPE_CHECKING
 from prsd.spool.atomic import move_verified, write_atomic
 from prsd.spool.claim import commit, list_pending, prepare_node, requeue, try_claim
 from prsd.spool.layout import JobLayout, TaskName
-from prsd.spool.records import MiniBatch, TaskBody
+from prsd.spool.taskrecords import TaskBody
+from prsd.wire.records import MiniBatch
 from tests.helpers import wait_until
 
 if TYPE_CHECKING:

@@ -28,7 +28,7 @@ from tests.jobkit import ECHO_SCRIPT, ECHO_YAML, make_job
 if TYPE_CHECKING:
     from pathlib import Path
 
-    from prsd.spool.records import MiniBatch
+    from prsd.wire.records import MiniBatch
 
 
 def _late_planner(mbs: list[MiniBatch], delay_s: float) -> HelperPlan:

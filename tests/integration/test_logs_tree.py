@@ -13,7 +13,7 @@ import pytest
 from prsd.agent import perfrows
 from prsd.leader.run.joblogs import CSV_COLUMNS
 from prsd.spool.statusfiles import merged_with_private_file
-from prsd.wire.status import validate_status
+from prsd.spool.statusschema import validate_status
 from tests.jobkit import RunResult, make_job, run_prsd
 
 if TYPE_CHECKING:

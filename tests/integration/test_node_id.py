@@ -13,7 +13,8 @@ from typing import TYPE_CHECKING
 
 from prsd.cmdline import default_node_id
 from prsd.errors import ExitCode
-from prsd.spool.heartbeat import Heartbeat, read_heartbeat, write_heartbeat
+from prsd.spool.heartbeat import read_heartbeat, write_heartbeat
+from prsd.spool.heartbeatrecord import Heartbeat
 from prsd.spool.nodehold import NodeHolder, generations, holds_dir
 from prsd.spool.opening import open_spool
 from tests.fleet import FAST_AGENT, Fleet

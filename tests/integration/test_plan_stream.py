@@ -25,7 +25,7 @@ from prsd.leader.plan.planwire import Record, encode
 from prsd.owner import identity
 from prsd.spool.jobowner import JobOwner, write_job_owner
 from prsd.spool.layout import SpoolLayout
-from prsd.spool.records import MiniBatch
+from prsd.wire.records import MiniBatch
 
 if TYPE_CHECKING:
     from pathlib import Path

@@ -18,7 +18,7 @@ import pytest
 
 from prsd.cli.logmerge import line_time
 from prsd.cli.prsctl import main as prsctl_main
-from prsd.wire.status import validate_status
+from prsd.spool.statusschema import validate_status
 from tests.helpers import wait_until
 from tests.jobkit import PRSD, RunResult, make_job, prsctl, run_prsd
 

@@ -9,7 +9,8 @@ import sys
 from datetime import UTC, datetime, timedelta
 from typing import IO, TYPE_CHECKING
 
-from prsd.spool.heartbeat import Heartbeat, write_heartbeat
+from prsd.spool.heartbeat import write_heartbeat
+from prsd.spool.heartbeatrecord import Heartbeat
 from prsd.spool.layout import SpoolLayout
 from prsd.spool.lease import LeaderBeat, write_beat
 from tests.helpers import wait_until

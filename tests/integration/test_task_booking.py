@@ -18,8 +18,9 @@ from prsd.leader.run.job import JobDriver
 from prsd.leader.run.joblogs import report_parts
 from prsd.spool.claim import commit, list_pending, prepare_node, try_claim
 from prsd.spool.opening import open_spool
-from prsd.spool.records import FAILED, SUCCEEDED, Outcome, ResultMeta, TaskBody
+from prsd.spool.taskrecords import ResultMeta, TaskBody
 from prsd.submit import submit
+from prsd.wire.records import FAILED, SUCCEEDED, Outcome
 from tests.jobkit import ECHO_SCRIPT, ECHO_YAML, make_job
 
 if TYPE_CHECKING:

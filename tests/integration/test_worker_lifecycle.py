@@ -12,13 +12,13 @@ import sys
 import textwrap
 from typing import TYPE_CHECKING
 
-from prsd.worker.launch import worker_command
-from prsd.worker.protocol import (
+from prsd.wire.protocol import (
     EXIT_AGENT_GONE,
     EXIT_INIT_FAILED,
     EXIT_PROTOCOL_ERROR,
     HEADER,
 )
+from prsd.worker.launch import worker_command
 from tests.helpers import wait_until
 from tests.integration.worker_driver import (
     FRAME_TIMEOUT_S,
@@ -349,7 +349,7 @@ def test_worker_dies_with_its_parent(tmp_path: Path) -> None:
     """)
     spawner = textwrap.dedent("""
         import json, socket, subprocess, sys
-        from prsd.worker import protocol
+        from prsd.wire import protocol
         from prsd.worker.launch import worker_command
         ours, theirs = socket.socketpair()
         proc = subprocess.Popen(

@@ -1,6 +1,6 @@
 """Start a real worker process and drive it over its control socket, as the agent does.
 
-Blocking frames from ``prsd.worker.protocol`` on a ``socket.socketpair()`` with a
+Blocking frames from ``prsd.wire.protocol`` on a ``socket.socketpair()`` with a
 timeout, so a test that waits for a frame that never comes fails instead of hanging.
 The worker runs in its own session with stdout/stderr in files; ``start_worker``
 kills its process group and reaps it whatever happens.
@@ -17,8 +17,8 @@ from contextlib import contextmanager
 from dataclasses import dataclass, replace
 from typing import TYPE_CHECKING, Any
 
-from prsd.worker import protocol
-from prsd.worker.hello import Hello
+from prsd.wire import protocol
+from prsd.wire.hello import Hello
 from prsd.worker.launch import worker_command, worker_env
 
 if TYPE_CHECKING:

@@ -7,8 +7,8 @@ from prsd.leader.run.ledger import Ledger
 from prsd.leader.run.snapshot import NodeRow
 from prsd.leader.run.verdict import Counts, Thresholds
 from prsd.leader.takeover.takeover import settled
-from prsd.spool.records import FAILED, REQUEUED, SUCCEEDED, MiniBatch, Outcome
-from prsd.wire.nodereport import NodeReport
+from prsd.spool.nodereport import NodeReport
+from prsd.wire.records import FAILED, REQUEUED, SUCCEEDED, MiniBatch, Outcome
 
 TIMEOUTS = Timeouts(first_task_s=60.0, progress_s=300.0)
 

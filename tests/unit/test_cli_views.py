@@ -12,7 +12,7 @@ from prsd.leader.requests.askrule import JobPlace, Verb, decide
 from prsd.leader.run.initrule import NodeInit, init_failure
 from prsd.read.nodes import node_row
 from prsd.spool.askers import Person
-from prsd.spool.heartbeat import Heartbeat
+from prsd.spool.heartbeatrecord import Heartbeat
 from prsd.spool.initrecords import InitError
 
 NOW = datetime(2026, 11, 25, 12, 0, tzinfo=UTC)

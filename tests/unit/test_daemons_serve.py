@@ -10,9 +10,9 @@ from typing import TYPE_CHECKING
 
 from prsd.read.fleet import daemons_serve
 from prsd.spool.heartbeat import write_heartbeat
+from prsd.spool.heartbeatrecord import Heartbeat
 from prsd.spool.lease import ONE_JOB_PREFIX, LeaderBeat, write_beat
 from prsd.spool.opening import open_spool
-from prsd.wire.heartbeat import Heartbeat
 
 if TYPE_CHECKING:
     from pathlib import Path

@@ -17,10 +17,10 @@ from prsd.errors import JobSpecError
 from prsd.leader.end.guard import end_broken_job
 from prsd.leader.intake.intake import fail_intake
 from prsd.spool.endrecords import ended_status, final_record
+from prsd.spool.finalrecord import FinalState
 from prsd.spool.jobfolder import JobFolder
 from prsd.spool.layout import JobLayout, SpoolLayout
 from prsd.spool.states import JobState
-from prsd.wire.final import FinalState
 from tests.fswatch import Watch
 
 if TYPE_CHECKING:

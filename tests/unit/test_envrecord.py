@@ -9,7 +9,7 @@ import pytest
 from prsd.leader.run.initrule import NodeInit
 from prsd.spool.badrecord import BadRecord
 from prsd.spool.envrecord import EnvBuild
-from prsd.wire.nodereport import NodeReport, environment_line
+from prsd.spool.nodereport import NodeReport, environment_line
 
 BUILDS = [
     EnvBuild("building", "2026-01-01T00:00:00+00:00", "resolving"),
@@ -21,7 +21,7 @@ BUILDS = [
 @pytest.mark.parametrize("build", BUILDS)
 def test_round_trip_through_a_node_report(build: EnvBuild) -> None:
     """What the agent reports is what the leader reads and passes on to status.json."""
-    data = NodeReport("n1", environment=build.to_obj()).encode()
+    data = NodeReport("n1", environment=build).encode()
     node = NodeInit.from_report(NodeReport.decode(data))
     assert node.environment == build
     assert EnvBuild.decode(build.to_obj()) == build
@@ -34,7 +34,7 @@ def test_the_phase_is_said_only_while_building() -> None:
 
 def test_the_lines_prsctl_shows_read_the_record() -> None:
     now = datetime(2026, 1, 1, 0, 0, 12, tzinfo=UTC)
-    lines = [environment_line(b.to_obj(), now) for b in BUILDS]
+    lines = [environment_line(b, now) for b in BUILDS]
     assert lines == ["building environment: resolving (0:00:12)",
                      "environment failed: No solution found", ""]  # fmt: skip
 

@@ -18,10 +18,13 @@ from prsd.envs.phase import phase_of
 from prsd.envs.settings import EnvSettings
 from prsd.envs.spec import EnvError, left_out_note, parse_conda
 from prsd.spool.atomic import write_atomic
-from prsd.wire.nodereport import NodeReport, environment_line
+from prsd.spool.envrecord import EnvBuild
+from prsd.spool.nodereport import NodeReport, environment_line
 
 if TYPE_CHECKING:
     from pathlib import Path
+
+    from prsd.spool.envrecord import EnvState
 
 # uv 0.x's own output (not a terminal) for an sdist whose build backend raised.
 UV_BUILD_FAILED = """\
@@ -125,14 +128,14 @@ def test_the_build_line_every_view_shows() -> None:
     now = datetime(2026, 11, 27, 3, 0, 0, tzinfo=UTC)
     since = (now - timedelta(seconds=12)).isoformat()
     env = {"state": "building", "since": since, "phase": "resolving"}
-    assert environment_line(env, now) == "building environment: resolving (0:00:12)"
-    assert environment_line({"state": "building", "since": "?"}, now) == (
-        "building environment (?)"
+    assert environment_line(EnvBuild.decode(env), now) == (
+        "building environment: resolving (0:00:12)"
     )
-    assert environment_line({"state": "failed", "error": "error: x"}, now) == (
+    assert environment_line(EnvBuild("building", "?"), now) == "building environment (?)"
+    assert environment_line(EnvBuild("failed", error="error: x"), now) == (
         "environment failed: error: x"
     )
-    assert environment_line({"state": "ready"}, now) == ""
+    assert environment_line(EnvBuild("ready"), now) == ""
     assert environment_line(None, now) == ""
     n1 = {"node_id": "n1", "environment": env}
     doc: dict[str, Any] = {"state": "Running", "total_mbs": 4, "elapsed_s": 14, "nodes": [n1]}
@@ -168,8 +171,8 @@ def test_build_tail_says_each_phase_once_from_the_nodes_reports(tmp_path: Path) 
     assert tail.new_lines() == []
     since = datetime.now(UTC).isoformat()
 
-    def report(**env: str) -> None:
-        data = NodeReport("n1", environment={"since": since, **env}).encode()
+    def report(state: EnvState, phase: str = "", error: str = "") -> None:
+        data = NodeReport("n1", environment=EnvBuild(state, since, phase, error)).encode()
         write_atomic(nodes / "n1.json", data, durable=False)  # as the agent writes it
 
     report(state="building", phase="resolving")

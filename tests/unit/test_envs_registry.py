@@ -12,7 +12,8 @@ from prsd.cli.envs import node_environment_line
 from prsd.envs import registry
 from prsd.envs.node import resolve, resolve_with_image
 from prsd.envs.spec import EnvError
-from prsd.wire.nodereport import NodeReport
+from prsd.spool.envrecord import EnvBuild
+from prsd.spool.nodereport import NodeReport
 
 if TYPE_CHECKING:
     from pathlib import Path
@@ -85,9 +86,9 @@ def test_bad_files_refused(tmp_path: Path, text: str, fragment: str) -> None:
 def test_status_lines() -> None:
     now = datetime(2026, 1, 1, 12, 1, 5, tzinfo=UTC)
     since = "2026-01-01T12:00:00+00:00"
-    building = NodeReport("n1", environment={"state": "building", "since": since})
+    building = NodeReport("n1", environment=EnvBuild("building", since))
     assert node_environment_line(building, now) == ["node n1: building environment (0:01:05)"]
-    failed = NodeReport("n2", environment={"state": "failed", "since": "", "error": "error: x"})
+    failed = NodeReport("n2", environment=EnvBuild("failed", "", error="error: x"))
     assert node_environment_line(failed, now) == ["node n2: environment failed: error: x"]
-    assert node_environment_line(NodeReport("n3", environment={"state": "ready"}), now) == []
+    assert node_environment_line(NodeReport("n3", environment=EnvBuild("ready")), now) == []
     assert node_environment_line(NodeReport("n4"), now) == []

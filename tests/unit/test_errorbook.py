@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from prsd.leader.run.errorbook import RECENT_ERRORS, ErrorBook
-from prsd.spool.records import Outcome
+from prsd.wire.records import Outcome
 
 
 def _fail(index: int, error: str, process: str = "process000", status: str = "failed") -> Outcome:

@@ -6,7 +6,7 @@ from prsd.leader.end.errortext import NO_ERRORS, compact_error, init_groups, job
 from prsd.leader.run.errorbook import ErrorBook
 from prsd.leader.run.initrule import NodeInit
 from prsd.spool.initrecords import InitError
-from prsd.spool.records import Outcome
+from prsd.wire.records import Outcome
 
 
 def _book(*errors: str) -> ErrorBook:

@@ -19,7 +19,7 @@ from prsd.spool.faults import (
     padded,
     storage_fault,
 )
-from prsd.wire.status import reconcile
+from prsd.spool.statusschema import reconcile
 
 
 @pytest.mark.parametrize(

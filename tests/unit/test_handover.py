@@ -25,10 +25,9 @@ from prsd.agent.handover import (
 from prsd.agent.proc import WorkerProcess
 from prsd.agent.task import RunningTask
 from prsd.spool.layout import TaskName
-from prsd.spool.records import MiniBatch, Outcome
-from prsd.wire import frames
+from prsd.wire import frames, protocol
 from prsd.wire.board import FINISHED, RUNNING, Board
-from prsd.worker import protocol
+from prsd.wire.records import MiniBatch, Outcome
 
 if TYPE_CHECKING:
     from collections.abc import Iterator
@@ -38,15 +37,15 @@ OVERHEAD_S = 30.0
 
 
 def _frames(data: bytes) -> list[frames.Run]:
-    """Decode a stream of run frames back."""
+    """Decode a stream of run frames back (with the channel's one frame reader)."""
+    reader = protocol.FrameBuffer()
+    reader.feed(data)
     runs = []
-    while data:
-        length = protocol.frame_length(data[: protocol.HEADER.size])
-        body = data[protocol.HEADER.size : protocol.HEADER.size + length]
-        command = frames.decode_command(protocol.decode(body))
+    while (message := reader.next()) is not None:
+        command = frames.decode_command(message)
         assert isinstance(command, frames.Run)
         runs.append(command)
-        data = data[protocol.HEADER.size + length :]
+    assert not reader.partial
     return runs
 
 

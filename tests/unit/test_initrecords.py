@@ -9,7 +9,7 @@ import pytest
 from prsd.leader.run.initrule import NodeInit, first_error_detail, init_failure
 from prsd.spool.badrecord import BadRecord
 from prsd.spool.initrecords import InitError
-from prsd.wire.nodereport import NodeReport
+from prsd.spool.nodereport import NodeReport
 
 WORKER = InitError("process002", "OSError: no GPU", "  x\nOSError: no GPU", "/l/process002.txt")
 ENVIRONMENT = InitError(
@@ -20,9 +20,8 @@ ENVIRONMENT = InitError(
 @pytest.mark.parametrize("error", [WORKER, ENVIRONMENT])
 def test_round_trip_through_a_node_report(error: InitError) -> None:
     """What the agent writes into its report is what the leader reads back."""
-    report = NodeReport("n1", init_failures=1, first_init_error=error.to_obj())
-    back = NodeReport.decode(report.encode()).first_init_error
-    assert InitError.decode(back) == error
+    report = NodeReport("n1", init_failures=1, first_init_error=error)
+    assert NodeReport.decode(report.encode()).first_init_error == error
 
 
 def test_a_worker_error_names_its_traceback_an_environment_its_build_log() -> None:
@@ -69,7 +68,7 @@ def test_the_leader_reports_an_unreadable_init_error_and_goes_on() -> None:
 
 def test_the_leader_reads_the_agents_error_into_the_job_result() -> None:
     data = NodeReport("n1", workers=1, init_failures=3, gave_up=True,
-                      first_init_error=WORKER.to_obj()).encode()  # fmt: skip
+                      first_init_error=WORKER).encode()  # fmt: skip
     node = NodeInit.from_report(NodeReport.decode(data))
     assert node.first_error == WORKER
     assert (

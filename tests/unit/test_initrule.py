@@ -6,8 +6,8 @@ import pytest
 
 from prsd.leader.run.initrule import NodeInit, first_error_detail, init_failure
 from prsd.spool.initrecords import InitError
+from prsd.spool.nodereport import NodeReport
 from prsd.tunables import init_grace_s, init_rule_window_s
-from prsd.wire.nodereport import NodeReport
 
 ERR = InitError("process003", "OSError: no GPU", "  x\nOSError: no GPU", "/l/e.txt")
 

@@ -5,7 +5,7 @@ from __future__ import annotations
 import pytest
 
 from prsd.leader.run.ledger import Ledger
-from prsd.spool.records import FAILED, SUCCEEDED, Outcome
+from prsd.wire.records import FAILED, SUCCEEDED, Outcome
 
 
 def test_counts_follow_outcomes() -> None:

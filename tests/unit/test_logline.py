@@ -8,7 +8,7 @@ import pytest
 
 from prsd.leader.run.joblogs import AttemptRow
 from prsd.logline import append_lines, one_line
-from prsd.spool.records import Outcome
+from prsd.wire.records import Outcome
 
 if TYPE_CHECKING:
     from pathlib import Path

@@ -12,7 +12,7 @@ from prsd.agent.nodeid import (
     in_use_line,
     watch_window_s,
 )
-from prsd.spool.heartbeat import Heartbeat
+from prsd.spool.heartbeatrecord import Heartbeat
 
 BEAT = Heartbeat("n1", 7, "boot-a", 123, "gpu-3", "t0", "2026-11-24T10:00:00+00:00", 4, 0)
 

@@ -11,7 +11,7 @@ from prsd.leader.plan.planwire import (
     decode,
     encode,
 )
-from prsd.spool.records import MiniBatch
+from prsd.wire.records import MiniBatch
 
 RECORDS = [
     Record("mb", mb=MiniBatch(0, ["/d/a.txt", "/d/new\nline.txt"], 2)),

@@ -8,8 +8,8 @@ from typing import TYPE_CHECKING
 import pytest
 
 from prsd.leader.run.joblogs import JobLogs, overview_name
+from prsd.spool.durations import format_duration
 from prsd.spool.layout import JobLayout
-from prsd.wire.durations import format_duration
 
 if TYPE_CHECKING:
     from pathlib import Path

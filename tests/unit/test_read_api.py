@@ -12,11 +12,11 @@ from prsd.read.fleet import fleet_warning, read_fleet
 from prsd.read.jobs import job_ids, read_job_status, read_job_statuses, resolve_job
 from prsd.read.pipelines import has_ended, read_pipeline_status, readable_pipelines
 from prsd.spool.atomic import write_atomic
+from prsd.spool.finalrecord import FinalState
 from prsd.spool.jobid import make_job_id
 from prsd.spool.jobowner import JobOwner, write_job_owner
 from prsd.spool.opening import open_spool
 from prsd.spool.pipelinerecord import PipelineRecord, StepRecord, pipelines_folder
-from prsd.wire.final import FinalState
 
 if TYPE_CHECKING:
     from pathlib import Path

@@ -13,13 +13,14 @@ from prsd.leader.run.ledger import Ledger
 from prsd.leader.run.requeues import Requeues
 from prsd.leader.run.tasks import TaskTable
 from prsd.leader.run.verdict import Thresholds
+from prsd.spool.finalrecord import FinalState
 from prsd.spool.jobfolder import JobFolder
 from prsd.spool.layout import SpoolLayout, TaskName
 from prsd.spool.memfolder import MemoryJobFolder
-from prsd.spool.records import MiniBatch, Outcome, ResultMeta, TaskBody
 from prsd.spool.seats import seats_dir, take_seat
+from prsd.spool.taskrecords import ResultMeta, TaskBody
 from prsd.wire.fields import RecordError
-from prsd.wire.final import FinalState
+from prsd.wire.records import MiniBatch, Outcome
 
 if TYPE_CHECKING:
     from collections.abc import Callable, Iterable

@@ -21,8 +21,8 @@ from prsd.retryplan.plan import (
     plan_file_units,
     plan_payload_units,
 )
-from prsd.spool.records import MiniBatch
 from prsd.spool.retryrecords import RetryOrder, RetryPlan
+from prsd.wire.records import MiniBatch
 
 
 def _kept(ref: int, items: list[str], since: int = 0) -> Kept:

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from prsd.wire.status import SCHEMA_VERSION, STATUS_SCHEMA, validate_status
+from prsd.spool.statusschema import SCHEMA_VERSION, STATUS_SCHEMA, validate_status
 
 DOCS = Path(__file__).resolve().parents[2] / "docs" / "prsctl.md"
 

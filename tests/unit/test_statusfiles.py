@@ -5,9 +5,9 @@ from __future__ import annotations
 import json
 from typing import TYPE_CHECKING
 
+from prsd.spool.finalrecord import PRIVATE_FINAL
 from prsd.spool.layout import SpoolLayout
 from prsd.spool.statusfiles import read_final_document, read_status_document, status_mark
-from prsd.wire.final import PRIVATE_FINAL
 
 if TYPE_CHECKING:
     from pathlib import Path

@@ -10,6 +10,7 @@ import pytest
 from prsd.errors import ExitCode
 from prsd.spool.badrecord import BadRecord, Doc
 from prsd.spool.endrecords import ended_status, final_record
+from prsd.spool.finalrecord import FinalState
 from prsd.spool.nodesview import NodeSeen, NodesView
 from prsd.spool.pipelinerecord import BadRecord as PipelineBadRecord
 from prsd.spool.pipelinestate import PipelineState
@@ -17,9 +18,8 @@ from prsd.spool.retryrecords import RetryOrder, RetryPlan
 from prsd.spool.startedrecord import Started
 from prsd.spool.states import ENDED, EXIT_CODES, JobState, job_state
 from prsd.spool.statusrecord import JobStatus
+from prsd.spool.statusschema import validate_status
 from prsd.wire.fields import RecordError
-from prsd.wire.final import FinalState
-from prsd.wire.status import validate_status
 
 if TYPE_CHECKING:
     from collections.abc import Callable

@@ -6,7 +6,7 @@ import pytest
 
 from prsd.leader.run.nextstep import next_step
 from prsd.leader.run.verdict import Counts, Thresholds, Verdict, verdict
-from prsd.spool.records import CRASHED, FAILED, REQUEUED, SUCCEEDED, TIMEOUT
+from prsd.wire.records import CRASHED, FAILED, REQUEUED, SUCCEEDED, TIMEOUT
 
 
 @pytest.mark.parametrize(

@@ -8,7 +8,7 @@ import pytest
 
 from prsd.leader.run.ledger import Ledger
 from prsd.leader.run.results import whole_task
-from prsd.spool.records import FAILED, SUCCEEDED, Outcome
+from prsd.wire.records import FAILED, SUCCEEDED, Outcome
 
 
 def _ledger() -> Ledger:

@@ -1,26 +1,16 @@
-"""The records that cross processes and files: each encodes and decodes to itself, and a
-malformed one is refused with an error naming the record and the field."""
+"""What enters the worker (the frames, their framing, the mini-batch and the outcome): each
+encodes and decodes to itself, and a malformed one is refused with an error naming the
+record and the field."""
 
 from __future__ import annotations
 
 import json
-from typing import Any
 
 import pytest
 
-from prsd.wire import frames
+from prsd.wire import frames, protocol
 from prsd.wire.fields import RecordError
-from prsd.wire.final import FinalState
-from prsd.wire.nodereport import NodeReport
-from prsd.wire.records import (
-    FOOTER,
-    RESULT_MAGIC,
-    MiniBatch,
-    Outcome,
-    ResultMeta,
-    TaskBody,
-)
-from prsd.wire.status import validate_status
+from prsd.wire.records import MiniBatch, Outcome
 
 FULL = Outcome(
     7,
@@ -42,19 +32,6 @@ FULL = Outcome(
     header="a b\n",
     extra={"warning": "w"},
 )
-
-
-def test_records_round_trip() -> None:
-    body = TaskBody(
-        "job-1", "csv", (MiniBatch(0, {"path": "/a"}, -1), MiniBatch(1, [], 2, {"k": 1}))
-    )
-    assert TaskBody.decode(body.encode()) == body
-    assert Outcome.from_json(FULL.to_json()) == FULL
-    meta = ResultMeta("000000007.a1.e1", "n1", (FULL, Outcome(8, "succeeded")))
-    data = meta.encode()
-    magic, size = FOOTER.unpack(data[-FOOTER.size :])
-    assert magic == RESULT_MAGIC and size == len(data) - FOOTER.size
-    assert ResultMeta.decode(data[:size]) == meta
 
 
 def test_an_outcome_leaves_out_empty_fields_and_reads_ints_as_floats() -> None:
@@ -80,20 +57,6 @@ def test_a_malformed_outcome_is_refused_by_name(obj: object, message: str) -> No
         Outcome.from_json(obj)
 
 
-@pytest.mark.parametrize(
-    ("data", "message"),
-    [
-        (b"\xff", "task file: not JSON"),
-        (b'{"v": 2, "job": "j", "kind": "files", "mbs": []}', "task file format 2 is not 1"),
-        (b'{"v": 1, "job": "j", "kind": "files"}', "task file: mbs is missing"),
-        (b'{"v": 1, "job": "j", "kind": "files", "mbs": [{"i": 0}]}', "mini-batch: p"),
-    ],
-)
-def test_a_malformed_task_file_is_refused_by_name(data: bytes, message: str) -> None:
-    with pytest.raises(RecordError, match=message):
-        TaskBody.decode(data)
-
-
 def test_frames_round_trip() -> None:
     mbs = (MiniBatch(3, ["/a"], 1), MiniBatch(4, ["/b", "/c"], 2, {"g": "x"}))
     for run in (frames.Run(mbs, "/r/x.res", last=True), frames.Run(mbs[:1], None, last=False)):
@@ -108,6 +71,41 @@ def test_frames_round_trip() -> None:
     ]
     for event in events:
         assert frames.decode_event(event.to_json()) == event
+
+
+def test_the_frame_reader_puts_frames_together_however_the_bytes_arrive() -> None:
+    messages = [frames.Ready(12, 0.5, 9).to_json(), frames.Bye().to_json(), {"ev": "x" * 300}]
+    data = b"".join(protocol.encode(m) for m in messages)
+    for step in (1, 3, 7, len(data)):
+        reader = protocol.FrameBuffer()
+        got = []
+        for at in range(0, len(data), step):
+            reader.feed(data[at : at + step])
+            while reader.has_frame():
+                got.append(reader.next())
+            assert reader.next() is None
+        assert got == messages
+        assert not reader.partial
+    reader = protocol.FrameBuffer()
+    reader.feed(data[:-1])
+    assert [reader.next(), reader.next(), reader.next()] == [*messages[:2], None]
+    assert reader.partial
+
+
+@pytest.mark.parametrize(
+    ("data", "message"),
+    [
+        (protocol.HEADER.pack(protocol.MAX_FRAME_BYTES + 1), "announced frame of"),
+        (protocol.encode_body(b"[1]"), "frame is not a JSON object"),
+        (protocol.encode_body(b"\xff{"), "undecodable frame"),
+    ],
+)
+def test_the_frame_reader_refuses_what_is_not_a_frame(data: bytes, message: str) -> None:
+    reader = protocol.FrameBuffer()
+    reader.feed(protocol.encode({"ev": "bye"}) + data)
+    assert reader.next() == {"ev": "bye"}
+    with pytest.raises(protocol.ProtocolError, match=message):
+        reader.next()
 
 
 @pytest.mark.parametrize(
@@ -140,58 +138,3 @@ def test_a_malformed_worker_frame_is_refused_by_name(obj: object, message: str) 
 def test_a_malformed_agent_frame_is_refused_by_name(obj: object, message: str) -> None:
     with pytest.raises(RecordError, match=message):
         frames.decode_command(obj)
-
-
-def test_node_report_final_state_and_status_records() -> None:
-    report = NodeReport(
-        "n1",
-        updated_at="2026-11-25T10:00:00+00:00",
-        workers=2,
-        busy=1,
-        init_failures=1,
-        first_init_error={"error": "boom"},
-        environment={"state": "building", "since": "t"},
-    )
-    assert NodeReport.decode(report.encode()) == report
-    blind = NodeReport("n2", cannot_see=["jobs/j/code/"])
-    assert NodeReport.decode(blind.encode()) == blind
-    with pytest.raises(RecordError, match="node report: workers is str"):
-        NodeReport.decode(b'{"node_id": "n", "workers": "many"}')
-    final = FinalState("Failed", "why", 42, "", "First error: x", "2026-11-25T10:00:00+00:00")
-    assert FinalState.from_json(final.to_json()) == final
-    with pytest.raises(RecordError, match="final.json: state 'Done' is none of"):
-        FinalState.from_json(b'{"state": "Done"}')
-    doc = {"schema": 1, "job_id": "j", "state": "Running", "reason": "", "eta_s": None}
-    assert validate_status(doc) == []
-    assert validate_status({"schema": 1, "job_id": "j", "state": 3}) == [
-        "state: int where str is expected",
-        "reason: missing",
-    ]
-
-
-@pytest.mark.parametrize(
-    ("edit", "why"),
-    [
-        (lambda o: o.update(mbs=[]), "checksum"),
-        (lambda o: (o.update(mbs=[]), o.pop("sum")), "names no mini-batch"),
-        (lambda o: o["mbs"][0]["p"].pop(), "checksum"),
-        (lambda o: (o["mbs"][0]["p"].pop(), o.pop("sum")), "lists 1 items, not its n = 2"),
-    ],
-)
-def test_a_task_file_that_lies_is_unreadable(edit: Any, why: str) -> None:
-    """A task body whose checksum, mini-batch list or item count does not hold is refused."""
-    body = TaskBody("job-1", "files", (MiniBatch(0, ["/a", "/b"], 2),))
-    obj = json.loads(body.encode())
-    edit(obj)
-    with pytest.raises(RecordError, match=why):
-        TaskBody.decode(json.dumps(obj).encode())
-    old = {k: v for k, v in json.loads(body.encode()).items() if k != "sum"}
-    assert TaskBody.decode(json.dumps(old).encode()) == body  # the previous format reads
-
-
-def test_result_metadata_that_lies_is_refused() -> None:
-    """Result metadata edited after it was written does not match its checksum."""
-    data = ResultMeta("000000007.a1.e1", "n1", (Outcome(7, "succeeded", items=3),)).encode()
-    meta = data[: FOOTER.unpack(data[-FOOTER.size :])[1]]
-    with pytest.raises(RecordError, match="checksum"):
-        ResultMeta.decode(meta.replace(b'"items":3', b'"items":4'))

@@ -14,10 +14,11 @@ import pytest
 import azureml_user.parallel_run
 import prsd
 from prsd.wire.fields import RecordError
+from prsd.wire.hello import Hello
+from prsd.wire.protocol import HELLO_KEYS, ProtocolError
 from prsd.worker import boot
 from prsd.worker.appender import AppendFile
 from prsd.worker.entry_script import EntryScript
-from prsd.worker.hello import Hello
 from prsd.worker.launch import BOOT_PATH, worker_command, worker_env
 from prsd.worker.loaders import (
     LOADERS,
@@ -27,7 +28,6 @@ from prsd.worker.loaders import (
     load_mini_batch,
 )
 from prsd.worker.logs import one_line_error, traceback_tail, utc_timestamp
-from prsd.worker.protocol import HELLO_KEYS, ProtocolError
 from prsd.worker.script import is_file_path, module_name_for, positional_parameters
 
 if TYPE_CHECKING:

@@ -9,7 +9,7 @@ from typing import Any
 import pandas as pd
 import pytest
 
-from prsd.spool.records import Outcome
+from prsd.wire.records import Outcome
 from prsd.worker.results import (
     ItemCounts,
     WrongResultType,
@@ -118,7 +118,7 @@ def test_encode_result_reports_header_only_for_dataframes() -> None:
 
 
 def test_attempt_json_is_an_outcome() -> None:
-    """The worker's done outcome reads back as prsd.spool.records.Outcome, field for field."""
+    """The worker's done outcome reads back as prsd.wire.records.Outcome, field for field."""
     attempt = Attempt(
         42,
         status="succeeded",

@@ -18,7 +18,7 @@ import re
 from typing import TYPE_CHECKING
 
 from prsd.inputsplit.split import SkipReporter, iter_files
-from prsd.spool.records import MiniBatch
+from prsd.wire.records import MiniBatch
 
 if TYPE_CHECKING:
     from collections.abc import Iterable, Iterator, Sequence

@@ -41,7 +41,7 @@ from prsd.errors import InputError
 from prsd.inputsplit.tabular.inputfile import input_size
 from prsd.inputsplit.tabular.readers import TableSource, read_batches
 from prsd.spool.atomic import write_atomic
-from prsd.spool.records import MiniBatch
+from prsd.wire.records import MiniBatch
 
 if TYPE_CHECKING:
     from collections.abc import Iterator, Sequence

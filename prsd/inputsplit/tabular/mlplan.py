@@ -30,7 +30,7 @@ from prsd.errors import InputError
 from prsd.inputsplit.tabular.inputfile import input_file
 from prsd.inputsplit.tabular.mlapply import Steps
 from prsd.spool.atomic import write_atomic
-from prsd.spool.records import MiniBatch
+from prsd.wire.records import MiniBatch
 
 if TYPE_CHECKING:
     from collections.abc import Iterator, Sequence

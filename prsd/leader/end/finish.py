@@ -25,12 +25,12 @@ from prsd.leader.rerun.retryjob import job_code_digest, read_retry_plan, retry_s
 from prsd.leader.run.status import final_counts
 from prsd.leader.run.verdict import completed_state, failures_reason
 from prsd.logline import one_line
+from prsd.spool.durations import format_duration
 from prsd.spool.endrecords import final_record
+from prsd.spool.finalrecord import FinalState
 from prsd.spool.jobfolder import JobFolder
 from prsd.spool.states import EXIT_CODES, JobState
 from prsd.spool.statusrecord import JobStatus
-from prsd.wire.durations import format_duration
-from prsd.wire.final import FinalState
 
 if TYPE_CHECKING:
     from prsd.jobspec import JobSpec

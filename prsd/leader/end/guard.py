@@ -38,9 +38,9 @@ if TYPE_CHECKING:
     from pathlib import Path
 
     from prsd.leader.run.job import JobDriver
+    from prsd.spool.finalrecord import FinalState
     from prsd.spool.jobfolder import JobFiles
     from prsd.spool.layout import JobLayout, SpoolLayout
-    from prsd.wire.final import FinalState
 
 log = get_logger("prsd.leader")
 

@@ -17,7 +17,7 @@ from typing import TYPE_CHECKING, Any
 from prsd.leader.end.adminread import let_admins_read
 from prsd.spool import privaterecords
 from prsd.spool.privaterecords import PRIVATE_MODE, job_gid, read_final
-from prsd.wire.status import PRIVATE_KEYS
+from prsd.spool.statusschema import PRIVATE_KEYS
 
 if TYPE_CHECKING:
     from prsd.spool.layout import JobLayout

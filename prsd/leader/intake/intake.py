@@ -66,8 +66,8 @@ from prsd.spool.states import JobState
 
 if TYPE_CHECKING:
     from prsd.jobspec import JobSpec
+    from prsd.spool.finalrecord import FinalState
     from prsd.spool.layout import SpoolLayout
-    from prsd.wire.final import FinalState
 
 log = get_logger("prsd.leader")
 

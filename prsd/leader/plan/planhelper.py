@@ -34,8 +34,8 @@ if TYPE_CHECKING:
 
     from prsd.inputsplit.split import SkipReporter
     from prsd.leader.rerun.retryjob import RetryInput
-    from prsd.spool.records import MiniBatch
     from prsd.spool.retryrecords import RetryOrder
+    from prsd.wire.records import MiniBatch
 
 ALIVE_S = 2.0
 MODULE = "prsd.leader.plan.planhelper"

@@ -51,7 +51,7 @@ if TYPE_CHECKING:
     from prsd.leader.plan.planwire import Record
     from prsd.owner import RunAs
     from prsd.spool.layout import JobLayout
-    from prsd.spool.records import MiniBatch
+    from prsd.wire.records import MiniBatch
 
 SILENCE_S = 120.0  # the helper ticks every planhelper.ALIVE_S; this long without: stuck
 SILENCE_ENV = "PRSD_PLAN_SILENCE_S"

@@ -25,8 +25,8 @@ from dataclasses import dataclass
 from typing import Any
 
 from prsd.errors import InputError
-from prsd.spool.records import MiniBatch
 from prsd.wire.fields import Fields, RecordError, dumps
+from prsd.wire.records import MiniBatch
 
 MAX_LINE_BYTES = 64 * 1024 * 1024  # a mini-batch of many long paths fits; a runaway does not
 TYPES = ("mb", "skip", "order", "alive", "error", "end")

@@ -29,7 +29,7 @@ if TYPE_CHECKING:
     from prsd.leader.run.joblogs import JobLogs
     from prsd.leader.run.tasks import TaskTable
     from prsd.spool.layout import JobLayout
-    from prsd.spool.records import MiniBatch
+    from prsd.wire.records import MiniBatch
 
 MAX_TASKS_PER_STEP = 256
 SPLIT_BUDGET_S = 0.05

@@ -19,7 +19,7 @@ from prsd.leader.run.merge import OrderedMerge, Piece
 from prsd.retryplan.kept import check_same_owner, is_probe, read_kept
 from prsd.spool.jobfolder import JobFolder
 from prsd.spool.layout import parse_done_name
-from prsd.spool.records import SUCCEEDED
+from prsd.wire.records import SUCCEEDED
 
 if TYPE_CHECKING:
     from pathlib import Path

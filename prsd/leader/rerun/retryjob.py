@@ -49,7 +49,7 @@ if TYPE_CHECKING:
     from pathlib import Path
 
     from prsd.retryplan.kept import KeptResult
-    from prsd.spool.records import MiniBatch
+    from prsd.wire.records import MiniBatch
 
 
 def read_retry_plan(job_root: Path) -> RetryPlan | None:

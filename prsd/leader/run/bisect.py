@@ -36,7 +36,8 @@ from prsd.errors import PrsdError
 from prsd.jobspec.model import short_is_failure
 from prsd.leader.end.faileditems import PARTIAL, FailedItemsBook
 from prsd.spool.layout import PROBE_ATTEMPT_BASE, TaskName, parse_done_name
-from prsd.spool.records import SUCCEEDED, MiniBatch, TaskBody
+from prsd.spool.taskrecords import TaskBody
+from prsd.wire.records import SUCCEEDED, MiniBatch
 
 if TYPE_CHECKING:
     from collections.abc import Callable
@@ -45,7 +46,7 @@ if TYPE_CHECKING:
     from prsd.jobspec import JobSpec
     from prsd.leader.run.nextstep import Step
     from prsd.spool.jobfolder import JobFiles
-    from prsd.spool.records import Outcome
+    from prsd.wire.records import Outcome
 
 Group = tuple[str, ...]
 

@@ -18,18 +18,18 @@ from prsd.leader.run.errorbook import ErrorBook
 from prsd.leader.run.initrule import NodeInit, first_error_detail, init_failure
 from prsd.leader.run.snapshot import JobSnapshot, NodeRow
 from prsd.leader.run.verdict import Thresholds, verdict
-from prsd.spool.records import REQUEUED, SUCCEEDED, Outcome
+from prsd.spool.durations import format_duration
 from prsd.spool.states import JobState
-from prsd.wire.durations import format_duration
+from prsd.wire.records import REQUEUED, SUCCEEDED, Outcome
 
 if TYPE_CHECKING:
     from collections.abc import Iterable
 
     from prsd.leader.run.ledger import Ledger
     from prsd.leader.run.nextstep import Step
-    from prsd.spool.records import MiniBatch
-    from prsd.wire.final import FinalState
-    from prsd.wire.nodereport import NodeReport
+    from prsd.spool.finalrecord import FinalState
+    from prsd.spool.nodereport import NodeReport
+    from prsd.wire.records import MiniBatch
 
 
 @dataclass(frozen=True)

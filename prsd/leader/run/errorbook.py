@@ -17,7 +17,7 @@ from prsd.spool.layout import mb_id
 if TYPE_CHECKING:
     from collections.abc import Iterable
 
-    from prsd.spool.records import Outcome
+    from prsd.wire.records import Outcome
 
 RECENT_ERRORS = 5
 

@@ -25,13 +25,12 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
-from prsd.spool.badrecord import BadRecord
-from prsd.spool.envrecord import EnvBuild
-from prsd.spool.initrecords import InitError
 from prsd.tunables import init_rule_window_s
 
 if TYPE_CHECKING:
-    from prsd.wire.nodereport import NodeReport
+    from prsd.spool.envrecord import EnvBuild
+    from prsd.spool.initrecords import InitError
+    from prsd.spool.nodereport import NodeReport
 
 
 INIT_RULE_AFTER_S = init_rule_window_s()
@@ -57,9 +56,9 @@ class NodeInit:
             report.init_successes,
             report.init_failures,
             report.gave_up,
-            _init_error(report),
+            report.first_init_error,
             report.init_timeouts,
-            _env_build(report),
+            report.environment,
         )
 
 
@@ -98,26 +97,6 @@ def init_failure(
             f"{limit}) with no success: " + _first(reports)
         )
     return None
-
-
-def _env_build(report: NodeReport) -> EnvBuild | None:
-    """The report's environment build; one that cannot be read is shown as such."""
-    if report.environment is None:
-        return None
-    try:
-        return EnvBuild.decode(report.environment)
-    except BadRecord as exc:
-        return EnvBuild("failed", error=f"the node's environment report cannot be read: {exc}")
-
-
-def _init_error(report: NodeReport) -> InitError | None:
-    """The report's first init error; one that cannot be read is reported as such."""
-    if report.first_init_error is None:
-        return None
-    try:
-        return InitError.decode(report.first_init_error)
-    except BadRecord as exc:
-        return InitError("", f"the node's init error cannot be read: {exc}")
 
 
 def _environment(report: NodeInit) -> str:

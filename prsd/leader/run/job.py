@@ -45,8 +45,8 @@ from prsd.leader.takeover.resume import merge_reports
 from prsd.leader.takeover.takeover import TakeOver
 from prsd.spool.jobfolder import JobFolder
 from prsd.spool.layout import JobLayout, TaskName, parse_done_name
-from prsd.spool.records import MiniBatch
 from prsd.spool.states import JobState
+from prsd.wire.records import MiniBatch
 
 if TYPE_CHECKING:
     from collections.abc import Callable
@@ -54,9 +54,9 @@ if TYPE_CHECKING:
     from prsd.jobspec import JobSpec
     from prsd.leader.run.snapshot import JobSnapshot
     from prsd.leader.takeover.takeover import Look
+    from prsd.spool.finalrecord import FinalState
     from prsd.spool.jobfolder import JobFiles
-    from prsd.spool.records import MiniBatch
-    from prsd.wire.final import FinalState
+    from prsd.wire.records import MiniBatch
 
 LIST_INTERVAL_S = (
     0.1  # how often done/ and returned/ are listed (file events and hints wake the step)

@@ -24,7 +24,7 @@ from prsd.spool.layout import JobLayout, mb_id
 from prsd.wire.logtree import REPORT_EPOCH_PREFIX, LogTree
 
 if TYPE_CHECKING:
-    from prsd.spool.records import Outcome
+    from prsd.wire.records import Outcome
 
 CSV_COLUMNS = (
     "mini_batch_id",

@@ -12,7 +12,7 @@ from dataclasses import dataclass
 
 from prsd.leader.run.nextstep import Step, next_step
 from prsd.leader.run.verdict import Counts
-from prsd.spool.records import REQUEUED, SUCCEEDED, Outcome
+from prsd.wire.records import REQUEUED, SUCCEEDED, Outcome
 
 UNPLANNED, IN_FLIGHT, DONE_OK, DONE_FAILED = 0, 1, 2, 3
 

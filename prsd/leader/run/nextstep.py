@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from prsd.spool.records import REQUEUED, SUCCEEDED
+from prsd.wire.records import REQUEUED, SUCCEEDED
 
 
 @dataclass(frozen=True)

@@ -9,7 +9,7 @@ from __future__ import annotations
 from typing import TYPE_CHECKING
 
 from prsd.spool.jobfolder import listing
-from prsd.wire.nodereport import NodeReport
+from prsd.spool.nodereport import NodeReport
 
 if TYPE_CHECKING:
     from prsd.spool.layout import JobLayout

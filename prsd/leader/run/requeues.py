@@ -18,7 +18,7 @@ from typing import TYPE_CHECKING, Protocol
 
 from prsd.leader.run.joblogs import AttemptRow
 from prsd.leader.run.tasks import OutTask
-from prsd.spool.records import REQUEUED, Outcome
+from prsd.wire.records import REQUEUED, Outcome
 
 if TYPE_CHECKING:
     from collections.abc import Callable, Iterable
@@ -27,9 +27,9 @@ if TYPE_CHECKING:
     from prsd.leader.run.book import JobBook
     from prsd.leader.run.tasks import TaskTable
     from prsd.leader.takeover.takeover import TakeOver
+    from prsd.spool.finalrecord import FinalState
     from prsd.spool.jobfolder import JobFiles
     from prsd.spool.layout import JobLayout
-    from prsd.wire.final import FinalState
 
 
 class Issued(Protocol):

@@ -24,14 +24,7 @@ from prsd.leader.run.joblogs import AttemptRow
 from prsd.leader.run.merge import Piece
 from prsd.leader.run.tasks import contiguous_runs
 from prsd.spool.layout import mb_id
-from prsd.spool.records import (
-    CRASHED,
-    OOM,
-    REQUEUED,
-    SUCCEEDED,
-    TIMEOUT,
-    Outcome,
-)
+from prsd.wire.records import CRASHED, OOM, REQUEUED, SUCCEEDED, TIMEOUT, Outcome
 
 if TYPE_CHECKING:
     from collections.abc import Sequence
@@ -46,7 +39,7 @@ if TYPE_CHECKING:
     from prsd.leader.run.nextstep import Step
     from prsd.leader.run.tasks import OutTask, TaskTable
     from prsd.spool.layout import JobLayout
-    from prsd.spool.records import MiniBatch
+    from prsd.wire.records import MiniBatch
 
 
 @dataclass(frozen=True)

@@ -3,7 +3,7 @@
 The driver takes a :class:`JobSnapshot` from its :class:`~prsd.leader.run.book.JobBook`
 and hands it to :mod:`prsd.leader.run.status` and :mod:`prsd.leader.end.finish`, which read
 nothing else of the driver. How a job ended (``state/final.json``) is
-:class:`prsd.wire.final.FinalState`.
+:class:`prsd.spool.finalrecord.FinalState`.
 """
 
 from __future__ import annotations
@@ -14,7 +14,7 @@ from typing import TYPE_CHECKING, Any
 if TYPE_CHECKING:
     from prsd.leader.run.verdict import Counts
     from prsd.spool.envrecord import EnvBuild
-    from prsd.wire.final import FinalState
+    from prsd.spool.finalrecord import FinalState
 
 
 @dataclass(frozen=True)

@@ -5,7 +5,7 @@ and the job's group only (prsd/leader/end/privatestatus.py).
 
 It is small, replaced atomically, and costs the same for ten mini-batches or ten
 million, so a status query never scans the spool. Its schema, the validator and
-the reconciliation with ``final.json`` are :mod:`prsd.wire.status` (named here too
+the reconciliation with ``final.json`` are :mod:`prsd.spool.statusschema` (named here too
 for the command line).
 """
 
@@ -21,7 +21,7 @@ from prsd.logconfig import get_logger
 from prsd.spool.lease import current_epoch
 from prsd.spool.states import JobState
 from prsd.spool.statusfiles import status_mark
-from prsd.wire.status import SCHEMA_VERSION
+from prsd.spool.statusschema import SCHEMA_VERSION
 
 if TYPE_CHECKING:
     from prsd.jobspec import JobSpec
@@ -84,7 +84,7 @@ def fenced_off(layout: JobLayout, epoch: int, seq: int, *, ended: bool) -> str:
     (higher epoch, or the same epoch and a higher seq), and a "Running" status once
     ``final.json`` exists are refused. Checked just before the replace: a writer frozen
     between the check and the rename can still land one late document, which readers
-    then correct from ``final.json`` (:func:`prsd.wire.status.reconcile`).
+    then correct from ``final.json`` (:func:`prsd.spool.statusschema.reconcile`).
     """
     spool = layout.spool
     if epoch and current_epoch(spool) > epoch:

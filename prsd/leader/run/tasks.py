@@ -19,7 +19,7 @@ from typing import TYPE_CHECKING
 from prsd.errors import SpoolError
 from prsd.spool.layout import TaskName
 from prsd.spool.pendinghint import HintWriter
-from prsd.spool.records import MiniBatch, TaskBody
+from prsd.spool.taskrecords import TaskBody
 from prsd.wire.fields import RecordError
 
 if TYPE_CHECKING:
@@ -27,6 +27,7 @@ if TYPE_CHECKING:
     from pathlib import Path
 
     from prsd.spool.jobfolder import JobFiles
+    from prsd.wire.records import MiniBatch
 
 
 @dataclass(frozen=True)

@@ -23,7 +23,7 @@ from prsd.leader.plan.planstream import open_plan
 from prsd.leader.run.joblogs import AttemptRow
 from prsd.leader.run.tasks import contiguous_runs
 from prsd.spool.layout import mb_id
-from prsd.spool.records import REQUEUED, Outcome
+from prsd.wire.records import REQUEUED, Outcome
 
 if TYPE_CHECKING:
     from collections.abc import Callable
@@ -34,7 +34,7 @@ if TYPE_CHECKING:
     from prsd.leader.run.tasks import OutTask, TaskTable
     from prsd.spool.jobfolder import JobFiles
     from prsd.spool.layout import JobLayout
-    from prsd.spool.records import MiniBatch
+    from prsd.wire.records import MiniBatch
 
 
 class ReplanHost(Protocol):

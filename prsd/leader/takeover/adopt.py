@@ -19,7 +19,7 @@ if TYPE_CHECKING:
     from prsd.leader.run.results import Results
     from prsd.leader.run.tasks import TaskTable
     from prsd.leader.takeover.takeover import Look
-    from prsd.spool.records import MiniBatch
+    from prsd.wire.records import MiniBatch
 
 
 def in_task_files(look: Look) -> set[int]:

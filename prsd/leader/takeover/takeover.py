@@ -33,7 +33,7 @@ from prsd.leader.takeover.resume import (
     scan_tasks,
 )
 from prsd.spool.fstype import is_local_spool
-from prsd.spool.records import TaskBody
+from prsd.spool.taskrecords import TaskBody
 
 if TYPE_CHECKING:
     from collections.abc import Callable

@@ -4,8 +4,9 @@
 docs/prsctl.md): adding a field is compatible; removing or retyping one raises
 :data:`SCHEMA_VERSION`. :func:`validate_status` checks a document against it, and
 :func:`reconcile` is the document a reader shows once ``final.json`` exists. A job
-refused at intake has only the four fields marked required. Standard library only,
-Python 3.7.
+refused at intake has only the four fields marked required. As a typed record the
+document is :class:`prsd.spool.statusrecord.JobStatus`, which refuses what
+:func:`validate_status` finds with :class:`prsd.spool.badrecord.BadRecord`. Pure.
 """
 
 from __future__ import annotations

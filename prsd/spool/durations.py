@@ -1,8 +1,8 @@
 """Durations as Azure prints them (``h:mm:ss``), in the logs and in ``prsctl``'s views.
 
 One format for both sides: the leader writes it into the progress overview and
-``job_result.txt``; ``prsctl status`` shows elapsed time and ETA the same way. Pure;
-never raises. Standard library only, Python 3.7.
+``job_result.txt``; ``prsctl status`` shows elapsed time and ETA the same way, and a node report's
+build time (:func:`prsd.spool.nodereport.environment_line`). Pure; never raises.
 """
 
 from __future__ import annotations

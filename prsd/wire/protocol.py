@@ -5,8 +5,11 @@ stdout: the user's ``print()``, the root logger and stderr go to log files, so
 nothing the entry script writes can corrupt the protocol. Any framing error is a
 broken worker: the agent kills it and starts a replacement.
 
-This module runs inside workers under the job's interpreter, so it uses only the
-standard library and Python 3.7 syntax.
+Both sides frame and read with this module: :func:`encode` writes a frame,
+:class:`FrameBuffer` is the one reader (the worker's :class:`FrameReader` and the
+agent's ``prsd.agent.proc`` feed it), and a frame that is not one raises
+:class:`ProtocolError`. It runs inside workers under the job's interpreter, so it uses
+only the standard library and Python 3.7 syntax.
 
 Messages, agent -> worker (``op``):
 
@@ -38,7 +41,7 @@ Exit codes of a worker: 0 after ``bye``; ``EXIT_INIT_FAILED`` after ``init_faile
 ``EXIT_PROTOCOL_ERROR`` on a malformed or unexpected frame (reason on stderr);
 ``EXIT_AGENT_GONE`` when the channel closed (EOF, broken pipe) or the agent was gone
 before the worker started; a negative code is a signal (timeout kill, OOM kill).
-``hello`` and its keys are built and checked by :class:`prsd.worker.hello.Hello`.
+``hello`` and its keys are built and checked by :class:`prsd.wire.hello.Hello`.
 """
 
 from __future__ import annotations
@@ -125,6 +128,64 @@ def frame_length(header: bytes) -> int:
     return int(length)
 
 
+class FrameBuffer:
+    """The one frame reader of the channel, for both sides: bytes in as they arrive
+    (:meth:`feed`), whole frames out, decoded (:meth:`next`). It does no I/O: the
+    worker fills it from a blocking socket (:class:`FrameReader`), the agent from its
+    asynchronous stream (``prsd.agent.proc``). Many frames that came in one read cost
+    one copy of the buffer, not one each."""
+
+    def __init__(self) -> None:
+        self._buffer = bytearray()
+        self._start = 0  # where the first frame not yet taken begins
+
+    def feed(self, data: bytes) -> None:
+        """Append bytes read from the channel."""
+        if self._start:
+            del self._buffer[: self._start]
+            self._start = 0
+        self._buffer += data
+
+    def _frame_end(self) -> int | None:
+        """Where the first whole frame not yet taken ends (None: none is whole yet).
+
+        Raises:
+            ProtocolError: its header announces more than ``MAX_FRAME_BYTES``.
+        """
+        buf, start = self._buffer, self._start
+        if len(buf) - start < HEADER.size:
+            return None
+        end = start + HEADER.size + frame_length(bytes(buf[start : start + HEADER.size]))
+        return end if len(buf) >= end else None
+
+    def has_frame(self) -> bool:
+        """A whole frame is buffered: :meth:`next` returns it.
+
+        Raises:
+            ProtocolError: the next frame's header announces too many bytes.
+        """
+        return self._frame_end() is not None
+
+    def next(self) -> dict[str, Any] | None:
+        """The next whole frame, decoded, or None until more bytes arrive.
+
+        Raises:
+            ProtocolError: the bytes are not a frame (the frame is taken all the same:
+                the channel is broken from then on).
+        """
+        end = self._frame_end()
+        if end is None:
+            return None
+        body = bytes(self._buffer[self._start + HEADER.size : end])
+        self._start = end
+        return decode(body)
+
+    @property
+    def partial(self) -> bool:
+        """Bytes of a frame not yet whole are buffered."""
+        return len(self._buffer) > self._start
+
+
 class FrameReader:
     """Worker side: frames from a blocking socket, read as many bytes at a time as have
     arrived (a task's ``run`` frames come in one write), so most frames cost no system
@@ -132,19 +193,11 @@ class FrameReader:
 
     def __init__(self, sock: socket.socket) -> None:
         self.sock = sock
-        self._buffer = bytearray()
+        self._frames = FrameBuffer()
 
     def has_frame(self) -> bool:
         """A whole frame is already read: :meth:`recv` will not block."""
-        return self._frame_end() is not None
-
-    def _frame_end(self) -> int | None:
-        """Where the first whole frame in the buffer ends (None: none is whole yet)."""
-        buf = self._buffer
-        if len(buf) < HEADER.size:
-            return None
-        end = HEADER.size + frame_length(bytes(buf[: HEADER.size]))
-        return end if len(buf) >= end else None
+        return self._frames.has_frame()
 
     def recv(self) -> dict[str, Any] | None:
         """The next frame, or None when the agent closed the channel between frames.
@@ -153,17 +206,13 @@ class FrameReader:
             ProtocolError: the bytes are not a frame, or the channel closed inside one.
             OSError: the socket failed.
         """
-        buf = self._buffer
         while True:
-            end = self._frame_end()
-            if end is not None:
-                break
+            message = self._frames.next()
+            if message is not None:
+                return message
             chunk = self.sock.recv(1 << 16)
             if not chunk:
-                if buf:
+                if self._frames.partial:
                     raise ProtocolError("channel closed inside a frame")
                 return None
-            buf += chunk
-        body = bytes(buf[HEADER.size : end])
-        del buf[:end]
-        return decode(body)
+            self._frames.feed(chunk)

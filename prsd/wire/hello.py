@@ -14,7 +14,7 @@ from __future__ import annotations
 from dataclasses import MISSING, asdict, dataclass, field, fields
 from typing import Any
 
-from prsd.worker.protocol import ProtocolError
+from prsd.wire.protocol import ProtocolError
 
 _BOOL_KEYS = ("dataframe_header",)
 _DICT_KEYS = ("to_csv", "config")
@@ -25,7 +25,7 @@ _INT_KEYS = ("max_result_rows", "max_result_bytes")
 class Hello:
     """What a worker needs to know before it imports the entry script.
 
-    Paths are absolute. See ``prsd.worker.protocol.HELLO_KEYS`` for one line on each
+    Paths are absolute. See ``prsd.wire.protocol.HELLO_KEYS`` for one line on each
     (a unit test keeps the two in step).
     """
 

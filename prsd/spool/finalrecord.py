@@ -6,8 +6,12 @@ carries the job's last counts (``counts``: the status document's count fields), 
 a reader never needs a ``status.json`` that a deposed leader may have overwritten
 late; a ``final.json`` of an older version has none (``{}``). The job's text
 (``reason``, ``root_cause``) is in ``final.private.json`` beside it (the owner's and
-the job's group's); ``final.json`` holds it blanked, for every user.
-Standard library only, Python 3.7.
+the job's group's); ``final.json`` holds it blanked, for every user. It carries no
+``schema`` key: it is version 1.
+
+Errors: :meth:`FinalState.from_json` and :meth:`FinalState.from_obj` raise
+:class:`prsd.spool.badrecord.BadRecord` naming the field for anything but such a
+record (a state none of :data:`prsd.spool.states.ENDED`, a missing field, a field of the wrong type).
 """
 
 from __future__ import annotations
@@ -17,16 +21,17 @@ import os
 from dataclasses import asdict, dataclass, field
 from typing import Any
 
-from prsd.wire.fields import Fields, RecordError
+from prsd.spool.badrecord import Doc
+from prsd.spool.states import ENDED, JobState
 
-END_STATES = ("Completed", "Completed with failures", "Failed", "Canceled")
+NAME = "final.json"
 
 
 @dataclass(frozen=True)
 class FinalState:
     """How a job ended."""
 
-    state: str  # one of END_STATES
+    state: str  # one of prsd.spool.states.ENDED (read back as a JobState)
     reason: str
     exit_code: int
     output: str
@@ -39,24 +44,27 @@ class FinalState:
 
     @classmethod
     def from_json(cls, data: bytes) -> FinalState:
-        """Read ``final.json`` (RecordError: not one)."""
-        return cls.from_obj(Fields.of_json(data, "final.json").obj)
+        """Read ``final.json`` (BadRecord: not one)."""
+        return cls._read(Doc(data, NAME, 1))
 
     @classmethod
     def from_obj(cls, obj: object) -> FinalState:
-        """The record from ``final.json`` already parsed (RecordError: not one)."""
-        f = Fields(obj, "final.json")
-        state = f.get("state", str)
-        if state not in END_STATES:
-            raise RecordError(f"final.json: state {state!r} is none of {', '.join(END_STATES)}")
+        """The record from ``final.json`` already parsed (BadRecord: not one)."""
+        return cls._read(Doc(obj, NAME, 1))
+
+    @classmethod
+    def _read(cls, doc: Doc) -> FinalState:
+        state = doc.text("state")
+        if state not in ENDED:
+            raise doc.bad(f"state {state!r} is none of {', '.join(ENDED)}")
         return cls(
-            state,
-            f.get("reason", str),
-            f.get("exit_code", int),
-            f.get("output", str),
-            f.get("root_cause", str),
-            f.get("finished_at", str),
-            dict(f.get("counts", dict, default={})),
+            JobState(state),
+            doc.text("reason"),
+            doc.integer("exit_code"),
+            doc.text("output"),
+            doc.text("root_cause"),
+            doc.text("finished_at"),
+            dict(doc.obj("counts", default={})),
         )
 
 

@@ -1,9 +1,14 @@
 """An agent's heartbeat (``nodes/<node>.json``): agent -> leader, prsctl, other agents.
 
-Liveness is judged by whether the content changed (``seq`` grows, ``boot`` changes
-when the agent restarts), timed by the observer's own clock; the wall-clock times
-inside are for people. Writing and reading the files is :mod:`prsd.spool.heartbeat`.
-Standard library only, Python 3.7.
+Promise: liveness is judged by whether the content changed (``seq`` grows, ``boot``
+changes when the agent restarts), timed by the observer's own clock; the wall-clock
+times inside are for people. The record carries its ``schema`` (1) as a field and a
+reader takes a beat of any schema that has these fields (a newer agent's beat keeps its
+node alive). Writing and reading the files is :mod:`prsd.spool.heartbeat`.
+
+Errors: :meth:`Heartbeat.read` raises :class:`prsd.spool.badrecord.BadRecord` naming
+the field for bytes that are not a heartbeat; :meth:`Heartbeat.decode` returns None
+for them instead.
 """
 
 from __future__ import annotations
@@ -12,6 +17,7 @@ import json
 from dataclasses import asdict, dataclass, field
 from typing import Any
 
+from prsd.spool.badrecord import BadRecord
 from prsd.wire.fields import Fields, RecordError
 
 HEARTBEAT_INTERVAL_S = 2.0
@@ -43,8 +49,14 @@ class Heartbeat:
 
     @classmethod
     def read(cls, data: bytes) -> Heartbeat:
-        """Read a heartbeat (RecordError: not one)."""
-        f = Fields.of_json(data, "heartbeat")
+        """Read a heartbeat (BadRecord: not one)."""
+        try:
+            return cls._read(Fields.of_json(data, "heartbeat"))
+        except RecordError as exc:
+            raise BadRecord(str(exc)) from None
+
+    @classmethod
+    def _read(cls, f: Fields) -> Heartbeat:
         return cls(
             f.get("node_id", str),
             f.get("seq", int),
@@ -69,5 +81,5 @@ class Heartbeat:
         """A heartbeat; None for a torn or foreign file (the reader keeps its last look)."""
         try:
             return cls.read(data)
-        except RecordError:
+        except BadRecord:
             return None
