@@ -22,7 +22,7 @@ Spool-wide (``SpoolLayout``):
   the leader (``prsd/leader/leader.py``, ``prsd/spool/jobfolder.py``), listed by
   ``prsd/spool/opening.py``.
 - ``nodes``, ``node_heartbeat``: one heartbeat per agent (``prsd/spool/heartbeat.py``,
-  record ``prsd/wire/heartbeat.py``); the agent writes, the leader and ``prsctl nodes``
+  record ``prsd/spool/heartbeatrecord.py``); the agent writes, the leader and ``prsctl nodes``
   read.
 - ``leader``: the lease and epoch files (``prsd/spool/lease.py``, ``prsd/spool/claim.py``);
   ``nodes_view``: ``leader/nodes.json`` (``prsd/spool/nodesview.py``), written by the
@@ -44,11 +44,11 @@ One job (``JobLayout``, ``jobs/<id>/``):
 - ``spec``: ``spec.json``, the loaded job spec (``prsd/jobspec``), written at intake,
   read by every leader that drives the job.
 - ``state``, ``status``: ``state/status.json`` and ``status.private.json``
-  (``prsd/spool/statusrecord.py``, ``prsd/wire/status.py``,
+  (``prsd/spool/statusrecord.py``, ``prsd/spool/statusschema.py``,
   ``prsd/spool/privaterecords.py``), written by the leader
   (``prsd/leader/run/status.py``), read by clients through ``prsd/spool/statusfiles.py``
   and ``prsd/read/jobs.py``.
-- ``final``: ``state/final.json`` (``prsd/spool/endrecords.py``, ``prsd/wire/final.py``),
+- ``final``: ``state/final.json`` (``prsd/spool/endrecords.py``, ``prsd/spool/finalrecord.py``),
   written last by ``JobFolder.end`` (``prsd/spool/jobfolder.py``), read through
   ``prsd/spool/statusfiles.py``.
 - ``cancel``: ``state/cancel``, a mark the job's driver acts on (written at intake for a
@@ -61,12 +61,12 @@ One job (``JobLayout``, ``jobs/<id>/``):
   (``prsd/spool/retryrecords.py``), written by ``prsctl retry``
   (``prsd/retryplan/retryfiles.py``) and the leader (``prsd/leader/rerun/retryjob.py``).
 - ``node_reports``, ``node_report``: ``nodes/<node>.json``, one node's workers for this
-  job (``prsd/wire/nodereport.py``, with ``prsd/spool/initrecords.py`` and
+  job (``prsd/spool/nodereport.py``, with ``prsd/spool/initrecords.py`` and
   ``prsd/spool/envrecord.py``), written by the agent, read by the leader
   (``prsd/leader/run/nodereports.py``).
 - ``tasks``, ``pending``, ``claimed``, ``done``, ``returned``, ``void`` and
   ``pending_task``, ``claimed_dir``, ``claimed_task``, ``done_task``, ``returned_task``:
-  the task files (records in ``prsd/spool/records.py``); claim, commit and give back are
+  the task files (records in ``prsd/spool/taskrecords.py``); claim, commit and give back are
   ``prsd/spool/claim.py``; writing, listing, requeueing and reading them back are
   ``prsd/spool/jobfolder.py`` (``prsd/spool/memfolder.py`` in memory); seats of a node,
   ``prsd/spool/seats.py``.
