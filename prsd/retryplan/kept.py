@@ -33,7 +33,7 @@ from prsd.spool.layout import (
     parse_done_name,
     valid_job_id,
 )
-from prsd.spool.records import read_result_meta
+from prsd.spool.resultfiles import read_result_meta
 from prsd.spool.taskrecords import TaskBody
 from prsd.wire.fields import RecordError
 from prsd.wire.records import SUCCEEDED

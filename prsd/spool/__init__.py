@@ -70,8 +70,10 @@ One job (``JobLayout``, ``jobs/<id>/``):
   ``prsd/spool/claim.py``; writing, listing, requeueing and reading them back are
   ``prsd/spool/jobfolder.py`` (``prsd/spool/memfolder.py`` in memory); seats of a node,
   ``prsd/spool/seats.py``.
-- ``results``, ``result``: one result record per committed task, written by the agent,
-  read through ``JobFolder.read_result``.
+- ``results``, ``result``: one result file per committed task (its payload, then the
+  metadata record of ``prsd/spool/taskrecords.py``), written by the agent
+  (``prsd/agent/task.py``), read by descriptor only (``prsd/spool/resultfiles.py``)
+  through ``JobFolder.read_result``.
 - ``outputs``: the owner's output folder, written only with the owner's ids
   (``prsd/asowner``).
 - ``logs``, ``log_tree``: the Azure-style log tree, every path named in

@@ -5,7 +5,7 @@ it over the spool (listings of ``done/<shard>/``, ``returned/``, ``void/`` and
 ``claimed/<node>/``, each sorted, dot names left out, a missing folder an empty
 list; the moves of prsd/spool/claim.py; the task files the leader writes into
 ``pending/`` and reads back from ``done/`` or ``claimed/``; the result records agents
-commit, read through one descriptor (prsd/spool/records.py); the seats of a node
+commit, read through one descriptor (prsd/spool/resultfiles.py); the seats of a node
 presumed dead freed (prsd/spool/seats.py); the owner of prsd/spool/jobowner.py,
 fail-closed), and prsd/spool/memfolder.py is it in memory, so a decision is tested
 without files beside the real tests.
@@ -30,7 +30,7 @@ Errors: the listings raise ``OSError`` but for a missing folder;
 name then); :meth:`JobFolder.read_task` raises ``OSError`` and
 :class:`prsd.wire.fields.RecordError` for a file that is not a task;
 :meth:`JobFolder.read_result` answers None for a missing or torn result and raises
-:class:`prsd.spool.records.UntrustedResult` for a link or a replaced file;
+:class:`prsd.spool.resultfiles.UntrustedResult` for a link or a replaced file;
 :meth:`JobFolder.owner` raises :class:`prsd.spool.jobowner.OwnerRecordError`;
 :meth:`JobFolder.end` raises the first ``OSError`` (nothing after it is written),
 unless ``on_error`` is given: then each file that cannot be written is passed to it
@@ -46,7 +46,7 @@ from typing import TYPE_CHECKING, Protocol
 
 from prsd.spool import claim, jobowner, privaterecords, seats
 from prsd.spool.atomic import write_atomic
-from prsd.spool.records import read_result
+from prsd.spool.resultfiles import read_result
 from prsd.spool.taskrecords import TaskBody
 
 if TYPE_CHECKING:
@@ -55,7 +55,7 @@ if TYPE_CHECKING:
 
     from prsd.spool.jobowner import JobOwner
     from prsd.spool.layout import JobLayout, SpoolLayout, TaskName
-    from prsd.spool.records import ResultFile
+    from prsd.spool.resultfiles import ResultFile
     from prsd.spool.statusrecord import JobStatus
     from prsd.spool.finalrecord import FinalState
 

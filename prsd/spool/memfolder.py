@@ -5,7 +5,7 @@ Promise: :class:`MemoryJobFolder` keeps a job's files as a dict from path to byt
 them as :class:`prsd.spool.jobfolder.JobFolder` does (sorted, dot names left out),
 moves them as :func:`prsd.spool.atomic.move_verified` does (the source gone: True
 only if the destination is there), keeps task files as their encoded bytes and result
-records as :class:`prsd.spool.records.ResultFile` (placed with :meth:`put_result`,
+records as :class:`prsd.spool.resultfiles.ResultFile` (placed with :meth:`put_result`,
 as an agent's commit would leave them), keeps the seats as a dict from seat to
 holder, and records each write,
 rename and removal in ``log`` in the order made, so a leader decision is tested, and
@@ -33,7 +33,7 @@ if TYPE_CHECKING:
     from prsd.spool.jobfolder import OnError
     from prsd.spool.jobowner import JobOwner
     from prsd.spool.layout import JobLayout, TaskName
-    from prsd.spool.records import ResultFile
+    from prsd.spool.resultfiles import ResultFile
     from prsd.spool.statusrecord import JobStatus
     from prsd.spool.finalrecord import FinalState
 

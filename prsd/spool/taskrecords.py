@@ -13,7 +13,7 @@ checks. A result file ends with its metadata (:class:`ResultMeta`: the attempt's
 
     <payload of mini-batch a><payload of b>...<metadata JSON><b"PRSDRES1"><length, 8 bytes>
 
-Reading result files safely (descriptors, no links) is :mod:`prsd.spool.records`.
+Reading result files safely (descriptors, no links) is :mod:`prsd.spool.resultfiles`.
 
 Errors: :meth:`TaskBody.decode` and :meth:`ResultMeta.decode` raise
 :class:`prsd.spool.badrecord.BadRecord` naming the record and the field: a mismatch

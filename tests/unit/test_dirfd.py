@@ -11,7 +11,7 @@ from prsd.asowner.outputs import OwnerOpError
 from prsd.leader.intake.outplace import OutputPlace
 from prsd.leader.run.merge import OrderedMerge, Piece
 from prsd.spool.dirfd import UnsafeFolder, check_owner, open_under, same_folder
-from prsd.spool.records import UntrustedResult, open_result, read_result
+from prsd.spool.resultfiles import UntrustedResult, open_result, read_result
 from prsd.spool.taskrecords import ResultMeta
 from prsd.wire.records import Outcome
 

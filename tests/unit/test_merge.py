@@ -7,7 +7,7 @@ from typing import TYPE_CHECKING
 import pytest
 
 from prsd.leader.run.merge import OrderedMerge, Piece
-from prsd.spool.records import UntrustedResult
+from prsd.spool.resultfiles import UntrustedResult
 
 if TYPE_CHECKING:
     from pathlib import Path

@@ -7,7 +7,7 @@ from typing import TYPE_CHECKING
 import pytest
 
 from prsd.spool.layout import TaskName, parse_done_name, valid_job_id, valid_node_id
-from prsd.spool.records import read_result_meta
+from prsd.spool.resultfiles import read_result_meta
 from prsd.spool.taskrecords import ResultMeta, TaskBody
 from prsd.wire.fields import RecordError
 from prsd.wire.records import SUCCEEDED, MiniBatch, Outcome

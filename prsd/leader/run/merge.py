@@ -24,7 +24,7 @@ handed; the owner side renames the file into place relative to the folder's
 descriptor, only if the output's path still leads there. So the kernel decides,
 with the owner's rights, where an output may be made or replaced. Result bytes are
 copied only from the very file whose metadata the leader read
-(prsd/spool/records.py).
+(prsd/spool/resultfiles.py).
 
 ``append_row_format: parquet`` (an extension beyond Azure): each piece is an Arrow IPC
 stream (``prsd.worker.results.arrow_rows``); the pieces go, in the same order, into
@@ -48,7 +48,7 @@ from prsd.logconfig import get_logger
 from prsd.spool.atomic import tmp_path_for
 from prsd.spool.dirfd import check_owner
 from prsd.spool.jobowner import owner
-from prsd.spool.records import UntrustedResult, open_result
+from prsd.spool.resultfiles import UntrustedResult, open_result
 
 if TYPE_CHECKING:
     from prsd.jobspec import JobSpec
