@@ -35,6 +35,7 @@ from prsd.spool.layout import (
 )
 from prsd.spool.records import SUCCEEDED, TaskBody, read_result_meta
 from prsd.wire.fields import RecordError
+from prsd.wire.jsonobject import decode_object
 
 if TYPE_CHECKING:
     from collections.abc import Iterator
@@ -65,6 +66,15 @@ class KeptResult:
         if self.paths:
             obj["paths"] = list(self.paths)
         return json.dumps(obj, separators=(",", ":"), ensure_ascii=False) + "\n"
+
+    @classmethod
+    def from_line(cls, line: str) -> KeptResult:
+        """Read back one line :meth:`to_line` wrote.
+
+        Raises:
+            ValueError: not a JSON object; KeyError, TypeError: not a kept result.
+        """
+        return cls.from_obj(decode_object(line))
 
     @classmethod
     def from_obj(cls, obj: dict[str, Any]) -> KeptResult:
@@ -191,7 +201,7 @@ def read_kept(job_root: Path) -> list[KeptResult]:
         return []
     try:
         text = data.decode("utf-8")
-        return [KeptResult.from_obj(json.loads(ln)) for ln in text.splitlines() if ln]
+        return [KeptResult.from_line(ln) for ln in text.splitlines() if ln]
     except (ValueError, KeyError, TypeError) as exc:
         raise PrsdError(
             f"{JobLayout(job_root, job_root.name).retry_kept} is not a list of kept results: {exc}"
