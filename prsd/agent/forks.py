@@ -38,7 +38,7 @@ from anyio.abc import SocketStream
 
 from prsd.agent.outcap import CapturedFile
 from prsd.agent.proc import WorkerProcess, open_logs
-from prsd.wire.jsonobject import decode_object
+from prsd.spool.jsonobject import decode_object
 from prsd.worker.forkserver import MAX_MESSAGE
 from prsd.worker.launch import BOOT_PATH, worker_env
 

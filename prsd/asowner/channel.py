@@ -26,7 +26,7 @@ import struct
 from typing import TYPE_CHECKING, Any
 
 from prsd.errors import PrsdError
-from prsd.wire.jsonobject import NotAnObject, decode_object
+from prsd.spool.jsonobject import NotAnObject, decode_object
 
 if TYPE_CHECKING:
     from collections.abc import Sequence

@@ -18,7 +18,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from prsd.wire.jsonobject import NotAnObject, decode_object
+from prsd.spool.jsonobject import NotAnObject, decode_object
 
 CONFIG_NAME = "config.json"
 SUBFOLDERS = ("", ".azureml")

@@ -23,8 +23,8 @@ import time
 from typing import TYPE_CHECKING
 
 from prsd.spool.fstype import Level
+from prsd.spool.jsonobject import decode_object
 from prsd.spool.listing import names
-from prsd.wire.jsonobject import decode_object
 
 if TYPE_CHECKING:
     from pathlib import Path

@@ -20,8 +20,8 @@ from prsd.jobspec.paths import Roots, inside, is_remote, resolve, stays_inside
 from prsd.jobspec.schema import ENVIRONMENT_AZURE_ONLY, check_entry_keys
 from prsd.jobspec.values import as_mapping, as_str, shown, suggest
 from prsd.jobspec.yamlsafe import Setting, Site, read_limited
+from prsd.spool.jsonobject import NotAnObject, decode_object
 from prsd.spool.layout import JobLayout
-from prsd.wire.jsonobject import NotAnObject, decode_object
 
 SETTINGS_FILE = "parallel_run_step.settings.json"
 ENVIRONMENT_KEYS = frozenset({"python", *FILE_KEYS, "image", "python_mismatch"})

@@ -10,7 +10,7 @@ import json
 from dataclasses import asdict, dataclass, field, fields
 from typing import Any
 
-from prsd.wire.jsonobject import decode_object
+from prsd.spool.jsonobject import decode_object
 
 INPUT_FORMATS = ("files", "csv", "jsonl", "parquet")
 TABULAR_FORMATS = ("csv", "jsonl", "parquet")

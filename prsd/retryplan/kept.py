@@ -26,6 +26,7 @@ from prsd.retryplan.plan import Kept, items_digest, payload_identity
 from prsd.retryplan.retryfiles import read_trusted
 from prsd.spool.jobfolder import JobFolder
 from prsd.spool.jobowner import JobOwner, OwnerRecordError, owner
+from prsd.spool.jsonobject import decode_object
 from prsd.spool.layout import (
     PROBE_ATTEMPT_BASE,
     JobLayout,
@@ -35,7 +36,6 @@ from prsd.spool.layout import (
 )
 from prsd.spool.records import SUCCEEDED, TaskBody, read_result_meta
 from prsd.wire.fields import RecordError
-from prsd.wire.jsonobject import decode_object
 
 if TYPE_CHECKING:
     from collections.abc import Iterator

@@ -1,10 +1,10 @@
-"""prsd/wire/jsonobject.py: a JSON object decoded, anything else refused by kind."""
+"""prsd/spool/jsonobject.py: a JSON object decoded, anything else refused by kind."""
 
 from __future__ import annotations
 
 import pytest
 
-from prsd.wire.jsonobject import NotAnObject, decode_object
+from prsd.spool.jsonobject import NotAnObject, decode_object
 
 
 @pytest.mark.parametrize("data", [b'{"a": [1, 2]}', '{"a": [1, 2]}', b' {"a":[1,2]}\n'])

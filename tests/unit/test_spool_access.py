@@ -12,7 +12,7 @@ no file. Every other module of prsd calls none of them:
 - it reads a spool file through the reader of the prsd/spool module that owns it;
 - it decodes a JSON object that is no spool record (a socket or pipe frame, a
   command's output, a settings file it has read) with
-  :func:`prsd.wire.jsonobject.decode_object`.
+  :func:`prsd.spool.jsonobject.decode_object`.
 """
 
 from __future__ import annotations
@@ -55,7 +55,7 @@ def test_no_module_lists_or_decodes_the_spool_outside_the_storage_layer() -> Non
     assert not found, (
         "os.listdir / os.scandir / json.loads outside prsd/spool and prsd/worker "
         f"(module: calls): {found}; list with prsd/spool/listing.py, read a spool file "
-        "with its prsd/spool reader, decode a frame with prsd/wire/jsonobject.py"
+        "with its prsd/spool reader, decode a frame with prsd/spool/jsonobject.py"
     )
 
 

@@ -28,7 +28,7 @@ from prsd.errors import PrsdError
 from prsd.inputsplit.planner import plan_mini_batches
 from prsd.jobspec import JobSpec
 from prsd.leader.plan.planwire import Record, encode
-from prsd.wire.jsonobject import decode_object
+from prsd.spool.jsonobject import decode_object
 
 if TYPE_CHECKING:
     from collections.abc import Callable, Iterator

@@ -1,21 +1,22 @@
-"""Decoding one JSON object handed in as bytes or text that has no record type of its own.
+"""Decoding one JSON object handed in as bytes or text that has no record type of its own:
+the storage layer's one ``json.loads`` for the daemons' and clients' other JSON.
 
 What it decodes: a message of a local socket or pipe (the fork server's answers, the
 owner side's channel, the planner helper's request), one line of a command's output
 (the doctor's racer), a line of a record file whose record decodes the object (a
 kept result), a settings file its caller has read (a code folder's
 ``parallel_run_step.settings.json``, the Azure client's ``config.json``), and the
-text of a serialised job spec. The spool's own records are decoded by their modules
-in prsd/spool (and prsd/wire's records through :class:`prsd.wire.fields.Fields`); a
-test bans ``json.loads`` outside prsd/spool, prsd/worker and prsd/wire.
+text of a serialised job spec. The spool's records are decoded by the modules here
+that own them (and the worker's frames through :class:`prsd.wire.fields.Fields`); a
+test bans ``json.loads`` outside prsd/spool, prsd/worker and prsd/wire
+(tests/unit/test_spool_access.py).
 
 Promise: :func:`decode_object` opens nothing and reads nothing: it decodes what it
 is given and answers the object as a ``dict``, or raises.
 
 Errors: ``ValueError`` (``json.JSONDecodeError``, ``UnicodeDecodeError``) for what
 is not JSON; :class:`NotAnObject`, a ``ValueError`` too, for JSON that is not an
-object (the value it holds, for a caller that names what it found). Standard
-library only, Python 3.7.
+object (the value it holds, for a caller that names what it found).
 """
 
 from __future__ import annotations
