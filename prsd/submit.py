@@ -38,6 +38,7 @@ from prsd.spool.finalrecord import FinalState
 from prsd.spool.jobid import ever_given, make_job_id
 from prsd.spool.jobowner import OwnerRecordError, owner
 from prsd.spool.layout import JobLayout
+from prsd.spool.listing import names, scan
 from prsd.spool.originrecord import Origin, read_origin_record
 from prsd.spool.states import JobState
 from prsd.wire.fields import RecordError
@@ -165,7 +166,7 @@ def _staging(spool: SpoolLayout) -> Path:
 
 def _publish(staging: Path, spool: SpoolLayout, job_id: str) -> None:
     """Take others' rights from the copy's top entries, then rename it into the inbox."""
-    for entry in os.scandir(staging):
+    for entry in scan(staging):
         if not entry.is_symlink():
             mode = stat.S_IMODE(entry.stat(follow_symlinks=False).st_mode)
             os.chmod(entry.path, mode & ~0o007)
@@ -212,7 +213,7 @@ def snapshot_code(src: Path, dest: Path, skip: set[str]) -> int:
             snapshot silently missing what could not be read would run other code).
     """
     total = 0
-    os.listdir(src)  # an unreadable code folder is refused here, by name
+    names(src)  # an unreadable code folder is refused here, by name
 
     def refuse(exc: OSError) -> None:
         raise exc

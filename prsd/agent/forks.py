@@ -38,6 +38,7 @@ from anyio.abc import SocketStream
 
 from prsd.agent.outcap import CapturedFile
 from prsd.agent.proc import WorkerProcess, open_logs
+from prsd.spool.jsonobject import decode_object
 from prsd.worker.forkserver import MAX_MESSAGE
 from prsd.worker.launch import BOOT_PATH, worker_env
 
@@ -133,7 +134,7 @@ class ForkServer:
                     data = b""
                 if not data:
                     break
-                self._dispatch(json.loads(data))
+                self._dispatch(decode_object(data))
         finally:
             self._lost()
 

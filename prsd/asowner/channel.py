@@ -26,6 +26,7 @@ import struct
 from typing import TYPE_CHECKING, Any
 
 from prsd.errors import PrsdError
+from prsd.spool.jsonobject import NotAnObject, decode_object
 
 if TYPE_CHECKING:
     from collections.abc import Sequence
@@ -77,13 +78,13 @@ class Channel:
             if size > MAX_FRAME:
                 raise ChannelError(f"a message of {size} bytes is over {MAX_FRAME}")
             body = self._read(size, fds)
-            message = json.loads(body)
-            if not isinstance(message, dict):
-                raise ChannelError("a message that is not a JSON object")
+            message = decode_object(body)
         except BaseException as exc:
             _close_all(fds)
             if isinstance(exc, ChannelError):
                 raise
+            if isinstance(exc, NotAnObject):
+                raise ChannelError("a message that is not a JSON object") from None
             if isinstance(exc, ValueError):
                 raise ChannelError(f"a message that is not JSON: {exc}") from None
             raise

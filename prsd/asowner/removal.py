@@ -18,11 +18,13 @@ import os
 import shutil
 import stat
 
+from prsd.spool.listing import names
+
 
 def empty_folder(dir_fd: int) -> int:
     """Remove the entries of the folder on ``dir_fd``; how many are left."""
     left = 0
-    for name in os.listdir(dir_fd):
+    for name in names(dir_fd):
         try:
             info = os.stat(name, dir_fd=dir_fd, follow_symlinks=False)
             if stat.S_ISDIR(info.st_mode):

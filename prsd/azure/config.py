@@ -13,11 +13,12 @@ a JSON object, or no spool named (naming both places).
 
 from __future__ import annotations
 
-import json
 import os
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
+
+from prsd.spool.jsonobject import NotAnObject, decode_object
 
 CONFIG_NAME = "config.json"
 SUBFOLDERS = ("", ".azureml")
@@ -73,11 +74,11 @@ def read_config(file: Path, environ: dict[str, str] | None = None) -> ClientConf
     """
     env = dict(os.environ) if environ is None else environ
     try:
-        data = json.loads(file.read_text(encoding="utf-8"))
+        data = decode_object(file.read_text(encoding="utf-8"))
+    except NotAnObject:
+        raise ConfigError(f"{file}: expected a JSON object") from None
     except (OSError, ValueError) as exc:
         raise ConfigError(f"cannot read {file}: {exc}") from None
-    if not isinstance(data, dict):
-        raise ConfigError(f"{file}: expected a JSON object")
     prsd = data.get("prsd") or {}
     if not isinstance(prsd, dict):
         raise ConfigError(f"{file}: 'prsd' must be an object")

@@ -13,7 +13,6 @@ stays in one), in :func:`prsd.spool.nodereport.environment_line`'s words;
 
 from __future__ import annotations
 
-import json
 import time
 from datetime import UTC, datetime
 from typing import TYPE_CHECKING, Any
@@ -104,12 +103,11 @@ def logs_folder(job_root: Path) -> Path:
 
 
 def read_json(path: Path) -> dict[str, Any] | None:
-    """A JSON object file, or None while it is absent or half-written."""
-    try:
-        data = json.loads(path.read_bytes())
-    except (OSError, ValueError):
-        return None
-    return data if isinstance(data, dict) else None
+    """A pipeline's ``pipeline.json`` or ``final.json``, or None while it is absent or
+    half-written (read by the storage layer)."""
+    from prsd.spool.pipelinerecord import read_pipeline_json
+
+    return read_pipeline_json(path)
 
 
 class Tail:

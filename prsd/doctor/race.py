@@ -16,7 +16,6 @@ the extra latency of every claim and heartbeat; it never affects correctness.
 
 from __future__ import annotations
 
-import json
 import os
 import subprocess
 import sys
@@ -24,6 +23,8 @@ import time
 from typing import TYPE_CHECKING
 
 from prsd.spool.fstype import Level
+from prsd.spool.jsonobject import decode_object
+from prsd.spool.listing import names
 
 if TYPE_CHECKING:
     from pathlib import Path
@@ -76,7 +77,7 @@ def run_race(
             proc.stdin.flush()
         for role, proc in zip("ab", procs, strict=True):
             out, _ = proc.communicate(timeout=RACE_TIMEOUT_S)
-            won = json.loads(out.strip().splitlines()[-1])
+            won = decode_object(out.strip().splitlines()[-1])
             results[f"renamed_{role}"] = won["renamed"]
             results[f"created_{role}"] = won["created"]
     except (subprocess.TimeoutExpired, ValueError, IndexError) as exc:
@@ -121,7 +122,7 @@ def check_race(report: Report, scratch: Path, peer_scratch: Path | None) -> None
     except OSError as exc:
         report.add("rename-race", Level.FAIL, str(exc))
         return
-    left = set(os.listdir(scratch / "pool"))
+    left = set(names(scratch / "pool"))
     level, detail = judge_race(results, RACE_TASKS, left)
     report.add("rename-race", level, f"{detail} ({where})")
 
@@ -158,7 +159,7 @@ def check_listing(report: Report, scratch: Path, peer_scratch: Path, timeout_s: 
 def _wait_listing(folder: Path, name: str, *, present: bool, timeout_s: float) -> float | None:
     began = time.monotonic()
     while time.monotonic() - began < timeout_s:
-        if (name in os.listdir(folder)) == present:
+        if (name in names(folder)) == present:
             return time.monotonic() - began
         time.sleep(0.05)
     return None

@@ -14,13 +14,15 @@ import os
 import sys
 import time
 
+from prsd.spool.listing import names
+
 
 def race(base: str, role: str, excl_count: int) -> dict[str, list[str]]:
     """Claim what can be claimed; the names this side believes it won."""
     pool = os.path.join(base, "pool")
     mine = os.path.join(base, role)
     renamed = []
-    for name in sorted(os.listdir(pool)):
+    for name in sorted(names(pool)):
         try:
             os.rename(os.path.join(pool, name), os.path.join(mine, name))  # noqa: TID251 - the claim under test
         except OSError:

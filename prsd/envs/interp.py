@@ -27,6 +27,7 @@ import time
 from dataclasses import dataclass
 
 from prsd.envs.spec import EnvError, Pin
+from prsd.spool.listing import names
 
 MISMATCH_MODES = ("error", "warn")
 # An agent asks its interpreters once in a while, not for every job (a pyenv shim
@@ -127,7 +128,7 @@ def listed_paths(entry: str) -> list[str]:
         return sorted(glob.glob(entry))
     if os.path.isdir(entry):
         return sorted(
-            os.path.join(entry, name) for name in os.listdir(entry) if _PYTHON_NAME.match(name)
+            os.path.join(entry, name) for name in names(entry) if _PYTHON_NAME.match(name)
         )
     return [entry]
 

@@ -27,6 +27,7 @@ from collections.abc import Callable, Iterable, Iterator
 from pathlib import Path
 
 from prsd.errors import InputError
+from prsd.spool.listing import scan
 from prsd.wire.records import MiniBatch
 
 SkipReporter = Callable[[str, str], None]
@@ -120,12 +121,11 @@ class _Listing:
         self.links: set[str] = set()
         self.odd: list[tuple[str, bool]] = []
         keep = names.append
-        with os.scandir(folder) as it:
-            for entry in it:  # the hot loop of a big folder: one test for a file
-                if entry.is_file(follow_symlinks=False):
-                    keep(entry.name)
-                else:
-                    others.append(entry)
+        for entry in scan(folder):  # the hot loop of a big folder: one test for a file
+            if entry.is_file(follow_symlinks=False):
+                keep(entry.name)
+            else:
+                others.append(entry)
         if not _all_utf8(names):
             self.odd += [(n, False) for n in names if not _utf8(n)]
             names = [n for n in names if _utf8(n)]

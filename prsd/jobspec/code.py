@@ -9,7 +9,6 @@ and is executable; ``parallel_run_step.settings.json`` holds keyword arguments t
 
 from __future__ import annotations
 
-import json
 import os
 import re
 from pathlib import Path
@@ -21,6 +20,7 @@ from prsd.jobspec.paths import Roots, inside, is_remote, resolve, stays_inside
 from prsd.jobspec.schema import ENVIRONMENT_AZURE_ONLY, check_entry_keys
 from prsd.jobspec.values import as_mapping, as_str, shown, suggest
 from prsd.jobspec.yamlsafe import Setting, Site, read_limited
+from prsd.spool.jsonobject import NotAnObject, decode_object
 from prsd.spool.layout import JobLayout
 
 SETTINGS_FILE = "parallel_run_step.settings.json"
@@ -164,7 +164,11 @@ def to_csv_settings(code_dir: Path) -> dict[str, Any]:
         raise JobSpecError("", str(path), "is a symlink leading outside the code folder")
     raw = read_limited(path, 1024 * 1024, what="settings file")
     try:
-        data = json.loads(raw.decode("utf-8-sig"))
+        data = decode_object(raw.decode("utf-8-sig"))
+    except NotAnObject as exc:
+        raise JobSpecError(
+            "", str(path), f"expected a JSON object, got {shown(exc.value)}"
+        ) from None
     except (ValueError, UnicodeDecodeError) as exc:
         raise JobSpecError("", str(path), f"not valid JSON: {exc}") from None
     return _to_csv_kwargs(data, path)

@@ -10,6 +10,8 @@ import json
 from dataclasses import asdict, dataclass, field, fields
 from typing import Any
 
+from prsd.spool.jsonobject import decode_object
+
 INPUT_FORMATS = ("files", "csv", "jsonl", "parquet")
 TABULAR_FORMATS = ("csv", "jsonl", "parquet")
 OUTPUT_ACTIONS = ("append_row", "summary_only")
@@ -131,7 +133,7 @@ class JobSpec:
         Raises:
             ValueError: the text is not a serialised JobSpec.
         """
-        obj = json.loads(text)
+        obj = decode_object(text)
         given = obj["input"]
         steps = tuple(given.get("steps", ()))
         obj["input"] = InputSpec(**{**given, "paths": tuple(given["paths"]), "steps": steps})

@@ -18,6 +18,7 @@ from typing import TYPE_CHECKING
 from prsd.spool.atomic import write_atomic
 from prsd.spool.dirfd import UnsafeFolder, open_under
 from prsd.spool.layout import valid_node_id
+from prsd.spool.listing import names
 from prsd.wire.logtree import STD_LOG_FILE, LogTree
 
 if TYPE_CHECKING:
@@ -42,7 +43,7 @@ def publish_std_log(job: JobLayout) -> bool:
         top = None
     if top is not None:
         try:
-            nodes = [n for n in sorted(os.listdir(top)) if valid_node_id(n)]
+            nodes = [n for n in sorted(names(top)) if valid_node_id(n)]
             parts.extend(_node_log(top, node) for node in nodes)
         finally:
             os.close(top)

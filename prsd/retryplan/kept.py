@@ -26,6 +26,7 @@ from prsd.retryplan.plan import Kept, items_digest, payload_identity
 from prsd.retryplan.retryfiles import read_trusted
 from prsd.spool.jobfolder import JobFolder
 from prsd.spool.jobowner import JobOwner, OwnerRecordError, owner
+from prsd.spool.jsonobject import decode_object
 from prsd.spool.layout import (
     PROBE_ATTEMPT_BASE,
     JobLayout,
@@ -67,6 +68,15 @@ class KeptResult:
         if self.paths:
             obj["paths"] = list(self.paths)
         return json.dumps(obj, separators=(",", ":"), ensure_ascii=False) + "\n"
+
+    @classmethod
+    def from_line(cls, line: str) -> KeptResult:
+        """Read back one line :meth:`to_line` wrote.
+
+        Raises:
+            ValueError: not a JSON object; KeyError, TypeError: not a kept result.
+        """
+        return cls.from_obj(decode_object(line))
 
     @classmethod
     def from_obj(cls, obj: dict[str, Any]) -> KeptResult:
@@ -193,7 +203,7 @@ def read_kept(job_root: Path) -> list[KeptResult]:
         return []
     try:
         text = data.decode("utf-8")
-        return [KeptResult.from_obj(json.loads(ln)) for ln in text.splitlines() if ln]
+        return [KeptResult.from_line(ln) for ln in text.splitlines() if ln]
     except (ValueError, KeyError, TypeError) as exc:
         raise PrsdError(
             f"{JobLayout(job_root, job_root.name).retry_kept} is not a list of kept results: {exc}"

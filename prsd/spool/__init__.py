@@ -4,7 +4,9 @@ Nothing in this package imports from ``prsd.leader``, ``prsd.agent`` or ``prsd.c
 Every name in the spool is spelled in ``layout.py`` (``SpoolLayout``, ``JobLayout``)
 and ``pipelinelayout.py`` (``PipelineLayout``); no module outside this package joins a
 spool segment by hand (tests/unit/test_spool_paths.py), lists a spool folder or decodes
-a spool file (tests/unit/test_spool_access.py).
+a spool file (tests/unit/test_spool_access.py): ``prsd/spool/listing.py`` lists folders
+for everyone, ``prsd/spool/jsonobject.py`` decodes JSON that is no spool record (a
+frame, a command's output line, a settings file).
 
 Where each file is written and read (the layout's name for it; its record, the module
 here that owns the file; who writes it and who reads it). This index is checked by
@@ -74,6 +76,9 @@ One job (``JobLayout``, ``jobs/<id>/``):
   metadata record of ``prsd/spool/taskrecords.py``), written by the agent
   (``prsd/agent/task.py``), read by descriptor only (``prsd/spool/resultfiles.py``)
   through ``JobFolder.read_result``.
+- ``partitions/groups.json`` and ``partitions/groups/``: a table grouped by
+  ``partition_keys`` (``prsd/spool/groupsrecord.py``), written by the owner's planner
+  (``prsd/inputsplit/tabular/groups.py``), read back by a restarted leader's planner.
 - ``outputs``: the owner's output folder, written only with the owner's ids
   (``prsd/asowner``).
 - ``logs``, ``log_tree``: the Azure-style log tree, every path named in

@@ -46,6 +46,7 @@ from typing import TYPE_CHECKING, Protocol
 
 from prsd.spool import claim, jobowner, privaterecords, seats
 from prsd.spool.atomic import write_atomic
+from prsd.spool.listing import listing
 from prsd.spool.resultfiles import read_result
 from prsd.spool.taskrecords import TaskBody
 
@@ -106,19 +107,6 @@ class JobFiles(Protocol):
         *,
         on_error: OnError | None = None,
     ) -> None: ...
-
-
-def listing(folder: Path) -> list[str]:
-    """The names in ``folder``, sorted, dot names left out; [] when it does not exist.
-
-    Raises:
-        OSError: it cannot be listed (but for a missing folder).
-    """
-    try:
-        names = os.listdir(folder)
-    except FileNotFoundError:
-        return []
-    return sorted(n for n in names if not n.startswith("."))
 
 
 def _no_grant(fd: int) -> None:

@@ -4,6 +4,8 @@ Guarantees: the record is read without following a link and within a size, and e
 name in it is checked (step names, job ids, dependencies on known steps) before the
 leader acts on it, so a user who rewrites their own record can only break their own
 pipeline. :func:`pipelines_folder` makes ``pipelines/`` (1777, like ``requests/``).
+:func:`read_pipeline_json` answers a pipeline's ``pipeline.json`` or ``final.json`` as
+written, unchecked, for the SDK layers that show it (None while it cannot be read).
 """
 
 from __future__ import annotations
@@ -134,6 +136,16 @@ def read_record(folder: Path) -> PipelineRecord:
     except (OSError, UntrustedFile) as exc:
         raise BadRecord(f"cannot read {folder / PIPELINE_RECORD}: {exc}") from None
     return parse_record(raw)
+
+
+def read_pipeline_json(path: Path) -> dict[str, Any] | None:
+    """The JSON object in a pipeline's ``path`` (``pipeline.json``, ``final.json``) as
+    written; None while it is absent, half-written, unreadable or not an object."""
+    try:
+        doc = json.loads(path.read_bytes())
+    except (OSError, ValueError):
+        return None
+    return doc if isinstance(doc, dict) else None
 
 
 def pipelines_folder(spool: SpoolLayout) -> Path:

@@ -17,6 +17,7 @@ from __future__ import annotations
 import json
 import os
 from dataclasses import asdict, dataclass, field
+from typing import Any
 
 from prsd.spool.badrecord import Doc, encode
 
@@ -74,8 +75,12 @@ class RetryOrder:
     gone_failed: list[str] = field(default_factory=list)
     gone_failed_count: int = 0
 
+    def to_obj(self) -> dict[str, Any]:
+        """The record as the JSON object :meth:`encode` writes."""
+        return {"schema": SCHEMA, **asdict(self)}
+
     def encode(self) -> bytes:
-        return json.dumps({"schema": SCHEMA, **asdict(self)}, separators=(",", ":")).encode()
+        return json.dumps(self.to_obj(), separators=(",", ":")).encode()
 
     @classmethod
     def decode(cls, data: bytes) -> RetryOrder:

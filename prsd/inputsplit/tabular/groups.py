@@ -27,7 +27,6 @@ Payload (JSON): ``{"path": GROUP_FILE, "format": "csv" | "parquet", "rows": N}``
 
 from __future__ import annotations
 
-import json
 import os
 import shutil
 from dataclasses import dataclass
@@ -40,7 +39,8 @@ import pyarrow.compute as pc
 from prsd.errors import InputError
 from prsd.inputsplit.tabular.inputfile import input_size
 from prsd.inputsplit.tabular.readers import TableSource, read_batches
-from prsd.spool.atomic import write_atomic
+from prsd.spool.groupsrecord import GROUPS_RECORD, Group, read_groups, write_groups
+from prsd.spool.listing import scan
 from prsd.wire.records import MiniBatch
 
 if TYPE_CHECKING:
@@ -50,7 +50,6 @@ if TYPE_CHECKING:
     import numpy.typing as npt
 
 BUCKET_BYTES = 32 * 1024 * 1024
-MANIFEST = "groups.json"
 MAX_BUCKETS = 256
 
 Key = tuple[Any, ...]
@@ -201,10 +200,10 @@ def plan_partitioned_table(
     Raises:
         InputError: a key is not a column, a file cannot be read, or files differ in layout.
     """
-    manifest = folder / MANIFEST
+    manifest = folder / GROUPS_RECORD
     if not manifest.exists():
         _group(source, files, keys, folder)
-    for number, (payload, key) in enumerate(json.loads(manifest.read_bytes())):
+    for number, (payload, key) in enumerate(read_groups(manifest)):
         yield MiniBatch(number, payload, int(payload["rows"]), dict(zip(keys, key, strict=True)))
 
 
@@ -218,18 +217,18 @@ def _group(source: TableSource, files: Sequence[str], keys: Sequence[str], folde
     finally:
         spill.close()
     written = _write_groups(spill, keys, source, folder / "groups")
-    entries = []
+    entries: list[Group] = []
     for number in range(len(spill.order)):
         path, key = written[number]
         payload = {"path": path, "format": _group_format(source), "rows": spill.rows[number]}
-        entries.append([payload, list(key)])
-    write_atomic(folder / MANIFEST, json.dumps(entries).encode())
+        entries.append((payload, list(key)))
+    write_groups(folder / GROUPS_RECORD, entries)
 
 
 def _clear(folder: Path) -> None:
     """Empty ``folder`` (made by the leader for the owner's planner; kept itself)."""
     folder.mkdir(parents=True, exist_ok=True)
-    for entry in os.scandir(folder):
+    for entry in scan(folder):
         if entry.is_dir(follow_symlinks=False):
             shutil.rmtree(entry.path)
         else:

@@ -60,6 +60,7 @@ from prsd.spool.jobroot import (
     seal_job_root,
 )
 from prsd.spool.layout import JobLayout
+from prsd.spool.listing import scan
 from prsd.spool.originrecord import read_origin_record
 from prsd.spool.readsafe import UntrustedFile
 from prsd.spool.states import JobState
@@ -92,7 +93,7 @@ def ready_in_inbox(spool: SpoolLayout, others: list[tuple[str, int]] | None = No
     as (name, inode) for prsd/leader/intake/inboxsweep.py.
     """
     try:
-        entries = list(os.scandir(spool.inbox))
+        entries = list(scan(spool.inbox))
     except FileNotFoundError:
         return []
     ready = []

@@ -28,6 +28,7 @@ from prsd.errors import PrsdError
 from prsd.inputsplit.planner import plan_mini_batches
 from prsd.jobspec import JobSpec
 from prsd.leader.plan.planwire import Record, encode
+from prsd.spool.jsonobject import decode_object
 
 if TYPE_CHECKING:
     from collections.abc import Callable, Iterator
@@ -95,7 +96,7 @@ class _Out:
 
 def run(request: bytes, out: _Out) -> int:
     """Plan the request's job, sending records; the exit status."""
-    obj = json.loads(request)
+    obj = decode_object(request)
     spec = JobSpec.from_json(obj["spec"])
     folder = Path(obj["job_folder"]) if obj.get("job_folder") else None
     retry = None
@@ -108,7 +109,7 @@ def run(request: bytes, out: _Out) -> int:
         out.send(Record("skip", path=path, why=why))
 
     def order(o: RetryOrder) -> None:
-        out.send(Record("order", order=json.loads(o.encode())))
+        out.send(Record("order", order=o.to_obj()))
 
     try:
         for mb in planned_batches(spec, folder, retry, skip, order):

@@ -36,6 +36,7 @@ from prsd.spool.atomic import move_verified
 from prsd.spool.jobid import settle_job_id
 from prsd.spool.jobowner import OwnerRecordError, owner
 from prsd.spool.layout import JobLayout
+from prsd.spool.listing import names as listed_names
 
 if TYPE_CHECKING:
     from pathlib import Path
@@ -104,7 +105,7 @@ def _unended_folders(spool: SpoolLayout) -> list[Path]:
     folders: list[Path] = []
     for names, where in ((spool.active, spool.jobs), (spool.inbox, spool.inbox)):
         try:
-            listed = os.listdir(names)
+            listed = listed_names(names)
         except FileNotFoundError:
             continue
         folders.extend(where / n for n in listed if not n.startswith("."))
@@ -114,7 +115,7 @@ def _unended_folders(spool: SpoolLayout) -> list[Path]:
 def sweep_aside(spool: SpoolLayout) -> int:
     """Delete the folders a removal left aside (a leader died while deleting); how many."""
     try:
-        names = [n for n in os.listdir(spool.jobs) if n.startswith(ASIDE_PREFIX)]
+        names = [n for n in listed_names(spool.jobs) if n.startswith(ASIDE_PREFIX)]
     except FileNotFoundError:
         return 0
     for name in names:
@@ -161,7 +162,7 @@ _DIR = os.O_RDONLY | os.O_DIRECTORY | os.O_NOFOLLOW | os.O_CLOEXEC
 def _empty_owned(side: OwnerSide, dir_fd: int, uid: int) -> None:
     """Hand every folder of ``uid`` below ``dir_fd`` to the owner side to empty; look
     inside the daemons' own folders for more."""
-    for name in os.listdir(dir_fd):
+    for name in listed_names(dir_fd):
         try:
             fd = os.open(name, _DIR, dir_fd=dir_fd)
         except OSError:

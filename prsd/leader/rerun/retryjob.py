@@ -92,7 +92,7 @@ class RetryInput:
 
         lines = obj["kept"]
         assert isinstance(lines, list)
-        kept = [KeptResult.from_obj(json.loads(line)) for line in lines]
+        kept = [KeptResult.from_line(line) for line in lines]
         return cls(RetryPlan.decode(json.dumps(obj["plan"]).encode()), kept)
 
 

@@ -19,8 +19,8 @@ from typing import TYPE_CHECKING
 from prsd.leader.takeover.resume import read_report_part
 from prsd.logline import append_lines, one_line
 from prsd.spool.atomic import write_atomic
-from prsd.spool.jobfolder import listing
 from prsd.spool.layout import JobLayout, mb_id
+from prsd.spool.listing import listing
 from prsd.wire.logtree import REPORT_EPOCH_PREFIX, LogTree
 
 if TYPE_CHECKING:

@@ -8,7 +8,7 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
-from prsd.spool.jobfolder import listing
+from prsd.spool.listing import listing
 from prsd.spool.nodereport import NodeReport
 
 if TYPE_CHECKING:

@@ -16,8 +16,8 @@ import os
 from typing import TYPE_CHECKING
 
 from prsd.fdio import write_all
-from prsd.spool.jobfolder import listing
 from prsd.spool.layout import ISSUE_LOG_PREFIX, TaskName
+from prsd.spool.listing import listing
 
 if TYPE_CHECKING:
     from collections.abc import Iterable

@@ -15,12 +15,12 @@ from __future__ import annotations
 
 import csv
 import io
-import os
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
 from prsd.spool.atomic import move_verified, write_atomic
 from prsd.spool.layout import JobLayout, TaskName, parse_done_name
+from prsd.spool.listing import listing
 
 if TYPE_CHECKING:
     from collections.abc import Callable, Iterator
@@ -45,8 +45,8 @@ class Found:
 
 def _names(folder: Path) -> list[str]:
     try:
-        return sorted(n for n in os.listdir(folder) if not n.startswith("."))
-    except (FileNotFoundError, NotADirectoryError):
+        return listing(folder)
+    except NotADirectoryError:
         return []
 
 
