@@ -193,7 +193,11 @@ def test_a_symlink_or_file_in_the_inbox_is_removed_with_a_reason(site: Site) -> 
         "the leader removed both",
     )
     assert sorted(os.listdir(target)) == before
-    assert "linked-job" in site.log() and "a symlink" in site.log()
+    wait_until(  # the reason is logged once the entry is gone
+        lambda: "linked-job" in site.log() and "a symlink" in site.log(),
+        30,
+        "the leader's reason for the link, logged",
+    )
     code, out = prsctl_as(site.b, site, "status", "--json")
     ids = {d["job_id"] for d in json.loads(out)["jobs"]}
     assert not {"linked-job", "filed-job"} & ids

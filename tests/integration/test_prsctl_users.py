@@ -21,6 +21,7 @@ import sys
 import sysconfig
 import tempfile
 import textwrap
+from contextlib import ExitStack
 from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING
@@ -31,7 +32,7 @@ from prsd.settings import parse_env_text
 from prsd.spool.opening import open_spool
 from prsd.spool.statusfiles import merged_with_private_file
 from tests.helpers import stop_daemons, wait_until
-from tests.realusers import daemon_python, daemon_pythonpath
+from tests.realusers import daemon_python, daemon_pythonpath, reachable_checkout
 
 if TYPE_CHECKING:
     from collections.abc import Iterator
@@ -92,7 +93,10 @@ def _python_for(user: str) -> str:
 
 def _open_the_way(changed: list[tuple[Path, int]]) -> None:
     """Others must enter every folder above the checkout and read the checkout's packages
-    (a ``mktemp -d`` clone is 0700): they get those rights, and their modes back after."""
+    (a ``mktemp -d`` clone is 0700): they get those rights, and their modes back after.
+    Called inside :func:`tests.realusers.reachable_checkout`, which opens (and keeps
+    open while any test needs it) the checkout's own way, so only folders it does not
+    cover (the installed packages') are changed here."""
     packages = Path(sysconfig.get_paths()["purelib"])
     for target in (ROOT / "prsd" / "worker", packages):
         for folder in reversed([target, *target.parents]):
@@ -131,6 +135,10 @@ def fleet() -> Iterator[Fleet]:
     daemons: list[subprocess.Popen[bytes]] = []
     admins = f"prsdadm{suffix}"
     subprocess.run(["groupadd", admins], check=True)
+    # The checkout's way is opened by the one holder record every test shares (a test
+    # ending elsewhere never closes it under this one); the packages' way here.
+    shared = ExitStack()
+    shared.enter_context(reachable_checkout())
     try:
         _open_the_way(changed)
         users = [
@@ -169,6 +177,7 @@ def fleet() -> Iterator[Fleet]:
         subprocess.run(["groupdel", admins], check=False, capture_output=True)
         for folder, mode in reversed(changed):
             folder.chmod(stat.S_IMODE(mode))
+        shared.close()
         shutil.rmtree(base, ignore_errors=True)
 
 
