@@ -88,9 +88,11 @@ def environment_to_build(setting: Setting | None, base: Path) -> tuple[dict[str,
             spec = parse(text, source)
         except EnvError as exc:
             raise site.child(key).error(str(exc)) from None
-        note = left_out_note(spec, f"{site.child(key).key} {source}")
+        # an inline file's name is its key already ("<key> (inline)")
+        where = source if isinstance(entry[key], dict) else f"{site.child(key).key} {source}"
+        note = left_out_note(spec, where)
         notes += [said.note(said.ENVIRONMENT, note)] if note else []
-        notes += _patch_pin_note(spec.python, f"{site.child(key).key} {source}")
+        notes += _patch_pin_note(spec.python, where)
         out.update({key: text, "source": source})
     if entry.get("image") is not None:
         image = as_str(entry["image"], site.child("image"), "an image name")

@@ -8,6 +8,7 @@ from datetime import UTC, datetime, timedelta
 from typing import TYPE_CHECKING, Any
 
 import pytest
+import yaml
 
 from prsd.azure.watch import BuildTail, step_tails
 from prsd.cli.runview import PlainProgress, building, progress_line
@@ -17,6 +18,8 @@ from prsd.envs.interp import candidates, listed_paths
 from prsd.envs.phase import phase_of
 from prsd.envs.settings import EnvSettings
 from prsd.envs.spec import EnvError, left_out_note, parse_conda
+from prsd.jobspec.envfiles import environment_to_build
+from prsd.jobspec.yamlsafe import Doc, Setting, Site
 from prsd.spool.atomic import write_atomic
 from prsd.spool.envrecord import EnvBuild
 from prsd.spool.nodereport import NodeReport, environment_line
@@ -215,3 +218,18 @@ def test_source_builds_are_on_unless_the_node_says_no() -> None:
     assert EnvSettings.from_env({"PRSD_ENV_SOURCE_BUILDS": "no"}).source_builds is False
     with pytest.raises(EnvError, match="PRSD_ENV_SOURCE_BUILDS='maybe': expected yes or no"):
         EnvSettings.from_env({"PRSD_ENV_SOURCE_BUILDS": "maybe"})
+
+
+def test_an_inline_conda_files_note_names_its_key_once(tmp_path: Path) -> None:
+    """``environment: {conda_file: {...}}`` written inline: the note about the Azure
+    packages left out says ``<key> (inline)``, not the key twice."""
+    inline = {"dependencies": ["python=3.8", {"pip": ["azureml-defaults", "idx2numpy"]}]}
+    doc = Doc(tmp_path / "job.yaml", {"environment": inline}, {"environment": 3})
+    setting = Setting({"conda_file": inline}, Site(doc, "task.environment"))
+    built, notes = environment_to_build(setting, tmp_path)
+    assert "idx2numpy" in built["conda_file"] and len(notes) == 1
+    assert "task.environment.conda_file (inline): azureml-defaults" in notes[0]
+    assert notes[0].count("task.environment.conda_file") == 1, notes
+    (tmp_path / "conda.yml").write_text(yaml.safe_dump(inline), encoding="utf-8")
+    _, by_file = environment_to_build(Setting({"conda_file": "conda.yml"}, setting.site), tmp_path)
+    assert "task.environment.conda_file conda.yml: azureml-defaults" in by_file[0]
