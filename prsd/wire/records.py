@@ -3,7 +3,8 @@
 A task file (leader -> agent) is one JSON object naming the job and its mini-batches;
 each mini-batch carries an opaque ``payload`` that the splitter made and the
 worker's loader reads. A task file cannot lie: it carries ``sum``, a checksum of its
-content (:func:`content_sum`), it must hold at least one mini-batch, and a
+content (:func:`content_sum`; written as the last key, checked on the bytes as written
+when they are laid out so, else on the content encoded again), it must hold at least one mini-batch, and a
 mini-batch of a ``files`` task (its payload: the list of paths) must hold as many
 paths as its ``n``;
 any mismatch is a :class:`~prsd.wire.fields.RecordError`, so the agent voids the file
@@ -96,8 +97,7 @@ class TaskBody:
             "kind": self.kind,
             "mbs": [mb.to_json() for mb in self.mini_batches],
         }
-        obj["sum"] = content_sum(obj)
-        return dumps(obj)
+        return dumps_summed(obj)
 
     @classmethod
     def decode(cls, data: bytes) -> TaskBody:
@@ -112,7 +112,7 @@ class TaskBody:
         if version != TASK_FORMAT:
             raise RecordError(f"task file format {version!r} is not {TASK_FORMAT}")
         written = f.get("sum", str, default=None)
-        if written is not None and written != content_sum(f.obj):
+        if written is not None and not sum_holds(data, f.obj, written):
             raise RecordError("task file: its content does not match its checksum")
         mbs = tuple(MiniBatch.from_json(m) for m in f.get("mbs", list))
         if not mbs:
@@ -132,6 +132,29 @@ def content_sum(obj: dict[str, Any]) -> str:
     without its ``sum`` key (JSON read back and written again gives the same bytes)."""
     rest = {k: v for k, v in obj.items() if k != "sum"}
     return hashlib.sha256(dumps(rest)).hexdigest()[:16]
+
+
+def dumps_summed(rest: dict[str, Any]) -> bytes:
+    """``rest`` (a non-empty record without ``sum``) as compact JSON with its checksum
+    as the last key: the bytes ``dumps(rest | {"sum": content_sum(rest)})`` gives, with
+    the JSON encoded once."""
+    body = dumps(rest)
+    digest = hashlib.sha256(body).hexdigest()[:16]
+    return body[:-1] + b',"sum":"' + digest.encode() + b'"}'
+
+
+def sum_holds(data: bytes, obj: dict[str, Any], written: str) -> bool:
+    """Does ``written`` (the ``sum`` of ``obj``, parsed from ``data``) match its content?
+
+    A record written by :func:`dumps_summed` (or its equal, the sum its last key) is
+    checked on its bytes as written; any other layout by encoding it again
+    (:func:`content_sum`)."""
+    tail = b',"sum":"' + written.encode() + b'"}'
+    if data.endswith(tail):
+        body = data[: -len(tail)] + b"}"
+        if hashlib.sha256(body).hexdigest()[:16] == written:
+            return True
+    return written == content_sum(obj)
 
 
 _INT_FIELDS = ("items", "succeeded_items", "failed_items", "offset", "length", "pid")
@@ -175,20 +198,23 @@ class Outcome:
     @classmethod
     def from_json(cls, obj: Any) -> Outcome:
         """Read an outcome (unknown fields are left out: a newer writer may add some)."""
-        if isinstance(obj, dict):  # the common case in one pass; the checked path says why
-            values = {k: v for k, v in obj.items() if k in _OUTCOME_TYPES}
-            if (
-                "index" in values
-                and values.get("status") in ATTEMPT_STATUSES
-                and all(
-                    isinstance(v, _OUTCOME_TYPES[k]) and not isinstance(v, bool)
-                    for k, v in values.items()
-                )
-            ):
-                for k in _FLOAT_FIELDS:
-                    if k in values:
-                        values[k] = float(values[k])
-                return cls(**values)
+        if type(obj) is dict and "index" in obj and obj.get("status") in ATTEMPT_STATUSES:
+            # The common case in one pass (the checked path says why a record fails):
+            # every known field of exactly its JSON type (a bool is not an int here),
+            # the instance filled without the frozen __init__'s per-field cost.
+            values = dict(_OUTCOME_DEFAULTS)
+            values["extra"] = {}
+            for k, v in obj.items():
+                kinds = _OUTCOME_EXACT.get(k)
+                if kinds is None:
+                    continue  # a field of a newer writer
+                kind = type(v)
+                if kind not in kinds:
+                    return cls._checked(obj)
+                values[k] = float(v) if kind is int and k in _FLOAT_SET else v
+            made = object.__new__(cls)
+            made.__dict__.update(values)
+            return made
         return cls._checked(obj)
 
     @classmethod
@@ -206,8 +232,11 @@ class Outcome:
 
 
 _OUTCOME_FIELDS = tuple(f.name for f in fields(Outcome))
-_EMPTY: tuple[Any, ...] = ("", 0, 0.0, {})
-_OUTCOME_TYPES: dict[str, tuple[type, ...]] = {
+_OUTCOME_DEFAULTS: dict[str, Any] = {
+    f.name: f.default for f in fields(Outcome) if f.name not in ("index", "status", "extra")
+}
+_FLOAT_SET = frozenset(_FLOAT_FIELDS)
+_OUTCOME_EXACT: dict[str, tuple[type, ...]] = {
     "index": (int,),
     "status": (str,),
     "extra": (dict,),
@@ -215,6 +244,7 @@ _OUTCOME_TYPES: dict[str, tuple[type, ...]] = {
     **dict.fromkeys(_FLOAT_FIELDS, (int, float)),
     **dict.fromkeys(_STR_FIELDS, (str,)),
 }
+_EMPTY: tuple[Any, ...] = ("", 0, 0.0, {})
 
 
 @dataclass(frozen=True)
@@ -232,8 +262,7 @@ class ResultMeta:
             "node": self.node_id,
             "mbs": [o.to_json() for o in self.outcomes],
         }
-        obj["sum"] = content_sum(obj)
-        meta = dumps(obj)
+        meta = dumps_summed(obj)
         return meta + FOOTER.pack(RESULT_MAGIC, len(meta))
 
     @classmethod
@@ -242,7 +271,7 @@ class ResultMeta:
         result of the previous version has none)."""
         f = Fields.of_json(meta, "result metadata")
         written = f.get("sum", str, default=None)
-        if written is not None and written != content_sum(f.obj):
+        if written is not None and not sum_holds(meta, f.obj, written):
             raise RecordError("result metadata: its content does not match its checksum")
         outcomes = tuple(Outcome.from_json(o) for o in f.get("mbs", list))
         return cls(f.get("task", str), f.get("node", str), outcomes)

@@ -9,7 +9,7 @@ from typing import Any
 import pytest
 
 from prsd.wire import frames
-from prsd.wire.fields import RecordError
+from prsd.wire.fields import RecordError, dumps
 from prsd.wire.final import FinalState
 from prsd.wire.nodereport import NodeReport
 from prsd.wire.records import (
@@ -19,6 +19,8 @@ from prsd.wire.records import (
     Outcome,
     ResultMeta,
     TaskBody,
+    content_sum,
+    dumps_summed,
 )
 from prsd.wire.status import validate_status
 
@@ -195,3 +197,48 @@ def test_result_metadata_that_lies_is_refused() -> None:
     meta = data[: FOOTER.unpack(data[-FOOTER.size :])[1]]
     with pytest.raises(RecordError, match="checksum"):
         ResultMeta.decode(meta.replace(b'"items":3', b'"items":4'))
+
+
+def test_a_summed_record_is_the_same_bytes_encoded_once() -> None:
+    """The checksum is added to the JSON encoded once: the very bytes the record had when
+    it was encoded twice (readers of either version agree)."""
+    body = TaskBody("job-1", "files", (MiniBatch(0, ["/a", "/b"], 2), MiniBatch(2, ["/é"], 1)))
+    rest = {k: v for k, v in json.loads(body.encode()).items() if k != "sum"}
+    assert body.encode() == dumps({**rest, "sum": content_sum(rest)}) == dumps_summed(rest)
+    meta = ResultMeta("000000007.a1.e1", "n1", (FULL, Outcome(8, "succeeded")))
+    data = meta.encode()
+    obj = json.loads(data[: FOOTER.unpack(data[-FOOTER.size :])[1]])
+    rest = {k: v for k, v in obj.items() if k != "sum"}
+    assert data[: -FOOTER.size] == dumps({**rest, "sum": content_sum(rest)})
+
+
+def test_a_record_laid_out_otherwise_is_checked_on_its_content() -> None:
+    """Spaces, another key order, the sum first: the checksum still holds (the content is
+    encoded again); an edit is still refused."""
+    meta = ResultMeta("000000007.a1.e1", "n1", (FULL, Outcome(8, "succeeded")))
+    data = meta.encode()
+    obj = json.loads(data[: FOOTER.unpack(data[-FOOTER.size :])[1]])
+    spaced = json.dumps({"sum": obj["sum"], **obj}, indent=1).encode()
+    assert ResultMeta.decode(spaced) == meta
+    with pytest.raises(RecordError, match="checksum"):
+        ResultMeta.decode(spaced.replace(b'"pid": 42', b'"pid": 43'))
+
+
+@pytest.mark.parametrize(
+    "obj",
+    [
+        FULL.to_json(),
+        {"index": 3, "status": "succeeded", "elapsed_s": 1, "run_method_s": 0.5},
+        {"index": 3, "status": "timeout", "pid": 9, "later": [1], "error_file": "/e"},
+        {"index": 0, "status": "requeued"},
+    ],
+)
+def test_the_common_outcome_path_reads_as_the_checked_one(obj: dict[str, Any]) -> None:
+    """Outcome.from_json's one-pass path gives what the field-by-field reading gives, a
+    fresh ``extra`` each when it has none, floats for the times."""
+    fast = Outcome.from_json(obj)
+    assert fast == Outcome._checked(obj)
+    assert all(isinstance(v, float) for v in (fast.elapsed_s, fast.run_method_s))
+    if "extra" not in obj:  # a default of its own, never one shared
+        fast.extra["x"] = 1
+        assert Outcome.from_json(obj).extra == {}
