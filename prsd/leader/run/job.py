@@ -175,8 +175,7 @@ class JobDriver:
             lambda: self._check_cancel(now),
             lambda: self._ingest_hints(hints, now),
             lambda: self._scan(now),
-            self._write_retries,
-            lambda: self._split(now),
+            lambda: self._write_tasks(now),
             lambda: self.table.publish_hint(now),
             lambda: self._check_nodes(now),
             lambda: self._bisect_step(now),
@@ -238,6 +237,13 @@ class JobDriver:
     def queue_again(self, mbs: list[MiniBatch]) -> None:
         """Write ``mbs`` (one task, at their current attempt) at the next round."""
         self._retries.append(mbs)
+
+    def _write_tasks(self, now: float) -> None:
+        """The retries, then the split: one flush of each task folder for both."""
+        with self.table.batch():
+            self._write_retries()
+            if self.final is None:
+                self._split(now)
 
     def _write_retries(self) -> None:
         while self._retries:
