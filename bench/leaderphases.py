@@ -1,4 +1,4 @@
-"""``python -m bench.leaderphases [--agents N] [--seconds S]``: the leader's CPU by phase, W9.
+"""``python -m bench.leaderphases [--agents N] [--seconds S] [--cprofile FILE]``: the leader's CPU by phase, W9.
 
 One W9 prsd run (``bench.fleet``: N agents of 2 slots, ``run()`` sleeping 20 ms per
 mini-batch) with the leader's main steps timed: each function of :data:`TARGETS` is
@@ -9,7 +9,9 @@ writes the totals to that file at most every 0.25 s (so the last quarter second 
 run may be missing). Nested functions
 are counted in their callers too. Printed: calls, CPU ms, µs per mini-batch and per
 call, beside the leader's whole CPU (``/proc``) and its CPU while idle (no job, before
-the submit).
+the submit). ``--cprofile FILE`` also runs every ``Leader.step`` under ``cProfile`` timed
+by ``time.thread_time`` and prints its ``--top`` functions by own CPU time (the profiler
+about doubles the leader's CPU: read it for shares, not totals).
 
 Errors: a target that is not found in the tree measured is left out (an older tree).
 """
@@ -40,6 +42,7 @@ TARGETS = (
     "prsd.leader.run.merge:OrderedMerge.offer",
     "prsd.leader.run.book:JobBook.record",
     "prsd.leader.run.book:JobBook.record_succeeded",
+    "prsd.leader.run.job:JobDriver._write_tasks",
     "prsd.leader.run.job:JobDriver._split",
     "prsd.leader.run.tasks:TaskTable.write",
     "prsd.leader.run.tasks:TaskTable.publish_hint",
