@@ -1,4 +1,4 @@
-"""``python -m bench.leaderphases [--agents N] [--seconds S]``: the leader's CPU by phase, W9.
+"""``python -m bench.leaderphases [--agents N] [--seconds S] [--cprofile FILE]``: the leader's CPU by phase, W9.
 
 One W9 prsd run (``bench.fleet``: N agents of 2 slots, ``run()`` sleeping 20 ms per
 mini-batch) with the leader's main steps timed: each function of :data:`TARGETS` is
@@ -9,7 +9,9 @@ writes the totals to that file at most every 0.25 s (so the last quarter second 
 run may be missing). Nested functions
 are counted in their callers too. Printed: calls, CPU ms, µs per mini-batch and per
 call, beside the leader's whole CPU (``/proc``) and its CPU while idle (no job, before
-the submit).
+the submit). ``--cprofile FILE`` also runs every ``Leader.step`` under ``cProfile`` timed
+by ``time.thread_time`` and prints its ``--top`` functions by own CPU time (the profiler
+about doubles the leader's CPU: read it for shares, not totals).
 
 Errors: a target that is not found in the tree measured is left out (an older tree).
 """
@@ -17,6 +19,7 @@ Errors: a target that is not found in the tree measured is left out (an older tr
 from __future__ import annotations
 
 import argparse
+import cProfile
 import functools
 import importlib
 import json
@@ -39,6 +42,7 @@ TARGETS = (
     "prsd.leader.run.merge:OrderedMerge.offer",
     "prsd.leader.run.book:JobBook.record",
     "prsd.leader.run.book:JobBook.record_succeeded",
+    "prsd.leader.run.job:JobDriver._write_tasks",
     "prsd.leader.run.job:JobDriver._split",
     "prsd.leader.run.tasks:TaskTable.write",
     "prsd.leader.run.tasks:TaskTable.publish_hint",
@@ -47,6 +51,9 @@ TARGETS = (
     "prsd.leader.run.job:JobDriver._check_verdict",
 )
 ENV = "BENCH_LEADER_PHASES"
+PROFILE_ENV = "BENCH_LEADER_CPROFILE"
+"""With ``--cprofile FILE``: every ``Leader.step`` also runs under one ``cProfile``
+profiler timed by ``time.thread_time`` (CPU, not wall), its stats dumped to FILE."""
 
 
 def install(out: str) -> None:
@@ -54,16 +61,28 @@ def install(out: str) -> None:
     totals: dict[str, list[float]] = {}
     last = [0.0]
 
+    profiler = cProfile.Profile(time.thread_time) if os.environ.get(PROFILE_ENV) else None
+
     def dump() -> None:
         write_atomic(Path(out), json.dumps(totals).encode(), durable=False)
+        if profiler is not None:
+            profiler.dump_stats(os.environ[PROFILE_ENV])
 
     def wrap(name: str, fn: Any) -> Any:
+        profiled = profiler is not None and name == "Leader.step"
+
         @functools.wraps(fn)
         def timed(*args: Any, **kwargs: Any) -> Any:
             start = time.thread_time()
+            if profiled:
+                assert profiler is not None
+                profiler.enable()
             try:
                 return fn(*args, **kwargs)
             finally:
+                if profiled:
+                    assert profiler is not None
+                    profiler.disable()
                 entry = totals.setdefault(name, [0, 0.0])
                 entry[0] += 1
                 entry[1] += time.thread_time() - start
@@ -95,7 +114,12 @@ def main(argv: list[str] | None = None) -> int:
     p.add_argument("--agents", type=int, default=1)
     p.add_argument("--seconds", type=float, default=10.0, help="ideal seconds of work")
     p.add_argument("--work", type=Path, default=Path("/tmp/bench-leaderphases"))
+    p.add_argument("--cprofile", type=Path, help="also write the steps' cProfile stats here")
+    p.add_argument("--top", type=int, default=30, help="cProfile rows printed (by own time)")
     args = p.parse_args(argv)
+    if args.cprofile:
+        args.cprofile.unlink(missing_ok=True)
+        os.environ[PROFILE_ENV] = str(args.cprofile)
     out = args.work.with_suffix(".json")
     out.unlink(missing_ok=True)
     os.environ[ENV] = str(out)  # bench_env copies os.environ: the daemons inherit it
@@ -121,6 +145,11 @@ def main(argv: list[str] | None = None) -> int:
             f"{name:34s} calls {int(calls):7d}  cpu {1e3 * cpu:8.1f} ms  "
             f"{1e6 * cpu / count:7.1f} µs/mb  {1e6 * cpu / max(calls, 1):8.1f} µs/call"
         )
+    if args.cprofile and args.cprofile.exists():
+        import pstats
+
+        stats = pstats.Stats(str(args.cprofile))
+        stats.sort_stats("tottime").print_stats(args.top)
     return 0 if row.get("status") == "ok" else 1
 
 

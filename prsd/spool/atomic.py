@@ -14,7 +14,10 @@ Invariants:
   is unique to its mover (claims go to ``claimed/<node>/``).
 - ``durable=True`` adds fsync of the file before the rename and of the directory
   after it, so the write survives a machine crash, not just a process crash. Close
-  alone already publishes the data to other NFS clients (close-to-open).
+  alone already publishes the data to other NFS clients (close-to-open). A writer of
+  several files into one directory may flush the directory once after the last
+  rename (``sync_folder=False``, then :func:`fsync_dir`): each file's content is
+  still on stable storage before its name is visible.
 """
 
 from __future__ import annotations
@@ -69,11 +72,15 @@ def fsync_tree(root: Path) -> None:
         fsync_dir(Path(folder))
 
 
-def write_atomic(path: Path, data: bytes, *, durable: bool = True, mode: int = 0o644) -> None:
+def write_atomic(
+    path: Path, data: bytes, *, durable: bool = True, mode: int = 0o644, sync_folder: bool = True
+) -> None:
     """Write ``data`` to ``path`` so that readers see the old or the new file, never a mix.
 
     ``mode`` (before the umask) is the new file's from its creation on: a private file
-    is never readable by others, not even for a moment.
+    is never readable by others, not even for a moment. ``durable`` with
+    ``sync_folder=False``: the file is flushed before its rename, its folder is left
+    for the caller to flush (:func:`fsync_dir`) once after several writes.
 
     Raises:
         OSError: the directory is missing or not writable, or the disk is full; the
@@ -95,7 +102,7 @@ def write_atomic(path: Path, data: bytes, *, durable: bool = True, mode: int = 0
     except BaseException:
         _unlink_quietly(tmp)
         raise
-    if durable:
+    if durable and sync_folder:
         fsync_dir(path.parent)
 
 

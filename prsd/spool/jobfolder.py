@@ -45,7 +45,7 @@ import os
 from typing import TYPE_CHECKING, Protocol
 
 from prsd.spool import claim, jobowner, privaterecords, seats
-from prsd.spool.atomic import write_atomic
+from prsd.spool.atomic import fsync_dir, write_atomic
 from prsd.spool.listing import listing
 from prsd.spool.resultfiles import read_result
 from prsd.spool.taskrecords import TaskBody
@@ -89,7 +89,11 @@ class JobFiles(Protocol):
 
     def make_shard(self, shard: str) -> None: ...
 
-    def write_task(self, task: TaskName, body: TaskBody, *, durable: bool) -> None: ...
+    def write_task(
+        self, task: TaskName, body: TaskBody, *, durable: bool, sync_folder: bool = True
+    ) -> None: ...
+
+    def sync_pending(self, shards: Iterable[str]) -> None: ...
 
     def read_task(self, path: Path) -> TaskBody: ...
 
@@ -167,10 +171,21 @@ class JobFolder:
         for base in (self.layout.pending, self.layout.done, self.layout.results):
             (base / shard).mkdir(parents=True, exist_ok=True)
 
-    def write_task(self, task: TaskName, body: TaskBody, *, durable: bool) -> None:
+    def write_task(
+        self, task: TaskName, body: TaskBody, *, durable: bool, sync_folder: bool = True
+    ) -> None:
         """Publish ``body`` as ``pending/<shard>/<task>``, atomically (fsynced if
-        ``durable``), in a shard :meth:`make_shard` made."""
-        write_atomic(self.layout.pending_task(task), body.encode(), durable=durable)
+        ``durable``: the file before its rename, its folder after it unless
+        ``sync_folder`` is False, then :meth:`sync_pending` owes it), in a shard
+        :meth:`make_shard` made."""
+        path = self.layout.pending_task(task)
+        write_atomic(path, body.encode(), durable=durable, sync_folder=sync_folder)
+
+    def sync_pending(self, shards: Iterable[str]) -> None:
+        """Flush the folders ``pending/<shard>`` (the renames of tasks written with
+        ``sync_folder=False``) to stable storage, once each."""
+        for shard in shards:
+            fsync_dir(self.layout.pending / shard)
 
     def read_task(self, path: Path) -> TaskBody:
         """The task file at ``path`` (in ``done/`` or ``claimed/``)."""

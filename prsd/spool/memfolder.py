@@ -103,8 +103,13 @@ class MemoryJobFolder:
     def make_shard(self, shard: str) -> None:
         """Nothing to make: a folder in memory is there once a file is."""
 
-    def write_task(self, task: TaskName, body: TaskBody, *, durable: bool) -> None:
+    def write_task(
+        self, task: TaskName, body: TaskBody, *, durable: bool, sync_folder: bool = True
+    ) -> None:
         self.write(self._layout.pending_task(task), body.encode())
+
+    def sync_pending(self, shards: Iterable[str]) -> None:
+        """Nothing to flush: memory has no stable storage."""
 
     def read_task(self, path: Path) -> TaskBody:
         """The task file at ``path``.

@@ -108,20 +108,23 @@ class Outcome:
     @classmethod
     def from_json(cls, obj: Any) -> Outcome:
         """Read an outcome (unknown fields are left out: a newer writer may add some)."""
-        if isinstance(obj, dict):  # the common case in one pass; the checked path says why
-            values = {k: v for k, v in obj.items() if k in _OUTCOME_TYPES}
-            if (
-                "index" in values
-                and values.get("status") in ATTEMPT_STATUSES
-                and all(
-                    isinstance(v, _OUTCOME_TYPES[k]) and not isinstance(v, bool)
-                    for k, v in values.items()
-                )
-            ):
-                for k in _FLOAT_FIELDS:
-                    if k in values:
-                        values[k] = float(values[k])
-                return cls(**values)
+        if type(obj) is dict and "index" in obj and obj.get("status") in ATTEMPT_STATUSES:
+            # The common case in one pass (the checked path says why a record fails):
+            # every known field of exactly its JSON type (a bool is not an int here),
+            # the instance filled without the frozen __init__'s per-field cost.
+            values = dict(_OUTCOME_DEFAULTS)
+            values["extra"] = {}
+            for k, v in obj.items():
+                kinds = _OUTCOME_EXACT.get(k)
+                if kinds is None:
+                    continue  # a field of a newer writer
+                kind = type(v)
+                if kind not in kinds:
+                    return cls._checked(obj)
+                values[k] = float(v) if kind is int and k in _FLOAT_SET else v
+            made = object.__new__(cls)
+            made.__dict__.update(values)
+            return made
         return cls._checked(obj)
 
     @classmethod
@@ -139,8 +142,11 @@ class Outcome:
 
 
 _OUTCOME_FIELDS = tuple(f.name for f in fields(Outcome))
-_EMPTY: tuple[Any, ...] = ("", 0, 0.0, {})
-_OUTCOME_TYPES: dict[str, tuple[type, ...]] = {
+_OUTCOME_DEFAULTS: dict[str, Any] = {
+    f.name: f.default for f in fields(Outcome) if f.name not in ("index", "status", "extra")
+}
+_FLOAT_SET = frozenset(_FLOAT_FIELDS)
+_OUTCOME_EXACT: dict[str, tuple[type, ...]] = {
     "index": (int,),
     "status": (str,),
     "extra": (dict,),
@@ -148,3 +154,4 @@ _OUTCOME_TYPES: dict[str, tuple[type, ...]] = {
     **dict.fromkeys(_FLOAT_FIELDS, (int, float)),
     **dict.fromkeys(_STR_FIELDS, (str,)),
 }
+_EMPTY: tuple[Any, ...] = ("", 0, 0.0, {})

@@ -21,10 +21,13 @@ from prsd.leader.plan.packing import (
     GUIDED_SHARE,
     MAX_PEEK,
     MAX_PER_TASK,
+    TAIL_MIN_TASK_S,
     UNMEASURED_LOOKAHEAD,
+    UNMEASURED_MIN,
     advise,
     fleet_slots,
     peek_for,
+    unmeasured_lookahead,
 )
 from prsd.leader.run.tasks import contiguous_runs
 
@@ -110,8 +113,9 @@ def test_plan_rejects_zero_size() -> None:
     ("measured", "unclaimed", "waited", "per_task", "may_write"),
     [
         (None, 0, 0.0, 1, True),
-        (None, UNMEASURED_LOOKAHEAD, 0.1, 1, False),
-        (None, UNMEASURED_LOOKAHEAD, 5.0, 1, True),
+        (None, UNMEASURED_MIN - 1, 0.1, 1, True),
+        (None, UNMEASURED_MIN, 0.1, 1, False),
+        (None, UNMEASURED_MIN, 5.0, 1, True),
         (1.0, 10_000, 0.0, 1, True),
         (0.005, 0, 0.0, 100, True),
         (0.02, 0, 0.0, 25, True),
@@ -126,20 +130,35 @@ def test_packing_advice(
     assert (advice.per_task, advice.may_write) == (per_task, may_write)
 
 
-def test_tail_tasks_shrink_as_the_plan_runs_out() -> None:
-    """Guided self-scheduling at the end: a task holds at most remaining / (2 x slots)."""
+def _tail_sizes(measured: float, total: int, slots: int) -> list[int]:
     sizes = []
-    remaining = 1000
-    while remaining:
+    remaining = total
+    while remaining > 0:
         advice = advise(
-            measured_mb_s=0.02, unclaimed_tasks=0, waited_s=0.0, remaining=remaining, slots=8
+            measured_mb_s=measured,
+            unclaimed_tasks=0,
+            waited_s=0.0,
+            remaining=remaining,
+            slots=slots,
         )
         sizes.append(advice.per_task)
         remaining -= advice.per_task
+    return sizes
+
+
+def test_tail_tasks_shrink_as_the_plan_runs_out() -> None:
+    """Guided self-scheduling at the end: a task holds at most remaining / (2 x slots),
+    and no less than TAIL_MIN_TASK_S of work while that much remains."""
+    sizes = _tail_sizes(0.02, 1000, 8)
     assert sizes[0] == 25  # the time target: 0.5 s of 20 ms mini-batches
     assert sizes == sorted(sizes, reverse=True)  # never growing towards the end
-    assert sizes[-8:] == [1] * 8  # the last ones alone: no slot waits on a long one
+    floor = round(TAIL_MIN_TASK_S / 0.02)  # 5 mini-batches of 20 ms
+    assert floor == 5
+    assert sizes[-9:-1] == [floor] * 8  # the last ones: 0.1 s of work each, not one
+    assert 1 <= sizes[-1] <= floor  # what is left
     assert sum(sizes) == 1000
+    # Without the floor it took 84 tasks, the last 16 of one mini-batch each.
+    assert len(sizes) == 64
     # Unknown remaining (more than the look-ahead): the time target alone.
     far = advise(measured_mb_s=0.02, unclaimed_tasks=0, waited_s=0.0, remaining=None, slots=8)
     assert far.per_task == 25
@@ -148,6 +167,30 @@ def test_tail_tasks_shrink_as_the_plan_runs_out() -> None:
     assert advise(measured_mb_s=0.02, unclaimed_tasks=0, waited_s=0.0, remaining=near, slots=8) == (
         advise(measured_mb_s=0.02, unclaimed_tasks=0, waited_s=0.0, remaining=None, slots=8)
     )
+
+
+def test_tail_floor_never_exceeds_what_remains_or_the_target() -> None:
+    """The last task holds what is left; mini-batches of TAIL_MIN_TASK_S or more go alone
+    at the tail; the floor is never above the time target."""
+    last = advise(measured_mb_s=0.02, unclaimed_tasks=0, waited_s=0.0, remaining=2, slots=8)
+    assert last.per_task == 2
+    assert _tail_sizes(0.02, 3, 8) == [3]
+    slow = _tail_sizes(0.2, 40, 8)  # 0.2 s each: two to a task at most, one at the tail
+    assert max(slow) == 2 and slow[-16:] == [1] * 16 and sum(slow) == 40
+    tiny = _tail_sizes(1e-7, 5000, 2)  # the floor would be MAX_PER_TASK: the tail is
+    assert set(tiny) == {MAX_PER_TASK} | {5000 % MAX_PER_TASK}  # the target alone
+
+
+@pytest.mark.parametrize(
+    ("slots", "lookahead"),
+    [(1, UNMEASURED_MIN), (4, UNMEASURED_MIN), (8, 16), (20, 40), (64, UNMEASURED_LOOKAHEAD)],
+)
+def test_unmeasured_lookahead_follows_the_slots(slots: int, lookahead: int) -> None:
+    """Unmeasured, the split stays two single-mini-batch tasks per slot ahead (8 to 64)."""
+    assert unmeasured_lookahead(slots) == lookahead
+    below = advise(measured_mb_s=None, unclaimed_tasks=lookahead - 1, waited_s=0.1, slots=slots)
+    at = advise(measured_mb_s=None, unclaimed_tasks=lookahead, waited_s=0.1, slots=slots)
+    assert (below.may_write, at.may_write) == (True, False)
 
 
 def test_peek_for_covers_exactly_where_the_tail_rule_bites() -> None:

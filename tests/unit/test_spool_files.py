@@ -16,7 +16,15 @@ from prsd.spool.initrecords import InitError
 from prsd.spool.nodereport import NodeReport
 from prsd.spool.states import JobState
 from prsd.spool.statusschema import validate_status
-from prsd.spool.taskrecords import FOOTER, RESULT_MAGIC, ResultMeta, TaskBody
+from prsd.spool.taskrecords import (
+    FOOTER,
+    RESULT_MAGIC,
+    ResultMeta,
+    TaskBody,
+    content_sum,
+    dumps_summed,
+)
+from prsd.wire.fields import dumps
 from prsd.wire.records import MiniBatch, Outcome
 
 FULL = Outcome(7, "failed", items=3, succeeded_items=1, failed_items=2, offset=5, length=9,
@@ -148,3 +156,28 @@ def test_a_heartbeat_round_trips_and_a_bad_one_is_a_bad_record() -> None:
     with pytest.raises(BadRecord, match="heartbeat: seq is str"):
         Heartbeat.read(beat.encode().replace(b'"seq": 4', b'"seq": "4"'))
     assert Heartbeat.decode(b'{"node_id": "n1"') is None
+
+
+def test_a_summed_record_is_the_same_bytes_encoded_once() -> None:
+    """The checksum is added to the JSON encoded once: the very bytes the record had when
+    it was encoded twice (readers of either version agree)."""
+    body = TaskBody("job-1", "files", (MiniBatch(0, ["/a", "/b"], 2), MiniBatch(2, ["/é"], 1)))
+    rest = {k: v for k, v in json.loads(body.encode()).items() if k != "sum"}
+    assert body.encode() == dumps({**rest, "sum": content_sum(rest)}) == dumps_summed(rest)
+    meta = ResultMeta("000000007.a1.e1", "n1", (FULL, Outcome(8, "succeeded")))
+    data = meta.encode()
+    obj = json.loads(data[: FOOTER.unpack(data[-FOOTER.size :])[1]])
+    rest = {k: v for k, v in obj.items() if k != "sum"}
+    assert data[: -FOOTER.size] == dumps({**rest, "sum": content_sum(rest)})
+
+
+def test_a_record_laid_out_otherwise_is_checked_on_its_content() -> None:
+    """Spaces, another key order, the sum first: the checksum still holds (the content is
+    encoded again); an edit is still refused."""
+    meta = ResultMeta("000000007.a1.e1", "n1", (FULL, Outcome(8, "succeeded")))
+    data = meta.encode()
+    obj = json.loads(data[: FOOTER.unpack(data[-FOOTER.size :])[1]])
+    spaced = json.dumps({"sum": obj["sum"], **obj}, indent=1).encode()
+    assert ResultMeta.decode(spaced) == meta
+    with pytest.raises(BadRecord, match="checksum"):
+        ResultMeta.decode(spaced.replace(b'"offset": 5', b'"offset": 6'))

@@ -5,6 +5,7 @@ record and the field."""
 from __future__ import annotations
 
 import json
+from typing import Any
 
 import pytest
 
@@ -138,3 +139,23 @@ def test_a_malformed_worker_frame_is_refused_by_name(obj: object, message: str) 
 def test_a_malformed_agent_frame_is_refused_by_name(obj: object, message: str) -> None:
     with pytest.raises(RecordError, match=message):
         frames.decode_command(obj)
+
+
+@pytest.mark.parametrize(
+    "obj",
+    [
+        FULL.to_json(),
+        {"index": 3, "status": "succeeded", "elapsed_s": 1, "run_method_s": 0.5},
+        {"index": 3, "status": "timeout", "pid": 9, "later": [1], "error_file": "/e"},
+        {"index": 0, "status": "requeued"},
+    ],
+)
+def test_the_common_outcome_path_reads_as_the_checked_one(obj: dict[str, Any]) -> None:
+    """Outcome.from_json's one-pass path gives what the field-by-field reading gives, a
+    fresh ``extra`` each when it has none, floats for the times."""
+    fast = Outcome.from_json(obj)
+    assert fast == Outcome._checked(obj)
+    assert all(isinstance(v, float) for v in (fast.elapsed_s, fast.run_method_s))
+    if "extra" not in obj:  # a default of its own, never one shared
+        fast.extra["x"] = 1
+        assert Outcome.from_json(obj).extra == {}

@@ -5,12 +5,16 @@ write, a claim rename, a result file, a commit rename, a read by the leader) and
 CPU in the leader and the agent, so mini-batches are packed several to a task,
 aiming at about ``TARGET_TASK_S`` of run time per task. Until the first results
 tell how long a mini-batch takes, tasks hold one mini-batch and the split runs
-only a little ahead of the workers.
+only a little ahead of the workers: ``UNMEASURED_PER_SLOT`` tasks per worker slot
+(at least ``UNMEASURED_MIN``, at most ``UNMEASURED_LOOKAHEAD``), each one a task
+whose fixed cost is paid for a single mini-batch.
 
 Large tasks would make a long tail (the last tasks keep a few slots busy while the
 rest wait), so near the end of the plan tasks shrink: once the mini-batches still to
 be written are known to be few, a task holds at most ``remaining / (GUIDED_SHARE *
-slots)`` of them (guided self-scheduling), down to one.
+slots)`` of them (guided self-scheduling), down to about ``TAIL_MIN_TASK_S`` of
+work (one mini-batch when a mini-batch takes that long): a tail task shorter than
+that would cost more to coordinate than the balance it buys.
 """
 
 from __future__ import annotations
@@ -24,7 +28,17 @@ file-system work in leader and agent together) is then about 1 % of the work."""
 
 MAX_PER_TASK = 128
 UNMEASURED_LOOKAHEAD = 64
-"""Tasks written ahead of the workers before any mini-batch has been measured."""
+"""The most tasks written ahead of the workers before any mini-batch has been measured."""
+
+UNMEASURED_PER_SLOT = 2
+"""Unmeasured, the split stays this many tasks per worker slot ahead (one running, one
+waiting), never fewer than ``UNMEASURED_MIN``."""
+
+UNMEASURED_MIN = 8
+
+TAIL_MIN_TASK_S = 0.1
+"""Tail tasks shrink no further than this much work: a task costs a few ms of CPU in
+the leader and the agent together, a few per cent of it."""
 
 GUIDED_SHARE = 2
 """At the tail, a task holds at most 1 / (GUIDED_SHARE * slots) of what remains."""
@@ -60,13 +74,21 @@ def advise(
         slots: worker slots serving the job across the fleet (at least 1).
     """
     if measured_mb_s is None:
-        if unclaimed_tasks >= UNMEASURED_LOOKAHEAD and waited_s < max_wait_s:
+        if unclaimed_tasks >= unmeasured_lookahead(slots) and waited_s < max_wait_s:
             return PackingAdvice(1, False)
         return PackingAdvice(1, True)
     per_task = _by_time(measured_mb_s)
     if remaining is not None:
-        per_task = min(per_task, max(1, math.ceil(remaining / (GUIDED_SHARE * max(1, slots)))))
+        guided = math.ceil(remaining / (GUIDED_SHARE * max(1, slots)))
+        floor = min(per_task, _by_time(measured_mb_s, TAIL_MIN_TASK_S))
+        per_task = max(1, min(per_task, max(guided, floor), remaining))
     return PackingAdvice(per_task, True)
+
+
+def unmeasured_lookahead(slots: int) -> int:
+    """How many tasks (outstanding: waiting or running) the split keeps ahead of
+    ``slots`` worker slots before any mini-batch has been measured."""
+    return min(UNMEASURED_LOOKAHEAD, max(UNMEASURED_MIN, UNMEASURED_PER_SLOT * max(1, slots)))
 
 
 def peek_for(measured_mb_s: float | None, slots: int) -> int:
@@ -80,9 +102,9 @@ def peek_for(measured_mb_s: float | None, slots: int) -> int:
     return min(MAX_PEEK, _by_time(measured_mb_s) * GUIDED_SHARE * max(1, slots))
 
 
-def _by_time(measured_mb_s: float) -> int:
-    """Mini-batches in a task of about ``TARGET_TASK_S`` (1 to ``MAX_PER_TASK``)."""
-    return max(1, min(MAX_PER_TASK, int(TARGET_TASK_S / max(measured_mb_s, 1e-6))))
+def _by_time(measured_mb_s: float, task_s: float = TARGET_TASK_S) -> int:
+    """Mini-batches in a task of about ``task_s`` (1 to ``MAX_PER_TASK``)."""
+    return max(1, min(MAX_PER_TASK, int(task_s / max(measured_mb_s, 1e-6))))
 
 
 def fleet_slots(node_slots: list[int], concurrency: int | None, instance_count: int | None) -> int:

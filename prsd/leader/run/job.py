@@ -15,9 +15,7 @@ seconds) from its caller.
 
 from __future__ import annotations
 
-import time
 from dataclasses import dataclass
-from datetime import UTC, datetime
 from typing import TYPE_CHECKING
 
 from prsd.errors import PrsdError
@@ -28,7 +26,7 @@ from prsd.leader.end.privatestatus import GRANT
 from prsd.leader.plan.splitting import SPLIT_BUDGET_S, Plan, split_step
 from prsd.leader.run.bisect import Bisector
 from prsd.leader.run.book import JobBook, Timeouts
-from prsd.leader.run.jobclock import age_s, read_start
+from prsd.leader.run.jobclock import restored_start
 from prsd.leader.run.joblogs import JobLogs, report_parts
 from prsd.leader.run.ledger import Ledger
 from prsd.leader.run.merge import open_merge
@@ -138,7 +136,8 @@ class JobDriver(Requeues, VoidReplans):
         if resume:
             self.logs.master(f"leader epoch {epoch} takes the job over")
             self.takeover = TakeOver(layout, epoch, self.issued.add, now)
-            self._restore_start(now)
+            if (start := restored_start(layout, now)) is not None:  # the job's own age
+                self.book.started, self.status.started_wall = start
         else:
             self.logs.progress("Start the job.")
             self.logs.master(f"job {layout.job_id} taken in; input {', '.join(spec.input.paths)}")
@@ -146,13 +145,6 @@ class JobDriver(Requeues, VoidReplans):
     @property
     def job_id(self) -> str:
         return self.layout.job_id
-
-    def _restore_start(self, now: float) -> None:
-        """A resumed job's age counts from its own start (prsd.leader.run.jobclock)."""
-        start = read_start(self.layout)
-        if start is not None:
-            self.book.started = now - age_s(start, time.time())
-            self.status.started_wall = datetime.fromtimestamp(start, UTC)
 
     def step(self, now: float, hints: list[Hint]) -> bool:
         """Do one bounded round of work; True once the job has ended."""
@@ -187,8 +179,7 @@ class JobDriver(Requeues, VoidReplans):
             lambda: self._check_cancel(now),
             lambda: self._ingest_hints(hints, now),
             lambda: self._scan(now),
-            self._write_retries,
-            lambda: self._split(now),
+            lambda: self._write_tasks(now),
             lambda: self.table.publish_hint(now),
             lambda: self._check_nodes(now),
             lambda: self._bisect_step(now),
@@ -246,6 +237,13 @@ class JobDriver(Requeues, VoidReplans):
     def queue_again(self, mbs: list[MiniBatch]) -> None:
         """Write ``mbs`` (one task, at their current attempt) at the next round."""
         self._retries.append(mbs)
+
+    def _write_tasks(self, now: float) -> None:
+        """The retries, then the split: one flush of each task folder for both."""
+        with self.table.batch():
+            self._write_retries()
+            if self.final is None:
+                self._split(now)
 
     def _write_retries(self) -> None:
         while self._retries:

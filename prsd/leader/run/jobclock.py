@@ -9,12 +9,13 @@ wall time written by a leader (perhaps on another machine): a skew between the t
 shifts the reported elapsed time by that skew, never below zero, and decides nothing.
 
 Errors: :func:`record_start` raises OSError (the caller's job boundary handles it);
-:func:`read_start` (used by a resumed driver) treats a missing or damaged record as "started now".
+:func:`restored_start` (used by a resumed driver) treats a missing or damaged record as "started now".
 """
 
 from __future__ import annotations
 
 import time
+from datetime import UTC, datetime
 from typing import TYPE_CHECKING
 
 from prsd.spool.atomic import write_atomic
@@ -53,3 +54,12 @@ def read_start(layout: JobLayout) -> float | None:
         return Started.from_json(started_path(layout).read_bytes()).unix_s
     except (OSError, BadRecord):
         return None
+
+
+def restored_start(layout: JobLayout, now: float) -> tuple[float, datetime] | None:
+    """For a resumed driver: its ``started`` (monotonic, ``now`` being this moment) and
+    wall-clock start from the job's recorded start; None when there is no record."""
+    start = read_start(layout)
+    if start is None:
+        return None
+    return now - age_s(start, time.time()), datetime.fromtimestamp(start, UTC)

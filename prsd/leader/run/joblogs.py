@@ -63,26 +63,24 @@ class AttemptRow:
     node_id: str
 
     def cells(self) -> list[str]:
-        """The CSV cells, each one line (a result file's fields are the job's to write)."""
-        return [one_line(c) for c in self._raw_cells()]
-
-    def _raw_cells(self) -> list[str]:
+        """The CSV cells, each one line (a result file's fields are the job's to write:
+        its texts are escaped; numbers and a status a decoder checked are one line)."""
         o = self.outcome
         return [
             mb_id(o.index),
             str(self.attempt),
-            o.status,
-            self.node_id,
-            o.process_name,
+            one_line(o.status),
+            one_line(self.node_id),
+            one_line(o.process_name),
             str(o.pid) if o.pid else "",
             str(o.items),
             str(o.succeeded_items),
             str(o.failed_items),
-            o.start_time,
+            one_line(o.start_time),
             f"{o.elapsed_s:.6f}",
             f"{o.process_time_s:.6f}",
             f"{o.run_method_s:.6f}",
-            o.error,
+            one_line(o.error),
         ]
 
 

@@ -7,12 +7,19 @@ either already ingested (a second node committing it is the duplicate-commit
 tripwire) or unknown (a deposed leader's late write), and is never used.
 
 The files themselves are written and read through the job's folder
-(:class:`prsd.spool.jobfolder.JobFiles`: the spool, or memory in a test).
+(:class:`prsd.spool.jobfolder.JobFiles`: the spool, or memory in a test). A durable
+task file is flushed before its rename into ``pending/`` (no agent can claim a file
+whose content a machine crash would lose); the tasks written in one
+:meth:`TaskTable.batch` (a step's retries and split) share one flush of each
+``pending/<shard>`` folder after the last rename, even when a write fails: until it,
+a machine crash may lose a new name (not its content), and a take-over plans the
+mini-batches of a name it does not find again.
 """
 
 from __future__ import annotations
 
 from collections import Counter
+from contextlib import contextmanager
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
@@ -23,7 +30,7 @@ from prsd.spool.taskrecords import TaskBody
 from prsd.wire.fields import RecordError
 
 if TYPE_CHECKING:
-    from collections.abc import Callable
+    from collections.abc import Callable, Iterator
     from pathlib import Path
 
     from prsd.spool.jobfolder import JobFiles
@@ -62,6 +69,7 @@ class TaskTable:
         self._shards_made: set[str] = set()
         self.written = 0
         self.hint = HintWriter(layout)
+        self._unsynced: set[str] | None = None  # in a batch: shards whose folder is owed
 
     def __len__(self) -> int:
         return len(self.outstanding)
@@ -75,12 +83,33 @@ class TaskTable:
         task = TaskName(mbs[0].index, attempt, self.epoch)
         self.ensure_shard(task.shard)
         body = TaskBody(self.layout.job_id, self.kind, tuple(mbs))
-        self.folder.write_task(task, body, durable=self.durable)
+        owed = self._unsynced
+        if owed is None or not self.durable:
+            self.folder.write_task(task, body, durable=self.durable)
+        else:
+            self.folder.write_task(task, body, durable=True, sync_folder=False)
+            owed.add(task.shard)
         self.on_issue([task.name])
         out = OutTask(task, tuple(mb.index for mb in mbs))
         self.adopt(out)
         self.written += 1
         return out
+
+    @contextmanager
+    def batch(self) -> Iterator[None]:
+        """Task files written inside share one flush of each ``pending/<shard>`` folder,
+        at the end (see the module); not nested.
+
+        Raises:
+            OSError: a folder cannot be flushed (after every task written was counted).
+        """
+        assert self._unsynced is None, "TaskTable.batch is not nested"
+        owed = self._unsynced = set()
+        try:
+            yield
+        finally:
+            self._unsynced = None
+            self.folder.sync_pending(sorted(owed))
 
     def adopt(self, out: OutTask) -> None:
         """Count a task as outstanding (written here, requeued, or found at takeover)."""
