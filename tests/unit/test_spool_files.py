@@ -1,117 +1,150 @@
-"""The readers and writers of spool files that moved into prsd/spool: real files, links
-and ownership (the tests run as root, so a file is given to another uid for real)."""
+"""The spool's records of a task's life and of a job's state: each encodes and decodes to
+itself, and a malformed one is refused with BadRecord naming the record and the field."""
 
 from __future__ import annotations
 
-import os
-from typing import TYPE_CHECKING
+import json
+from typing import Any
 
 import pytest
 
 from prsd.spool.badrecord import BadRecord
-from prsd.spool.endrecords import final_record
-from prsd.spool.finalrecord import MAX_FINAL_BYTES, read_final_state
-from prsd.spool.issuelog import IssueLog, read_issued
-from prsd.spool.jobyaml import write_job_yaml
-from prsd.spool.layout import JobLayout, SpoolLayout, TaskName
-from prsd.spool.nodesview import NodesView, read_nodes_view
-from prsd.spool.originrecord import Origin, read_origin_record, write_origin
-from prsd.spool.readsafe import MissingFile, UntrustedFile
-from prsd.spool.retryrecords import read_kept_text
-from prsd.spool.specfile import read_spec
+from prsd.spool.envrecord import EnvBuild
+from prsd.spool.finalrecord import FinalState
+from prsd.spool.heartbeatrecord import Heartbeat
+from prsd.spool.initrecords import InitError
+from prsd.spool.nodereport import NodeReport
 from prsd.spool.states import JobState
+from prsd.spool.statusschema import validate_status
+from prsd.spool.taskrecords import FOOTER, RESULT_MAGIC, ResultMeta, TaskBody
+from prsd.wire.records import MiniBatch, Outcome
 
-if TYPE_CHECKING:
-    from pathlib import Path
-
-
-def _job(tmp_path: Path) -> JobLayout:
-    layout = SpoolLayout(tmp_path / "spool").job("j1")
-    layout.state.mkdir(parents=True)
-    return layout
+FULL = Outcome(7, "failed", items=3, succeeded_items=1, failed_items=2, offset=5, length=9,
+               process_name="process001", error="ValueError: x", extra={"warning": "w"})  # fmt: skip
 
 
-def test_spec_json_missing_is_told_apart_from_a_link_and_a_foreign_file(tmp_path: Path) -> None:
-    layout = _job(tmp_path)
-    with pytest.raises(MissingFile):
-        read_spec(layout, daemon_owned=False)
-    real = tmp_path / "planted.json"
-    real.write_bytes(b'{"planted": true}')
-    layout.spec.symlink_to(real)
-    with pytest.raises(UntrustedFile) as link:
-        read_spec(layout, daemon_owned=False)
-    assert not isinstance(link.value, MissingFile)  # an agent refuses it, not waits for it
-    layout.spec.unlink()
-    layout.spec.write_bytes(b'{"name": "x"}')
-    assert read_spec(layout, daemon_owned=True) == b'{"name": "x"}'
-    os.chown(layout.spec, 54321, 54321)
-    assert read_spec(layout, daemon_owned=False) == b'{"name": "x"}'  # a client reads it
-    with pytest.raises(UntrustedFile, match="not to the daemons"):
-        read_spec(layout, daemon_owned=True)  # a leader does not believe it
+def test_records_round_trip() -> None:
+    body = TaskBody(
+        "job-1", "csv", (MiniBatch(0, {"path": "/a"}, -1), MiniBatch(1, [], 2, {"k": 1}))
+    )
+    assert TaskBody.decode(body.encode()) == body
+    assert Outcome.from_json(FULL.to_json()) == FULL
+    meta = ResultMeta("000000007.a1.e1", "n1", (FULL, Outcome(8, "succeeded")))
+    data = meta.encode()
+    magic, size = FOOTER.unpack(data[-FOOTER.size :])
+    assert magic == RESULT_MAGIC and size == len(data) - FOOTER.size
+    assert ResultMeta.decode(data[:size]) == meta
 
 
-def test_final_json_reads_back_and_refuses_what_is_no_final_record(tmp_path: Path) -> None:
-    layout = _job(tmp_path)
-    with pytest.raises(FileNotFoundError):
-        read_final_state(layout)
-    final = final_record(JobState.FAILED, "broken", counts={"total": 3})
-    layout.final.write_bytes(final.to_json())
-    assert read_final_state(layout) == final
-    layout.final.write_bytes(b"[]")
-    with pytest.raises(BadRecord):
-        read_final_state(layout)
-    padded = final.to_json()[:-1] + b" " * MAX_FINAL_BYTES + b"}"  # valid JSON, too long
-    layout.final.write_bytes(padded)
-    with pytest.raises(BadRecord):
-        read_final_state(layout)
+@pytest.mark.parametrize(
+    ("data", "message"),
+    [
+        (b"\xff", "task file: not JSON"),
+        (b'{"v": 2, "job": "j", "kind": "files", "mbs": []}', "task file format 2 is not 1"),
+        (b'{"v": 1, "job": "j", "kind": "files"}', "task file: mbs is missing"),
+        (b'{"v": 1, "job": "j", "kind": "files", "mbs": [{"i": 0}]}', "mini-batch: p"),
+    ],
+)
+def test_a_malformed_task_file_is_refused_by_name(data: bytes, message: str) -> None:
+    with pytest.raises(BadRecord, match=message):
+        TaskBody.decode(data)
 
 
-def test_the_issue_log_reads_back_every_epoch_and_skips_a_torn_line(tmp_path: Path) -> None:
-    layout = SpoolLayout(tmp_path / "spool").job("j1")  # no state/ yet: the log makes it
-    first = IssueLog(layout, 1)
-    first.add([TaskName(0, 1, 1).name, TaskName(4, 1, 1).name])
-    first.close()
-    first.close()  # a second close does nothing
-    second = IssueLog(layout, 2)
-    second.add([TaskName(4, 2, 2).name])
-    second.close()
-    with open(layout.issue_log(2), "ab") as f:
-        f.write(b"00000000")  # a crash in mid-line
-    assert oct(os.stat(layout.issue_log(1)).st_mode & 0o777) == oct(0o644 & ~_umask())
-    assert read_issued(layout) == {TaskName(0, 1, 1), TaskName(4, 1, 1), TaskName(4, 2, 2)}
+def test_node_report_final_state_and_status_records() -> None:
+    report = NodeReport(
+        "n1",
+        updated_at="2026-11-25T10:00:00+00:00",
+        workers=2,
+        busy=1,
+        init_failures=1,
+        first_init_error=InitError("process000", "boom"),
+        environment=EnvBuild("building", "t"),
+    )
+    assert NodeReport.decode(report.encode()) == report
+    blind = NodeReport("n2", cannot_see=["jobs/j/code/"])
+    assert NodeReport.decode(blind.encode()) == blind
+    with pytest.raises(BadRecord, match="node report: workers is str"):
+        NodeReport.decode(b'{"node_id": "n", "workers": "many"}')
+    final = FinalState("Failed", "why", 42, "", "First error: x", "2026-11-25T10:00:00+00:00")
+    assert FinalState.from_json(final.to_json()) == final
+    with pytest.raises(BadRecord, match="final.json: state 'Done' is none of"):
+        FinalState.from_json(b'{"state": "Done"}')
+    doc = {"schema": 1, "job_id": "j", "state": "Running", "reason": "", "eta_s": None}
+    assert validate_status(doc) == []
+    assert validate_status({"schema": 1, "job_id": "j", "state": 3}) == [
+        "state: int where str is expected",
+        "reason: missing",
+    ]
 
 
-def _umask() -> int:
-    mask = os.umask(0)
-    os.umask(mask)
-    return mask
+@pytest.mark.parametrize(
+    ("edit", "why"),
+    [
+        (lambda o: o.update(mbs=[]), "checksum"),
+        (lambda o: (o.update(mbs=[]), o.pop("sum")), "names no mini-batch"),
+        (lambda o: o["mbs"][0]["p"].pop(), "checksum"),
+        (lambda o: (o["mbs"][0]["p"].pop(), o.pop("sum")), "lists 1 items, not its n = 2"),
+    ],
+)
+def test_a_task_file_that_lies_is_unreadable(edit: Any, why: str) -> None:
+    """A task body whose checksum, mini-batch list or item count does not hold is refused."""
+    body = TaskBody("job-1", "files", (MiniBatch(0, ["/a", "/b"], 2),))
+    obj = json.loads(body.encode())
+    edit(obj)
+    with pytest.raises(BadRecord, match=why):
+        TaskBody.decode(json.dumps(obj).encode())
+    old = {k: v for k, v in json.loads(body.encode()).items() if k != "sum"}
+    assert TaskBody.decode(json.dumps(old).encode()) == body  # the previous format reads
 
 
-def test_a_staged_job_file_and_origin_read_back(tmp_path: Path) -> None:
-    staged = JobLayout(tmp_path / "staging", "j2")
-    staged.root.mkdir(parents=True)
-    write_job_yaml(staged, "name: é\n")
-    assert staged.job_yaml.read_bytes() == "name: é\n".encode()
-    origin = Origin(str(tmp_path), "named", "sha256:00")
-    write_origin(staged, origin)
-    assert read_origin_record(staged.origin) == origin
-    left = {p.name for p in staged.root.iterdir()}
-    assert left == {"job.yaml", "origin.json"}  # no temp file left behind
+def test_result_metadata_that_lies_is_refused() -> None:
+    """Result metadata edited after it was written does not match its checksum."""
+    data = ResultMeta("000000007.a1.e1", "n1", (Outcome(7, "succeeded", items=3),)).encode()
+    meta = data[: FOOTER.unpack(data[-FOOTER.size :])[1]]
+    with pytest.raises(BadRecord, match="checksum"):
+        ResultMeta.decode(meta.replace(b'"items":3', b'"items":4'))
 
 
-def test_nodes_view_and_kept_text_say_when_there_is_none(tmp_path: Path) -> None:
-    spool = SpoolLayout(tmp_path / "spool")
-    with pytest.raises(FileNotFoundError):
-        read_nodes_view(spool)
-    spool.nodes_view.parent.mkdir(parents=True)
-    view = NodesView(3, 30.0, {})
-    spool.nodes_view.write_bytes(view.to_json())
-    assert read_nodes_view(spool) == view
-    spool.nodes_view.write_bytes(b"{}")
-    with pytest.raises(BadRecord):
-        read_nodes_view(spool)
-    layout = _job(tmp_path)
-    with pytest.raises(FileNotFoundError):
-        read_kept_text(layout)
-    layout.retry_kept.write_text('{"job": "j0"}\n', encoding="utf-8")
-    assert read_kept_text(layout) == '{"job": "j0"}\n'
+def test_a_node_reports_init_error_and_build_are_typed_and_a_damaged_one_says_so() -> None:
+    data = json.dumps(
+        {"node_id": "n1", "first_init_error": {"error": "E", "process_name": "p"},
+         "environment": {"state": "building", "since": "t", "phase": "resolving"}}
+    ).encode()  # fmt: skip
+    report = NodeReport.decode(data)
+    assert report.first_init_error == InitError("p", "E")
+    assert report.environment == EnvBuild("building", "t", "resolving")
+    damaged = NodeReport.decode(b'{"node_id": "n1", "environment": {"state": "lost"}}')
+    assert damaged.environment is not None and damaged.environment.state == "failed"
+    assert "environment report cannot be read" in damaged.environment.error
+
+
+@pytest.mark.parametrize(
+    ("decode", "data", "message"),
+    [
+        (NodeReport.decode, b'{"node_id": 3}', "node report: node_id is int"),
+        (NodeReport.decode, b"[]", "node report: list where an object"),
+        (NodeReport.decode, b"{", "node report: not JSON"),
+        (FinalState.from_json, b'{"state": "Failed"}', "final.json: reason is missing"),
+        (FinalState.from_json, b'{"schema": 2}', "final.json: schema 2 is newer"),
+    ],
+)
+def test_a_bad_node_report_or_final_record_is_a_bad_record(
+    decode: Any, data: bytes, message: str
+) -> None:
+    with pytest.raises(BadRecord, match=message):
+        decode(data)
+
+
+def test_a_final_records_state_reads_back_as_a_job_state() -> None:
+    final = FinalState("Canceled", "", 3, "", "", "t")
+    assert FinalState.from_json(final.to_json()).state is JobState.CANCELED
+
+
+def test_a_heartbeat_round_trips_and_a_bad_one_is_a_bad_record() -> None:
+    beat = Heartbeat("n1", 4, "b", 12, "h", "t0", "t1", 2, 0, jobs={"j": {"busy": 1}})
+    assert Heartbeat.read(beat.encode()) == beat
+    newer = json.loads(beat.encode()) | {"schema": 2, "added_later": 1}
+    assert Heartbeat.read(json.dumps(newer).encode()).seq == 4  # a newer agent stays alive
+    with pytest.raises(BadRecord, match="heartbeat: seq is str"):
+        Heartbeat.read(beat.encode().replace(b'"seq": 4', b'"seq": "4"'))
+    assert Heartbeat.decode(b'{"node_id": "n1"') is None
