@@ -35,8 +35,9 @@ from prsd.jobspec.steps import Pipeline, read_pipeline
 from prsd.jobspec.yamlsafe import Doc, read_yaml
 from prsd.spool.atomic import fsync_tree, move_verified, write_atomic
 from prsd.spool.codedigest import code_digest
+from prsd.spool.jobyaml import write_job_yaml
 from prsd.spool.layout import JobLayout
-from prsd.spool.originrecord import Origin
+from prsd.spool.originrecord import Origin, write_origin
 from prsd.spool.pipelinelayout import PIPELINE_RECORD, PIPELINE_STEPS
 from prsd.spool.pipelinerecord import PipelineRecord, StepRecord, pipelines_folder
 from prsd.submit import _fresh_id, copy_named_code, snapshot_code
@@ -183,7 +184,7 @@ def _write_step(folder: Path, job: StepJob, pipeline: Pipeline) -> None:
     folder.mkdir(mode=0o700)
     step = JobLayout(folder, job.job_id)
     text = yaml.safe_dump(job.yaml, sort_keys=False, allow_unicode=True)
-    step.job_yaml.write_text(text, encoding="utf-8")
+    write_job_yaml(step, text)
     if job.command is None:
         return  # origin.json and code/ are written once the spec is checked
     (folder / RUNNER_FOLDER).mkdir()
@@ -247,7 +248,7 @@ def _check_step(
     else:
         snapshot_code(Path(spec.code_dir), staged.code, skip)
     origin = Origin(str(pipeline.folder), "", code_digest(staged.code))
-    staged.origin.write_bytes(origin.to_json())
+    write_origin(staged, origin)
     return spec
 
 

@@ -34,12 +34,14 @@ from prsd.jobspec.load import find_job_file, load_job_spec
 from prsd.spool.atomic import fsync_dir, fsync_tree, move_verified, write_atomic
 from prsd.spool.badrecord import BadRecord
 from prsd.spool.codedigest import code_digest
-from prsd.spool.finalrecord import FinalState
+from prsd.spool.finalrecord import read_final_state
 from prsd.spool.jobid import ever_given, make_job_id
 from prsd.spool.jobowner import OwnerRecordError, owner
+from prsd.spool.jobyaml import write_job_yaml
 from prsd.spool.layout import JobLayout
 from prsd.spool.listing import names, scan
-from prsd.spool.originrecord import Origin, read_origin_record
+from prsd.spool.originrecord import Origin, read_origin_record, write_origin
+from prsd.spool.specfile import read_spec
 from prsd.spool.states import JobState
 from prsd.wire.fields import RecordError
 
@@ -103,7 +105,7 @@ def submit(
         if parsed:
             data = apply_overrides(read_yaml(source).data, parsed)
             text = yaml.safe_dump(data, sort_keys=False, allow_unicode=True)
-            staged.job_yaml.write_text(text, encoding="utf-8")
+            write_job_yaml(staged, text)
         else:
             shutil.copyfile(source, staged.job_yaml)
         skip = _skip_paths(spec, spool)
@@ -113,7 +115,7 @@ def submit(
         else:
             snapshot_code(code, staged.code, skip)
         origin = Origin(str(job_dir), name or "", code_digest(staged.code))
-        write_atomic(staged.origin, origin.to_json())
+        write_origin(staged, origin)
         check_as_leader(staging, spool.job(job_id).root, daemon_uid, (source, job_dir, code))
         _publish(staging, spool, job_id)
     except BaseException:
@@ -274,7 +276,7 @@ def submit_retry(
     if not old.spec.exists():
         raise PrsdError(f"job {job_id} was refused when it was taken in: submit it anew")
     parsed = [parse_override(o) for o in overrides]
-    old_name = JobSpec.from_json(old.spec.read_text("utf-8")).name
+    old_name = JobSpec.from_json(read_spec(old, daemon_owned=False).decode("utf-8")).name
     new_id = _fresh_id(spool, name or f"{old_name}-retry")
     staging = _staging(spool)
     staged = JobLayout(staging, new_id)
@@ -283,15 +285,15 @@ def submit_retry(
         if parsed:
             data = apply_overrides(read_yaml(find_job_file(old.root)).data, parsed)
             yaml_text = yaml.safe_dump(data, sort_keys=False, allow_unicode=True)
-        staged.job_yaml.write_text(yaml_text, encoding="utf-8")
+        write_job_yaml(staged, yaml_text)
         if code_dir is None:
             shutil.copytree(old.code, staged.code, symlinks=True)
         else:
             snapshot_code(code_dir.absolute(), staged.code, {os.path.realpath(spool.root)})
         origin = dataclasses.replace(_old_origin(old), name=name or "")
-        write_atomic(staged.origin, origin.to_json())
+        write_origin(staged, origin)
         spec = load_job_spec(staging) if parsed or code_dir is not None else None
-        spec = spec or JobSpec.from_json(old.spec.read_text(encoding="utf-8"))
+        spec = spec or JobSpec.from_json(read_spec(old, daemon_owned=False).decode("utf-8"))
         draft = draft_retry(old, spec, code=code_digest(staged.code), overrides=tuple(overrides))
         write_atomic(staged.retry_kept, "".join(k.to_line() for k in draft.kept).encode())
         write_atomic(staged.retry_plan, draft.plan.encode())
@@ -319,7 +321,7 @@ def _old_origin(old: JobLayout) -> Origin:
 def _end_state(old: JobLayout) -> str:
     """The state in the ended job's ``final.json`` ("" when it is no final record)."""
     try:
-        return FinalState.from_json(old.final.read_bytes()).state
+        return read_final_state(old).state
     except RecordError:
         return ""
 

@@ -31,7 +31,9 @@ from prsd.spool.fstype import is_local_spool
 from prsd.spool.heartbeat import write_heartbeat
 from prsd.spool.heartbeatrecord import HEARTBEAT_INTERVAL_S, Heartbeat
 from prsd.spool.opening import active_jobs
+from prsd.spool.readsafe import MissingFile
 from prsd.spool.seats import free_seats, take_seat
+from prsd.spool.specfile import read_spec
 from prsd.spool.watch import Doorbell, ring_on_local_changes
 
 if TYPE_CHECKING:
@@ -289,14 +291,15 @@ class Agent:
     def _try_start(self, tg: anyio.abc.TaskGroup, job_id: str, now: float) -> None:
         layout = self.spool.job(job_id)
         try:
-            spec = JobSpec.from_json(layout.spec.read_text(encoding="utf-8"))
-        except FileNotFoundError:
+            data = read_spec(layout, daemon_owned=False)
+        except MissingFile:
             if not layout.root.is_dir():
                 log.warning("an active job has no folder", job_id=job_id)
                 self.refused.add(job_id)
             else:
                 self.waiting[job_id] = now + RECHECK_S  # being taken in
             return
+        spec = JobSpec.from_json(data.decode("utf-8"))
         missing = unseen(spec)
         if missing:
             report_unseen(self.spool.job(job_id), self.node_id, missing)

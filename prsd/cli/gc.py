@@ -144,12 +144,12 @@ def old_refusals(
 def read_ended(spool: SpoolLayout) -> list[Ended]:
     """Every job of the spool with a readable final state."""
     from prsd.spool.askers import job_owner
-    from prsd.spool.finalrecord import FinalState
+    from prsd.spool.finalrecord import read_final_state
 
     found = []
     for job_id in job_ids(spool):
         try:
-            final = FinalState.from_json(spool.job(job_id).final.read_bytes())
+            final = read_final_state(spool.job(job_id))
         except (OSError, ValueError, TypeError):
             continue
         owner = job_owner(spool, job_id)

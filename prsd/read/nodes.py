@@ -17,7 +17,7 @@ from prsd.spool.badrecord import BadRecord
 from prsd.spool.heartbeat import read_heartbeats
 from prsd.spool.heartbeatrecord import HEARTBEAT_INTERVAL_S
 from prsd.spool.lease import read_beat
-from prsd.spool.nodesview import NodesView
+from prsd.spool.nodesview import read_nodes_view
 
 if TYPE_CHECKING:
     from prsd.spool.heartbeatrecord import Heartbeat
@@ -40,7 +40,7 @@ def age_s(updated_at: str, now: datetime) -> float | None:
 def leader_view(spool: SpoolLayout) -> dict[str, dict[str, Any]]:
     """The leader's liveness view of the nodes (``leader/nodes.json``), or empty."""
     try:
-        view = NodesView.from_json(spool.nodes_view.read_bytes())
+        view = read_nodes_view(spool)
     except (OSError, BadRecord):
         return {}
     return {node_id: asdict(seen) for node_id, seen in view.nodes.items()}

@@ -35,7 +35,6 @@ from prsd.spool.layout import (
     valid_job_id,
 )
 from prsd.spool.resultfiles import read_result_meta
-from prsd.spool.taskrecords import TaskBody
 from prsd.wire.fields import RecordError
 from prsd.wire.records import SUCCEEDED
 
@@ -149,7 +148,7 @@ def own_results(layout: JobLayout, mode: str, *, keep_short: bool) -> Iterator[K
         if not wins:
             continue
         try:
-            body = TaskBody.decode(layout.done_task(task, node).read_bytes())
+            body = JobFolder.of(layout).read_task(layout.done_task(task, node))
         except (OSError, PrsdError, RecordError):
             continue
         planned = {mb.index: mb for mb in body.mini_batches}

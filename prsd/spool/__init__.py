@@ -3,10 +3,11 @@
 Nothing in this package imports from ``prsd.leader``, ``prsd.agent`` or ``prsd.cli``.
 Every name in the spool is spelled in ``layout.py`` (``SpoolLayout``, ``JobLayout``)
 and ``pipelinelayout.py`` (``PipelineLayout``); no module outside this package joins a
-spool segment by hand (tests/unit/test_spool_paths.py), lists a spool folder or decodes
-a spool file (tests/unit/test_spool_access.py): ``prsd/spool/listing.py`` lists folders
-for everyone, ``prsd/spool/jsonobject.py`` decodes JSON that is no spool record (a
-frame, a command's output line, a settings file).
+spool segment by hand (tests/unit/test_spool_paths.py), lists a spool folder, decodes
+a spool file or reads or writes one raw (tests/unit/test_spool_access.py): each file
+below is read and written through the module named for it, ``prsd/spool/listing.py``
+lists folders for everyone, ``prsd/spool/jsonobject.py`` decodes JSON that is no spool
+record (a frame, a command's output line, a settings file).
 
 Where each file is written and read (the layout's name for it; its record, the module
 here that owns the file; who writes it and who reads it). This index is checked by
@@ -36,15 +37,18 @@ Spool-wide (``SpoolLayout``):
 
 One job (``JobLayout``, ``jobs/<id>/``):
 
-- ``job_yaml``, ``code``: the owner's job file and code snapshot as submitted, read on
+- ``job_yaml``, ``code``: the owner's job file and code snapshot as submitted
+  (``job.yaml`` written into the staging folder by ``prsd/spool/jobyaml.py``), read on
   the owner's side (``prsd/jobspec/load.py``); the snapshot's digest is
   ``prsd/spool/codedigest.py``.
-- ``origin``: ``origin.json`` (``prsd/spool/originrecord.py``), written by
-  ``prsd/submit.py``, read at intake and by a retry.
+- ``origin``: ``origin.json`` (``prsd/spool/originrecord.py``, ``write_origin``),
+  written by ``prsd/submit.py`` and ``prsd/pipesubmit.py``, read at intake and by a
+  retry.
 - ``owner_record``: ``owner.json`` (``prsd/spool/jobowner.py``), written at intake, read by
   the one owner policy (``owner()``) and ``prsd/spool/askers.py``.
 - ``spec``: ``spec.json``, the loaded job spec (``prsd/jobspec``), written at intake,
-  read by every leader that drives the job.
+  read (``prsd/spool/specfile.py``) by every leader that drives the job, by an agent
+  taking it on and by ``prsctl retry``.
 - ``state``, ``status``: ``state/status.json`` and ``status.private.json``
   (``prsd/spool/statusrecord.py``, ``prsd/spool/statusschema.py``,
   ``prsd/spool/privaterecords.py``), written by the leader
@@ -52,15 +56,18 @@ One job (``JobLayout``, ``jobs/<id>/``):
   and ``prsd/read/jobs.py``.
 - ``final``: ``state/final.json`` (``prsd/spool/endrecords.py``, ``prsd/spool/finalrecord.py``),
   written last by ``JobFolder.end`` (``prsd/spool/jobfolder.py``), read through
-  ``prsd/spool/statusfiles.py``.
+  ``prsd/spool/statusfiles.py`` (the clients' documents),
+  ``prsd/spool/privaterecords.py`` (the daemons' trusted read) and
+  ``read_final_state`` of ``prsd/spool/finalrecord.py`` (the decoded public record).
 - ``cancel``: ``state/cancel``, a mark the job's driver acts on (written at intake for a
   queued cancel, by the pipeline desk for a canceled pipeline's steps).
 - ``started``: ``state/started.json`` (``prsd/spool/startedrecord.py``), written once at
   intake and read by a resumed driver (``prsd/leader/run/jobclock.py``).
 - ``issue_log``: ``state/issued.e<epoch>.log``, the task names a leader created
-  (``prsd/leader/takeover/issued.py``), read at a take-over.
+  (``prsd/spool/issuelog.py``), read at a take-over (``prsd/leader/takeover/issued.py``).
 - ``retry_plan``, ``retry_kept``, ``retry_order``: a retry's files
-  (``prsd/spool/retryrecords.py``), written by ``prsctl retry``
+  (``prsd/spool/retryrecords.py``, ``read_kept_text`` for the keep file's text), written
+  by ``prsctl retry``
   (``prsd/retryplan/retryfiles.py``) and the leader (``prsd/leader/rerun/retryjob.py``).
 - ``node_reports``, ``node_report``: ``nodes/<node>.json``, one node's workers for this
   job (``prsd/spool/nodereport.py``, with ``prsd/spool/initrecords.py`` and

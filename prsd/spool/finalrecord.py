@@ -12,6 +12,9 @@ the job's group's); ``final.json`` holds it blanked, for every user. It carries 
 Errors: :meth:`FinalState.from_json` and :meth:`FinalState.from_obj` raise
 :class:`prsd.spool.badrecord.BadRecord` naming the field for anything but such a
 record (a state none of :data:`prsd.spool.states.ENDED`, a missing field, a field of the wrong type).
+:func:`read_final_state` (the public ``final.json`` as any reader may read it, at most
+:data:`MAX_FINAL_BYTES` of it) raises ``FileNotFoundError`` before the job has ended,
+``OSError`` when the file cannot be read and ``BadRecord`` as above.
 """
 
 from __future__ import annotations
@@ -19,12 +22,16 @@ from __future__ import annotations
 import json
 import os
 from dataclasses import asdict, dataclass, field
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from prsd.spool.badrecord import Doc
 from prsd.spool.states import ENDED, JobState
 
+if TYPE_CHECKING:
+    from prsd.spool.layout import JobLayout
+
 NAME = "final.json"
+MAX_FINAL_BYTES = 1 << 20  # read no further: a larger file is no final record
 
 
 @dataclass(frozen=True)
@@ -66,6 +73,19 @@ class FinalState:
             doc.text("finished_at"),
             dict(doc.obj("counts", default={})),
         )
+
+
+def read_final_state(layout: JobLayout) -> FinalState:
+    """The job's public ``state/final.json``, decoded (the daemons' trusted read of the
+    private copy is :func:`prsd.spool.privaterecords.read_final`).
+
+    Raises:
+        FileNotFoundError: the job has not ended (or its folder is gone).
+        OSError: the file cannot be read (``PermissionError``: this user may not).
+        BadRecord: it is no final record (one cut at :data:`MAX_FINAL_BYTES` included).
+    """
+    with open(layout.final, "rb") as f:
+        return FinalState.from_json(f.read(MAX_FINAL_BYTES))
 
 
 PRIVATE_FINAL = "final.private.json"

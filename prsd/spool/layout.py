@@ -56,7 +56,7 @@ MB_DIGITS = 9
 REFUSED = ".refused"
 """``jobs/.refused/``: a leading dot, so no job id ever names it."""
 ISSUE_LOG_PREFIX = "issued.e"
-"""``state/issued.e<epoch>.log``: the task names one leader created (prsd/leader/takeover/issued.py)."""
+"""``state/issued.e<epoch>.log``: the task names one leader created (prsd/spool/issuelog.py)."""
 
 _NODE_RE = re.compile(r"^[A-Za-z0-9][A-Za-z0-9_.-]{0,62}$")
 _JOB_RE = re.compile(r"^[a-z0-9][a-z0-9_-]{0,99}$")

@@ -7,18 +7,26 @@ each round by the leader and read by ``prsctl`` so that liveness shown to a user
 is the leader's judgement, not a comparison of clocks. It round-trips through
 :meth:`NodesView.to_json` / :meth:`NodesView.from_json`.
 
+:func:`read_nodes_view` is the clients' one read of the file.
+
 Errors: :meth:`NodesView.from_json` raises :class:`prsd.spool.badrecord.BadRecord`
 for anything but such a record (a version newer than ``SCHEMA`` included); a node
 entry that is not an object is refused with the whole record.
+:func:`read_nodes_view` raises the same, and ``OSError`` when the file cannot be read
+(``FileNotFoundError``: no leader wrote one yet).
 """
 
 from __future__ import annotations
 
 from dataclasses import asdict, dataclass, field
+from typing import TYPE_CHECKING
 
 from prsd.spool.badrecord import Doc, encode
 
-__all__ = ["SCHEMA", "NodeSeen", "NodesView"]
+if TYPE_CHECKING:
+    from prsd.spool.layout import SpoolLayout
+
+__all__ = ["SCHEMA", "NodeSeen", "NodesView", "read_nodes_view"]
 
 SCHEMA = 1
 NAME = "leader/nodes.json"
@@ -80,3 +88,13 @@ class NodesView:
             for node_id, entry in doc.obj("nodes").items()
         }
         return cls(doc.integer("epoch"), doc.number("node_lease_s"), nodes)
+
+
+def read_nodes_view(spool: SpoolLayout) -> NodesView:
+    """The spool's ``leader/nodes.json``.
+
+    Raises:
+        OSError: it cannot be read (``FileNotFoundError``: there is none yet).
+        BadRecord: it is no such record.
+    """
+    return NodesView.from_json(spool.nodes_view.read_bytes())

@@ -14,7 +14,8 @@ Errors: :meth:`Origin.from_json` and :func:`read_origin_record` raise
 :class:`prsd.spool.badrecord.BadRecord` for anything but such a record (a
 ``job_dir`` that is not absolute, a version newer than ``SCHEMA``, included);
 :func:`read_origin_record` raises :class:`prsd.spool.readsafe.UntrustedFile` for a
-missing file, a link or one over :data:`MAX_ORIGIN_BYTES`.
+missing file, a link or one over :data:`MAX_ORIGIN_BYTES`; :func:`write_origin`
+(atomic, into a staging folder the client owns) raises ``OSError``.
 """
 
 from __future__ import annotations
@@ -23,13 +24,16 @@ import os
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
+from prsd.spool.atomic import write_atomic
 from prsd.spool.badrecord import Doc, encode
 from prsd.spool.readsafe import read_small
 
 if TYPE_CHECKING:
     from pathlib import Path
 
-__all__ = ["MAX_ORIGIN_BYTES", "SCHEMA", "Origin", "read_origin_record"]
+    from prsd.spool.layout import JobLayout
+
+__all__ = ["MAX_ORIGIN_BYTES", "SCHEMA", "Origin", "read_origin_record", "write_origin"]
 
 SCHEMA = 1
 MAX_ORIGIN_BYTES = 64 * 1024
@@ -69,3 +73,12 @@ def read_origin_record(path: Path) -> Origin:
         BadRecord: not such a record.
     """
     return Origin.from_json(read_small(path, MAX_ORIGIN_BYTES, daemon_owned=False))
+
+
+def write_origin(layout: JobLayout, origin: Origin) -> None:
+    """Write ``origin`` as the job's ``origin.json`` (atomically: a reader sees none or all).
+
+    Raises:
+        OSError: the folder is missing or not writable, or the disk is full.
+    """
+    write_atomic(layout.origin, origin.to_json())

@@ -8,7 +8,9 @@ the caller's bound. ``O_NONBLOCK`` keeps a FIFO planted under the name from hang
 the reader; the bound keeps ``/dev/zero`` or a huge file from exhausting memory.
 
 Errors: every refusal is :class:`UntrustedFile` (a :class:`SpoolError`) naming the
-path and why, so the caller fails the one job concerned, never the daemon.
+path and why, so the caller fails the one job concerned, never the daemon; a name
+that is not there at all is :class:`MissingFile`, an ``UntrustedFile`` a caller may
+tell apart (a file not written yet).
 """
 
 from __future__ import annotations
@@ -27,6 +29,10 @@ class UntrustedFile(SpoolError):
     """A file the daemons were about to believe is missing, a link, foreign or too big."""
 
 
+class MissingFile(UntrustedFile):
+    """The file is not there (``ENOENT``): not written yet, or removed."""
+
+
 def read_small(path: Path, max_bytes: int, *, daemon_owned: bool) -> bytes:
     """The bytes of ``path``, read without following a link at its last component.
 
@@ -36,11 +42,14 @@ def read_small(path: Path, max_bytes: int, *, daemon_owned: bool) -> bytes:
         daemon_owned: the file must belong to root or to this process's uid.
 
     Raises:
-        UntrustedFile: missing, a link, not a regular file, written by someone other
+        MissingFile: there is no such file.
+        UntrustedFile: a link, not a regular file, written by someone other
             than the daemons (when asked), or larger than ``max_bytes``.
     """
     try:
         fd = os.open(path, os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK | os.O_CLOEXEC)
+    except FileNotFoundError as exc:
+        raise MissingFile(f"cannot open {path}: {exc.strerror}") from exc
     except OSError as exc:
         raise UntrustedFile(f"cannot open {path}: {exc.strerror}") from exc
     try:

@@ -8,8 +8,12 @@ Each round-trips through ``encode`` / ``decode``, and ``decode`` refuses a recor
 the wrong shape or of a newer version with :class:`prsd.spool.badrecord.BadRecord`
 naming the field, instead of an error of whatever the bad value made Python raise.
 Where the files lie and who may trust them is prsd/retryplan/retryfiles.py.
+:func:`read_kept_text` is the raw text of a retry's ``retry_kept.jsonl`` (its lines
+are decoded by prsd/retryplan/kept.py), for a quick look at which jobs it names.
 
-Errors: ``decode`` raises :class:`prsd.spool.badrecord.BadRecord`.
+Errors: ``decode`` raises :class:`prsd.spool.badrecord.BadRecord`;
+:func:`read_kept_text` raises ``OSError`` (``FileNotFoundError``: no such file) and
+``UnicodeDecodeError``.
 """
 
 from __future__ import annotations
@@ -17,11 +21,14 @@ from __future__ import annotations
 import json
 import os
 from dataclasses import asdict, dataclass, field
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from prsd.spool.badrecord import Doc, encode
 
-__all__ = ["NAMED", "SCHEMA", "RetryOrder", "RetryPlan", "named"]
+if TYPE_CHECKING:
+    from prsd.spool.layout import JobLayout
+
+__all__ = ["NAMED", "SCHEMA", "RetryOrder", "RetryPlan", "named", "read_kept_text"]
 
 SCHEMA = 1
 NAMED = 10  # inputs named in a message before "and N more"
@@ -124,3 +131,13 @@ class RetryOrder:
 def named(names: list[str], count: int) -> str:
     shown = ", ".join(os.path.basename(n) or n for n in names[:NAMED])
     return shown + (f" and {count - NAMED} more" if count > NAMED else "")
+
+
+def read_kept_text(layout: JobLayout) -> str:
+    """The text of the job's ``retry_kept.jsonl``, undecoded.
+
+    Raises:
+        OSError: it cannot be read (``FileNotFoundError``: the job is no retry).
+        UnicodeDecodeError: it is not UTF-8.
+    """
+    return layout.retry_kept.read_text(encoding="utf-8")

@@ -31,7 +31,7 @@ from prsd.logconfig import get_logger
 from prsd.logline import one_line
 from prsd.spool.endrecords import ended_status, final_record
 from prsd.spool.jobfolder import JobFolder
-from prsd.spool.readsafe import read_small
+from prsd.spool.specfile import read_spec
 from prsd.spool.states import JobState
 
 if TYPE_CHECKING:
@@ -119,7 +119,7 @@ def _not_written(layout: JobLayout, path: Path, exc: OSError) -> None:
     )
 
 
-MAX_STATE_BYTES = 64 * 1024 * 1024  # spec.json / final.json a new leader resumes from
+MAX_STATE_BYTES = 64 * 1024 * 1024  # final.json a new leader resumes from
 
 
 def load_spec(layout: JobLayout) -> JobSpec:
@@ -130,7 +130,7 @@ def load_spec(layout: JobLayout) -> JobSpec:
         PrsdError: it is not a job spec (garbage, ``{}``, a newer schema).
     """
     # O_NOFOLLOW, a regular file of the daemons' own: a planted spec is never believed.
-    text = read_small(layout.spec, MAX_STATE_BYTES, daemon_owned=True)
+    text = read_spec(layout, daemon_owned=True)
     try:
         return JobSpec.from_json(text.decode("utf-8"))
     except PrsdError:

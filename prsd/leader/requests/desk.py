@@ -18,12 +18,12 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
-from prsd.leader.end.finish import FinalState
 from prsd.leader.intake.refusedgc import discard_refused
 from prsd.leader.requests.askrule import Decision, JobPlace, Verb, decide
 from prsd.leader.requests.removal import remove_ended_job, sweep_aside
 from prsd.logconfig import get_logger
 from prsd.spool.askers import admin_group_from_env, in_group, job_owner, person
+from prsd.spool.finalrecord import read_final_state
 from prsd.spool.requests import (
     Received,
     Reply,
@@ -36,6 +36,7 @@ from prsd.spool.requests import (
 from prsd.spool.states import JobState
 
 if TYPE_CHECKING:
+    from prsd.leader.end.finish import FinalState
     from prsd.leader.run.job import JobDriver
     from prsd.spool.layout import SpoolLayout
 
@@ -173,7 +174,7 @@ class RequestDesk:
             return JobPlace.ENDED, finished[job_id].state
         layout = self.spool.job(job_id)
         try:
-            return JobPlace.ENDED, FinalState.from_json(layout.final.read_bytes()).state
+            return JobPlace.ENDED, read_final_state(layout).state
         except FileNotFoundError:
             pass
         except (OSError, ValueError, TypeError):

@@ -29,14 +29,15 @@ from typing import TYPE_CHECKING
 
 from prsd.asowner.side import owner_side
 from prsd.errors import PrsdError
-from prsd.leader.end.finish import FinalState
 from prsd.logconfig import get_logger
 from prsd.retryplan.kept import read_kept
 from prsd.spool.atomic import move_verified
+from prsd.spool.finalrecord import read_final_state
 from prsd.spool.jobid import settle_job_id
 from prsd.spool.jobowner import OwnerRecordError, owner
 from prsd.spool.layout import JobLayout
 from prsd.spool.listing import names as listed_names
+from prsd.spool.retryrecords import read_kept_text
 
 if TYPE_CHECKING:
     from pathlib import Path
@@ -47,7 +48,6 @@ if TYPE_CHECKING:
 log = get_logger("prsd.leader")
 
 ASIDE_PREFIX = ".removed-"
-MAX_FINAL_BYTES = 1 << 20
 
 
 def remove_ended_job(spool: SpoolLayout, job_id: str) -> tuple[bool, str]:
@@ -61,8 +61,7 @@ def remove_ended_job(spool: SpoolLayout, job_id: str) -> tuple[bool, str]:
     if os.path.lexists(spool.active_marker(job_id)):
         return False, f"job {job_id} is still active: only ended jobs are removed"
     try:
-        with open(layout.final, "rb") as f:
-            final = FinalState.from_json(f.read(MAX_FINAL_BYTES))
+        final = read_final_state(layout)
     except FileNotFoundError:
         return False, f"job {job_id} has not ended: only ended jobs are removed"
     except (ValueError, TypeError) as exc:
@@ -88,7 +87,7 @@ def kept_by(spool: SpoolLayout, job_id: str) -> str:
     keeping it when it names the job at all."""
     for folder in _unended_folders(spool):
         try:
-            text = JobLayout(folder, folder.name).retry_kept.read_text(encoding="utf-8")
+            text = read_kept_text(JobLayout(folder, folder.name))
         except (OSError, UnicodeDecodeError):
             continue
         if job_id not in text:

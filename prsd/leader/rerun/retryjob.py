@@ -43,6 +43,7 @@ from prsd.spool.layout import JobLayout
 from prsd.spool.originrecord import read_origin_record
 from prsd.spool.readsafe import UntrustedFile
 from prsd.spool.retryrecords import NAMED, RetryOrder, RetryPlan
+from prsd.spool.specfile import read_spec
 
 if TYPE_CHECKING:
     from collections.abc import Callable, Iterator
@@ -161,8 +162,8 @@ def write_order(layout: JobLayout, order: RetryOrder) -> None:
 
 def _spec_of(layout: JobLayout) -> JobSpec | None:
     try:
-        return JobSpec.from_json(layout.spec.read_text(encoding="utf-8"))
-    except (OSError, ValueError, KeyError, TypeError):
+        return JobSpec.from_json(read_spec(layout, daemon_owned=True).decode("utf-8"))
+    except (OSError, UntrustedFile, ValueError, KeyError, TypeError):
         return None
 
 

@@ -38,9 +38,9 @@ from prsd.leader.run.tasks import TaskTable
 from prsd.leader.run.verdict import Thresholds
 from prsd.leader.run.voided import VoidReplans
 from prsd.leader.takeover.adopt import adopt, in_task_files
-from prsd.leader.takeover.issued import IssueLog
 from prsd.leader.takeover.resume import merge_reports
 from prsd.leader.takeover.takeover import TakeOver
+from prsd.spool.issuelog import IssueLog
 from prsd.spool.jobfolder import JobFolder
 from prsd.spool.layout import JobLayout, TaskName, parse_done_name
 from prsd.spool.states import JobState

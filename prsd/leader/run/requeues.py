@@ -33,7 +33,7 @@ if TYPE_CHECKING:
 
 
 class Issued(Protocol):
-    """The leader's list of the task names it created (prsd.leader.takeover.issued.IssueLog)."""
+    """The leader's list of the task names it created (prsd.spool.issuelog.IssueLog)."""
 
     def add(self, names: Iterable[str]) -> None: ...
 

@@ -4,8 +4,8 @@ On a shared mount a fresh leader's caches may still hold the dead leader's last
 moments (FUSE entry and attribute caches, NFS attribute caches): a listing can miss
 tasks the last leader wrote, and planning those again would run them twice. So on a
 spool that is not a local disk the folders are looked at twice at least, and again
-while tasks named in the issue logs (:mod:`prsd.leader.takeover.issued`) are missing, for at
-most :data:`TAKEOVER_SETTLE_S` seconds.
+while tasks named in the issue logs (:mod:`prsd.leader.takeover.issued`,
+:mod:`prsd.spool.issuelog`) are missing, for at most :data:`TAKEOVER_SETTLE_S` seconds.
 
 A look runs in a thread of its own (a listing on a network mount can take seconds),
 and the phase waits by answering "come back at T", never by sleeping: the leader's
@@ -21,7 +21,7 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
 
 from prsd.errors import PrsdError
-from prsd.leader.takeover.issued import read_issued, unsettled
+from prsd.leader.takeover.issued import unsettled
 from prsd.leader.takeover.resume import (
     DONE,
     PENDING,
@@ -33,6 +33,7 @@ from prsd.leader.takeover.resume import (
     scan_tasks,
 )
 from prsd.spool.fstype import is_local_spool
+from prsd.spool.issuelog import read_issued
 from prsd.spool.taskrecords import TaskBody
 
 if TYPE_CHECKING:
