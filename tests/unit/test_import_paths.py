@@ -96,6 +96,8 @@ NOT_FOR_A_FILE_LIST_JOB = (
     "prsd.inputsplit.tabular.",
     "prsd.leader.rerun.combine",
     "prsd.doctor",  # the daemons' spool checks and `prsd doctor`: not prsd run's
+    "prsd.envs.node",  # building an environment: the job names none
+    "prsd.envs.build",
 )
 
 
