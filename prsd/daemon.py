@@ -95,6 +95,7 @@ def _leader(spool: SpoolLayout, args: argparse.Namespace) -> int:
     from prsd.leader.election import Election
     from prsd.leader.leader import Leader
     from prsd.sdnotify import serve_notified
+    from prsd.spool.entrybell import ring_on_entries
     from prsd.spool.fstype import is_local_spool
     from prsd.spool.watch import ring_on_local_changes
 
@@ -114,6 +115,7 @@ def _leader(spool: SpoolLayout, args: argparse.Namespace) -> int:
                 # Under jobs/: commits and hand-backs, not log lines, results or status.
                 wakes = frozenset({"done", "returned", "void"})
                 tg.start_soon(ring_on_local_changes, [spool.inbox, spool.jobs], bell, wakes)
+                tg.start_soon(ring_on_entries, spool.inbox, bell)  # a submit wakes it at once
             with anyio.open_signal_receiver(signal.SIGTERM, signal.SIGINT) as signals:
                 async for _ in signals:
                     tg.cancel_scope.cancel()
