@@ -47,9 +47,10 @@ async def follow_interruptible(
     final: FinalState | None = None
     ctrl_c = CtrlC(f"job {job_id}", cancel_asker(spool, job_id), spool.requests, say)
     async with anyio.create_task_group() as outer:
+        # Ctrl-C is taken first: the first progress line then says it is this loop's.
+        outer.start_soon(ctrl_c.listen, outer.cancel_scope)
         if on_progress is not None:
             outer.start_soon(report_progress, spool, job_id, on_progress)
-        outer.start_soon(ctrl_c.listen, outer.cancel_scope)
         final = await _wait_for_final(spool.job(job_id))
         if on_progress is not None:
             on_progress(await anyio.to_thread.run_sync(read_job_status, spool, job_id))
