@@ -26,7 +26,7 @@ import anyio
 from prsd.cli import console
 from prsd.cmdline import default_spool, node_id_of, parser
 from prsd.errors import ExitCode, PrsdError, UnsafeSpoolError
-from prsd.logconfig import configure, get_logger
+from prsd.logconfig import configure, get_logger, load_now
 from prsd.spool.faults import fault_line
 from prsd.spool.nodehold import NodeIdInUse
 from prsd.spool.opening import open_spool
@@ -60,6 +60,7 @@ def main(argv: list[str] | None = None) -> int:
 
         if args.command == "doctor":
             return doctor_cli.run(args)
+        load_now()  # a daemon's first log line is not its first job's to wait for
         unsafe = args.unsafe_spool or doctor_cli.unsafe_from_env()
         # A missing, unreachable, read-only or full spool heals: wait for it before
         # any check that would end the start (systemd restarts would stop at exit 2).

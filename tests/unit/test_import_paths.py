@@ -170,3 +170,22 @@ def test_prsd_run_handing_its_job_to_the_daemons_loads_no_leader_or_agent(
     here = ("prsd.leader", "prsd.agent", "prsd.runhere", "prsd.embedded", "prsd.worker.")
     assert not {n for n in loaded if n.startswith(here)}, sorted(loaded)
     assert "pynvml" not in loaded
+
+
+def test_the_agent_daemon_imports_nothing_for_its_first_job_s_log_line(tmp_path: Path) -> None:
+    """Its first log line comes with its first job: structlog is set up at its start."""
+    f = Fleet(tmp_path / "spool", tmp_path / "logs", env={"PYTHONPROFILEIMPORTTIME": "1"})
+    try:
+        f.leader()
+        f.agent("a1")
+        wait_until(lambda: f.leader_epoch() == 1, 60, "the leader daemon to lead")
+        wait_until((f.spool / "nodes" / "a1.json").exists, 60, "the agent's heartbeat")
+        log = tmp_path / "logs" / "a1.1.log"
+        started = log.stat().st_size
+        job_id = f.submit(make_job(tmp_path, ECHO, FILE_LIST_JOB, files=2))
+        wait_until(lambda: f.final(job_id) is not None, 120, "the job's end")
+    finally:
+        f.close()
+    during = log.read_text(encoding="utf-8")[started:]
+    assert "serving job" in during  # its first log line, written during the job
+    assert "structlog" not in during, during
