@@ -1,8 +1,8 @@
 """``prsd``'s command line: the parser of ``prsd run | leader | agent | doctor`` and its
 defaults (the spool, this node's id).
 
-It loads neither daemon: ``prsd`` parses its arguments before it imports the code of
-the command it runs (``tests/unit/test_import_paths.py``).
+It loads neither daemon nor the doctor's checks: ``prsd`` parses its arguments before
+it imports the code of the command it runs (``tests/unit/test_import_paths.py``).
 
 Errors: :func:`node_id_of` raises :class:`~prsd.errors.PrsdError` for a node id that
 is not letters, digits, ``_``, ``.`` and ``-``; argparse exits 2 on bad arguments.
@@ -16,7 +16,6 @@ import re
 import socket
 from pathlib import Path
 
-from prsd.doctor import cli as doctor_cli
 from prsd.errors import ExitCode, PrsdError
 from prsd.spool.heartbeatrecord import HEARTBEAT_INTERVAL_S
 from prsd.spool.jobid import sanitize_name
@@ -129,12 +128,47 @@ def parser() -> argparse.ArgumentParser:
         "--heartbeat-s", type=float, default=HEARTBEAT_INTERVAL_S, help="agent heartbeat period"
     )
     agent.add_argument("--slots", type=int, default=None, help="worker slots (default: CPUs)")
+    agent.add_argument(
+        "--no-fork-server",
+        action="store_true",
+        help="start every worker as a new interpreter (by default workers of jobs that run "
+        "as the agent's user under its interpreter are forked from a pre-imported one)",
+    )
     for sp in (run, leader, agent):
         sp.add_argument("--log-level", default="WARNING" if sp is run else "INFO")
     for sp in (leader, agent):
-        doctor_cli.add_unsafe_flag(sp)
-    doctor_cli.add_parser(sub)
+        add_unsafe_flag(sp)
+    add_doctor_parser(sub)
     return p
+
+
+def add_unsafe_flag(parser: argparse.ArgumentParser) -> None:
+    """``--unsafe-spool``: accept a blob mount (double claims expected)."""
+    parser.add_argument(
+        "--unsafe-spool",
+        action="store_true",
+        help="accept a spool on an object-store mount (s3fs, rclone, blobfuse2...): "
+        "tasks may run twice",
+    )
+
+
+def add_doctor_parser(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
+    """The ``doctor`` subcommand (run by :mod:`prsd.doctor.cli`)."""
+    p = sub.add_parser("doctor", help="check that a spool's file system keeps prsd's promises")
+    p.add_argument("--spool", type=Path, required=True, help="the spool folder to check")
+    p.add_argument(
+        "--peer-mount",
+        type=Path,
+        default=None,
+        help="the same spool folder through a second mount of the share (another client)",
+    )
+    p.add_argument(
+        "--listing-timeout",
+        type=float,
+        default=None,
+        help="seconds to wait for a change to show through the peer mount (default 60)",
+    )
+    add_unsafe_flag(p)
 
 
 def node_id_of(args: argparse.Namespace) -> str:

@@ -25,11 +25,8 @@ import anyio
 
 from prsd.cli import console
 from prsd.cmdline import default_spool, node_id_of, parser
-from prsd.doctor import cli as doctor_cli
-from prsd.doctor import require_safe_spool
-from prsd.doctor.probes import MIN_FREE_BYTES
 from prsd.errors import ExitCode, PrsdError, UnsafeSpoolError
-from prsd.logconfig import configure, get_logger
+from prsd.logconfig import configure, get_logger, load_now
 from prsd.spool.faults import fault_line
 from prsd.spool.nodehold import NodeIdInUse
 from prsd.spool.opening import open_spool
@@ -37,23 +34,33 @@ from prsd.spool.startwait import wait_for_spool
 
 if TYPE_CHECKING:
     import argparse
+    from collections.abc import Callable
 
+    from prsd.agent.agent import Agent
+    from prsd.agent.forks import ForkServer
     from prsd.spool.layout import SpoolLayout
     from prsd.spool.nodehold import NodeHolder
 
 log = get_logger("prsd")
+
+FORK_SERVER_RESTART_S = 30.0  # a fork server that died is started again after this
 
 
 def main(argv: list[str] | None = None) -> int:
     args = parser().parse_args(argv)
     configure(getattr(args, "log_level", "WARNING"))
     try:
-        if args.command == "doctor":
-            return doctor_cli.run(args)
         if args.command == "run":
             from prsd.runcmd import run_command
 
             return run_command(open_spool(args.spool or default_spool()), args)
+        from prsd.doctor import cli as doctor_cli  # the daemons' and the doctor's, not run's
+        from prsd.doctor import require_safe_spool
+        from prsd.doctor.probes import MIN_FREE_BYTES
+
+        if args.command == "doctor":
+            return doctor_cli.run(args)
+        load_now()  # a daemon's first log line is not its first job's to wait for
         unsafe = args.unsafe_spool or doctor_cli.unsafe_from_env()
         # A missing, unreachable, read-only or full spool heals: wait for it before
         # any check that would end the start (systemd restarts would stop at exit 2).
@@ -89,6 +96,7 @@ def _leader(spool: SpoolLayout, args: argparse.Namespace) -> int:
     from prsd.leader.election import Election
     from prsd.leader.leader import Leader
     from prsd.sdnotify import serve_notified
+    from prsd.spool.entrybell import ring_on_entries
     from prsd.spool.fstype import is_local_spool
     from prsd.spool.watch import ring_on_local_changes
 
@@ -108,6 +116,7 @@ def _leader(spool: SpoolLayout, args: argparse.Namespace) -> int:
                 # Under jobs/: commits and hand-backs, not log lines, results or status.
                 wakes = frozenset({"done", "returned", "void"})
                 tg.start_soon(ring_on_local_changes, [spool.inbox, spool.jobs], bell, wakes)
+                tg.start_soon(ring_on_entries, spool.inbox, bell)  # a submit wakes it at once
             with anyio.open_signal_receiver(signal.SIGTERM, signal.SIGINT) as signals:
                 async for _ in signals:
                     tg.cancel_scope.cancel()
@@ -119,6 +128,7 @@ def _leader(spool: SpoolLayout, args: argparse.Namespace) -> int:
 
 def _agent(spool: SpoolLayout, args: argparse.Namespace) -> int:
     from prsd.agent.agent import Agent, AgentOptions
+    from prsd.agent.forks import start_fork_server
     from prsd.agent.nodeid import ensure_node_id_free, hold_node_id, keep_hold
     from prsd.sdnotify import serve_notified
     from prsd.spool.nodehold import release
@@ -137,7 +147,9 @@ def _agent(spool: SpoolLayout, args: argparse.Namespace) -> int:
         heartbeat_interval_s=args.heartbeat_s,
         slots=args.slots,
     )
-    agent = Agent(spool, options)
+    # Warm workers: a job's workers that run as this user under this interpreter are
+    # forked from it (a job owned by another user spawns them, as before).
+    agent = Agent(spool, options, forks=None if args.no_fork_server else start_fork_server())
     console.say(
         f"prsd agent: spool {spool.root}, node {node_id} on {socket.gethostname()} "
         f"(pid {os.getpid()}): {agent.node_slots()} worker slots, {agent.gpus.count} GPUs"
@@ -152,6 +164,7 @@ def _agent(spool: SpoolLayout, args: argparse.Namespace) -> int:
     async def serve() -> None:
         async with anyio.create_task_group() as tg:
             tg.start_soon(keep_hold, spool, hold, on_lost, args.heartbeat_s)
+            tg.start_soon(_keep_fork_server, agent, start_fork_server)
             codes.append(await agent.run(signals=True))
             tg.cancel_scope.cancel()
 
@@ -164,6 +177,22 @@ def _agent(spool: SpoolLayout, args: argparse.Namespace) -> int:
         console.error(f"node id {node_id!r} was taken over by {lost[0]}: stopped (exit 4)")
         return ExitCode.NODE_ID_TAKEN
     return codes[0] if codes else ExitCode.OK
+
+
+async def _keep_fork_server(agent: Agent, start: Callable[[], ForkServer | None]) -> None:
+    """Serve the agent's fork server until the agent ends (then close it); one that died
+    is started again after FORK_SERVER_RESTART_S, for the jobs taken on after that (its
+    jobs' workers are spawned meanwhile, and the runs that had it keep spawning)."""
+    while agent.forks is not None:
+        forks = agent.forks
+        try:
+            await forks.serve()
+        finally:
+            forks.close()
+        log.warning("the fork server is gone: workers are spawned until it starts again")
+        agent.forks = None
+        await anyio.sleep(FORK_SERVER_RESTART_S)
+        agent.forks = start()
 
 
 def console_main() -> None:

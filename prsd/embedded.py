@@ -6,9 +6,10 @@ the leader to cancel the job, a request in ``requests/`` as ``prsctl cancel`` se
 and waits; a second leaves at once, withdrawing a cancel no leader answered, so a job
 not yet ended stays in the spool for any leader and agents serving it).
 
-:func:`follow_interruptible` is the same wait where daemons serve the spool and run
-the job (``prsd run`` handed it to them): progress, Ctrl-C and the end alike, with no
-leader or agent in this process.
+:func:`prsd.follow.follow_interruptible` (re-exported here) is the same wait where
+daemons serve the spool and run the job (``prsd run`` handed it to them): progress,
+Ctrl-C and the end alike, with no leader or agent in this process (``prsd run`` imports
+it from :mod:`prsd.follow`, which loads neither).
 
 Errors: as :func:`~prsd.runhere.run_here`; a ``final.json`` that is not the daemons'
 own raises :class:`~prsd.errors.UntrustedFile`.
@@ -22,12 +23,12 @@ from typing import TYPE_CHECKING, Any
 import anyio
 import anyio.to_thread
 
-from prsd.leader.end.finish import FinalState
+from prsd.ctrlc import LeftEarly
+from prsd.follow import cancel_asker, end_state, follow_interruptible, report_progress
 from prsd.leader.end.privatestatus import read_final
 from prsd.read.jobs import read_job_status
-from prsd.runhere import CtrlC, Here, LeftEarly, run_here
-from prsd.spool.requests import remove, send_request
-from prsd.spool.statusfiles import read_final_document
+from prsd.runhere import Here, run_here
+from prsd.spool.finalrecord import FinalState
 
 MAX_FINAL_BYTES = 1 << 20
 
@@ -37,12 +38,9 @@ if TYPE_CHECKING:
     from prsd.agent.agent import AgentOptions
     from prsd.agent.forks import ForkServer
     from prsd.leader.leader import Leader
-    from prsd.spool.layout import JobLayout, SpoolLayout
+    from prsd.spool.layout import SpoolLayout
 
 __all__ = ["LeftEarly", "follow_interruptible", "run_interruptible", "run_until_done"]
-
-PROGRESS_EVERY_S = 1.0  # the job's status document is read this often for the view
-FOLLOW_EVERY_S = 0.05  # a job the daemons run: its final state is looked for this often
 
 
 async def run_until_done(
@@ -71,7 +69,8 @@ async def run_interruptible(
 ) -> FinalState | LeftEarly:
     """Lead and serve ``job_id`` in this process, Ctrl-C being the user's; how it ended.
 
-    ``on_progress`` gets the job's status document at once, every PROGRESS_EVERY_S,
+    ``on_progress`` gets the job's status document at once, every
+    ``prsd.follow.PROGRESS_EVERY_S``,
     and once more at the end; ``say`` gets one-line notes for the user. ``forks``: a
     fork server (``prsd.agent.forks``) the workers are forked from where they can be;
     it is served here (its caller closes it).
@@ -79,7 +78,7 @@ async def run_interruptible(
 
     async def watch(leader: Leader) -> None:
         assert on_progress is not None
-        await _report_progress(spool, job_id, on_progress)
+        await report_progress(spool, job_id, on_progress)
 
     here = job_here(spool, job_id)
     end = await run_here(
@@ -103,70 +102,12 @@ async def run_interruptible(
 
 def job_here(spool: SpoolLayout, job_id: str) -> Here:
     """One job, run here: its cancel is a request in ``requests/`` (as ``prsctl cancel``)."""
-
-    def ask() -> Callable[[], None]:
-        request = send_request(spool, job_id, "cancel")
-        return partial(remove, spool, request.name)
-
     return Here(
         what=f"job {job_id}",
         serves=job_id,
         leads=frozenset({job_id}),
         final=spool.job(job_id).final,
-        ask_cancel=ask,
+        ask_cancel=cancel_asker(spool, job_id),
         cancel_in=spool.requests,
-        end_state=partial(_end_state, spool, job_id),
+        end_state=partial(end_state, spool, job_id),
     )
-
-
-async def follow_interruptible(
-    spool: SpoolLayout,
-    job_id: str,
-    *,
-    on_progress: Callable[[dict[str, Any]], None] | None = None,
-    say: Callable[[str], None] | None = None,
-) -> FinalState | LeftEarly:
-    """Wait for ``job_id``, run by the spool's daemons, to end; Ctrl-C as in
-    :func:`run_interruptible` (the first cancels the job and waits, a second leaves)."""
-    final: FinalState | None = None
-    here = job_here(spool, job_id)
-    ctrl_c = CtrlC(here.what, here.ask_cancel, here.cancel_in, say)
-    async with anyio.create_task_group() as outer:
-        if on_progress is not None:
-            outer.start_soon(_report_progress, spool, job_id, on_progress)
-        outer.start_soon(ctrl_c.listen, outer.cancel_scope)
-        final = await _wait_for_final(spool.job(job_id))
-        if on_progress is not None:
-            on_progress(await anyio.to_thread.run_sync(read_job_status, spool, job_id))
-        outer.cancel_scope.cancel()
-    if ctrl_c.left:
-        return await anyio.to_thread.run_sync(ctrl_c.left_early, here.end_state)
-    assert final is not None
-    return final
-
-
-async def _wait_for_final(layout: JobLayout) -> FinalState:
-    """The job's final state, once its leader wrote it (looked for every FOLLOW_EVERY_S):
-    the private record, with the reason, where this user may read it (the job's owner
-    and its group), else the public one (the reason blanked)."""
-    while True:
-        doc = await anyio.to_thread.run_sync(read_final_document, layout)
-        if doc is not None:
-            return FinalState.from_obj(doc)
-        await anyio.sleep(FOLLOW_EVERY_S)
-
-
-def _end_state(spool: SpoolLayout, job_id: str) -> str:
-    """The job's state once it has ended ("" before: it stays for a fleet)."""
-    state = str(read_job_status(spool, job_id).get("state", ""))
-    return state if spool.job(job_id).final.exists() else ""
-
-
-async def _report_progress(
-    spool: SpoolLayout, job_id: str, show: Callable[[dict[str, Any]], None]
-) -> None:
-    """The job's status document, read from the spool (whoever leads), at once and then
-    every PROGRESS_EVERY_S."""
-    while True:
-        show(await anyio.to_thread.run_sync(read_job_status, spool, job_id))
-        await anyio.sleep(PROGRESS_EVERY_S)

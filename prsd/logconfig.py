@@ -7,7 +7,9 @@ block with :func:`log_context`.
 structlog is imported on the first line actually written, not before: importing it
 pulls in ``rich`` and ``pygments`` (about 0.1 s), which ``prsd run`` (WARNING and
 above) and most ``prsctl`` calls never need. :func:`get_logger` hands out loggers
-that drop lines below the configured level without importing anything.
+that drop lines below the configured level without importing anything. The daemons
+call :func:`load_now` at their start: an agent's first line is otherwise written
+inside its first job, which would wait for the import.
 """
 
 from __future__ import annotations
@@ -53,6 +55,12 @@ def configure(level: str = "INFO", *, json_lines: bool | None = None) -> None:
     _Settings.json_lines = json_lines
     _Settings.applied = False
     if "structlog" in sys.modules:
+        _apply()
+
+
+def load_now() -> None:
+    """Import and set up structlog now (a daemon's start), not on the first line."""
+    if not _Settings.applied:
         _apply()
 
 

@@ -26,10 +26,11 @@ import anyio.to_thread
 from prsd.agent.agent import AgentOptions
 from prsd.cli import console
 from prsd.cli.pipelines import retry_pipeline, submit_here
+from prsd.ctrlc import LeftEarly
 from prsd.errors import PrsdError
 from prsd.jobspec.pipefile import pipeline_file
 from prsd.pipeline.view import step_views
-from prsd.runhere import Here, LeftEarly, run_here
+from prsd.runhere import Here, run_here
 from prsd.spool.nodereport import environment_line
 from prsd.spool.pipelinefolder import PipelineFolder
 from prsd.wire.logtree import LogTree

@@ -1,11 +1,16 @@
 """``prsd run``: submit a job or a pipeline, then run it here or follow the daemons.
 
 A job is handed to the spool's daemons where they serve it (unless ``--embedded``) and
-followed (:func:`prsd.embedded.follow_interruptible`), else led and served in this
-process (:func:`prsd.embedded.run_interruptible`, workers forked from a fork server
-where they can be); a pipeline is run here (:mod:`prsd.pipelinerun`). ``--retry``
-runs here again what a job or pipeline left failed, as ``prsctl retry`` queues it.
-The result is printed; the exit code is the job's (130 when a second Ctrl-C left).
+followed (:func:`prsd.follow.follow_interruptible`: this process then loads neither
+the leader nor the agent), else led and served in this process
+(:func:`prsd.embedded.run_interruptible`, workers forked from a fork server where they
+can be); a pipeline is run here (:mod:`prsd.pipelinerun`). ``--retry`` runs here again
+what a job or pipeline left failed, as ``prsctl retry`` queues it. The result is
+printed; the exit code is the job's (130 when a second Ctrl-C left).
+
+The fork server of a job run here starts first, before the job is read, submitted or
+the leader and agent imported: its interpreter and the worker host's imports overlap
+the rest of this start (a submission that turns out to be a pipeline closes it unused).
 
 Errors: a bad submission raises :class:`~prsd.errors.PrsdError` (the caller prints it,
 exit 2) before an id is printed; what the run raises is :func:`prsd.runhere.run_here`'s.
@@ -22,7 +27,6 @@ import anyio
 from prsd.cli import console
 from prsd.cmdline import node_id_of
 from prsd.errors import PrsdError
-from prsd.logconfig import get_logger
 
 if TYPE_CHECKING:
     import argparse
@@ -30,30 +34,45 @@ if TYPE_CHECKING:
 
     from prsd.agent.forks import ForkServer
     from prsd.cli.runview import ProgressView
-    from prsd.leader.end.finish import FinalState
-    from prsd.runhere import LeftEarly
+    from prsd.ctrlc import LeftEarly
+    from prsd.spool.finalrecord import FinalState
     from prsd.spool.layout import SpoolLayout
-
-log = get_logger("prsd")
 
 
 def run_command(spool: SpoolLayout, args: argparse.Namespace) -> int:
     """One job end to end: handed to the spool's daemons when they serve it (unless
     ``--embedded``), else led and served in this process."""
+    from prsd.read.fleet import daemons_serve
+
+    if args.retry is not None:
+        return _run_retry(spool, args)
+    if args.job_dir is None:
+        raise PrsdError("give a job (a YAML file, or a folder with job.yaml) or --retry JOB")
+    handed = not args.embedded and daemons_serve(spool, datetime.now(UTC))
+    forks = None if handed or args.no_fork_server else _fork_server()
+    try:
+        return _run_submission(spool, args, handed, forks)
+    finally:
+        if forks is not None:
+            forks.close()
+
+
+def _run_submission(
+    spool: SpoolLayout, args: argparse.Namespace, handed: bool, forks: ForkServer | None
+) -> int:
+    """``prsd run JOB``: a pipeline here, or the job submitted and run or followed."""
     from prsd.cli.buildable import refuse_unbuildable
     from prsd.cli.jobnotes import print_notes
     from prsd.cli.runview import write_line
     from prsd.jobspec.pipefile import pipeline_file
     from prsd.submit import submit
 
-    if args.retry is not None:
-        return _run_retry(spool, args)
-    if args.job_dir is None:
-        raise PrsdError("give a job (a YAML file, or a folder with job.yaml) or --retry JOB")
     pipeline = pipeline_file(args.job_dir)
     if pipeline is not None:
         from prsd.pipelinerun import run_pipeline_here  # a pipeline's code: not for a job
 
+        if forks is not None:
+            forks.close()  # a pipeline's workers are spawned
         node = node_id_of(args)
         return run_pipeline_here(pipeline, spool, args.overrides, args.name, node, quiet=args.quiet)
 
@@ -66,7 +85,7 @@ def run_command(spool: SpoolLayout, args: argparse.Namespace) -> int:
         print_notes(spec, (args.job_dir, spool.job(job_id).root), "prsd", quiet=args.quiet)
         return job_id
 
-    return _run_job(spool, submit_job, args)
+    return _run_job(spool, submit_job, args, handed, forks)
 
 
 def _run_retry(spool: SpoolLayout, args: argparse.Namespace) -> int:
@@ -91,31 +110,36 @@ def _run_retry(spool: SpoolLayout, args: argparse.Namespace) -> int:
         console.warn(f"{count} mini-batches of {old} to run again: {summary}")
         return job_id
 
-    return _run_job(spool, submit_job, args)
-
-
-def _run_job(spool: SpoolLayout, submit_job: Callable[[], str], args: argparse.Namespace) -> int:
-    """Submit (``submit_job`` prints the id), then follow the job the daemons run or lead
-    and serve it here until it ends; its exit code."""
-    from prsd.agent.forks import ForkServer
-    from prsd.cli.runview import progress_view, write_line
     from prsd.read.fleet import daemons_serve
-    from prsd.runhere import LeftEarly
 
     handed = not args.embedded and daemons_serve(spool, datetime.now(UTC))
-    node_id = node_id_of(args)
-    # Started first: it imports the worker host while the job is taken in and split.
-    forks = None if handed or args.no_fork_server else _fork_server(ForkServer)
+    forks = None if handed or args.no_fork_server else _fork_server()
     try:
-        job_id = submit_job()
-        view = progress_view()
-        try:
-            final = _wait_for_job(spool, job_id, node_id, handed, forks, view)
-        finally:
-            view.close()
+        return _run_job(spool, submit_job, args, handed, forks)
     finally:
         if forks is not None:
             forks.close()
+
+
+def _run_job(
+    spool: SpoolLayout,
+    submit_job: Callable[[], str],
+    args: argparse.Namespace,
+    handed: bool,
+    forks: ForkServer | None,
+) -> int:
+    """Submit (``submit_job`` prints the id), then follow the job the daemons run
+    (``handed``) or lead and serve it here until it ends; its exit code."""
+    from prsd.cli.runview import progress_view, write_line
+    from prsd.ctrlc import LeftEarly
+
+    node_id = node_id_of(args)
+    job_id = submit_job()
+    view = progress_view()
+    try:
+        final = _wait_for_job(spool, job_id, node_id, handed, forks, view)
+    finally:
+        view.close()
     if isinstance(final, LeftEarly):
         write_line(left_early_line(spool, job_id, final))
         return 130
@@ -129,14 +153,11 @@ def _run_job(spool: SpoolLayout, submit_job: Callable[[], str], args: argparse.N
     return final.exit_code
 
 
-def _fork_server(server: type[ForkServer]) -> ForkServer | None:
-    """The fork server, or None where it cannot start (its interpreter cannot be run by
-    this user, say): the workers are then spawned one by one, as the daemons do."""
-    try:
-        return server.start()
-    except OSError as exc:
-        log.info("no fork server: workers are spawned", error=str(exc))
-        return None
+def _fork_server() -> ForkServer | None:
+    """The fork server (:func:`prsd.agent.forks.start_fork_server`), or None."""
+    from prsd.agent.forks import start_fork_server
+
+    return start_fork_server()
 
 
 def _wait_for_job(
@@ -149,9 +170,9 @@ def _wait_for_job(
 ) -> FinalState | LeftEarly:
     """Follow the job the daemons run (``handed``), or run it here (workers forked from
     ``forks`` where they can be); how it ended."""
-    from prsd.embedded import follow_interruptible, run_interruptible
-
     if handed:
+        from prsd.follow import follow_interruptible  # the daemons run it: no leader or agent here
+
         view.note(
             f"a leader and agents serve the spool {spool.root}: they run job {job_id} "
             "(`prsd run --embedded` runs it in this process)"
@@ -160,6 +181,7 @@ def _wait_for_job(
             lambda: follow_interruptible(spool, job_id, on_progress=view.show, say=view.note)
         )
     from prsd.agent.agent import AgentOptions
+    from prsd.embedded import run_interruptible
 
     options = AgentOptions(node_id=node_id)
     return anyio.run(

@@ -10,9 +10,9 @@ more node, and takes over only if that leader's lease lapses; a deposed term dro
 drivers and tries again. It returns once ``Here.final`` is written and the agent's runs
 have stopped (their workers at their own pace).
 
-With ``interrupts``, Ctrl-C is the user's (:class:`CtrlC`): the first asks for the
+With ``interrupts``, Ctrl-C is the user's (:class:`prsd.ctrlc.CtrlC`): the first asks for the
 cancel (``Here.ask_cancel``, as ``prsctl cancel`` does) and waits for the end as
-above; a second leaves at once (:class:`LeftEarly`), withdrawing a cancel no leader
+above; a second leaves at once (:class:`~prsd.ctrlc.LeftEarly`), withdrawing a cancel no leader
 acted on, so what has not ended stays in the spool for a fleet.
 
 Errors: a job's faults end that job at its boundary in the leader and the agent; any
@@ -22,7 +22,6 @@ asked (an ``OSError``) is said, and a second Ctrl-C still leaves.
 
 from __future__ import annotations
 
-import signal
 from dataclasses import dataclass
 from functools import partial
 from typing import TYPE_CHECKING, Any
@@ -31,6 +30,7 @@ import anyio
 import anyio.to_thread
 
 from prsd.agent.agent import Agent
+from prsd.ctrlc import CtrlC, LeftEarly
 from prsd.leader.election import Deposed, Election
 from prsd.leader.leader import Leader, LeaderLinks
 from prsd.leader.run.job import Hint
@@ -45,14 +45,6 @@ if TYPE_CHECKING:
     from prsd.spool.layout import SpoolLayout, TaskName
 
 END_POLL_S = 0.2  # the end written by a leader elsewhere is looked for this often
-
-
-@dataclass(frozen=True)
-class LeftEarly:
-    """A second Ctrl-C: the process left without waiting; ``ended`` is the end state
-    if it had ended by then ("" when it had not: it stays for a fleet)."""
-
-    ended: str
 
 
 @dataclass(frozen=True)
@@ -71,57 +63,6 @@ class Here:
     def one_job(self) -> str | None:
         """The job whose end ends the run, where it is one job."""
         return self.serves if isinstance(self.serves, str) else None
-
-
-class CtrlC:
-    """The user's Ctrl-C during ``prsd run`` (of a job or a pipeline): the first asks for
-    the cancel (``ask``: it returns how to withdraw it, or raises OSError) and says so;
-    the second cancels ``scope`` and sets ``left``."""
-
-    def __init__(
-        self,
-        what: str,
-        ask: Callable[[], Callable[[], None]],
-        where: Path,
-        say: Callable[[str], None] | None,
-    ):
-        self.what = what  # "job <id>", "pipeline <id>"
-        self.ask = ask
-        self.where = where  # the folder the request is written in, for an error
-        self.say = say or (lambda line: None)
-        self.withdraw: Callable[[], None] | None = None
-        self.asked = False
-        self.left = False
-
-    async def listen(self, scope: anyio.CancelScope) -> None:
-        with anyio.open_signal_receiver(signal.SIGINT) as signals:
-            async for _ in signals:
-                if self.asked:
-                    self.left = True
-                    scope.cancel()
-                    return
-                self.asked = True
-                await anyio.to_thread.run_sync(self._ask_cancel)
-
-    def _ask_cancel(self) -> None:
-        try:
-            self.withdraw = self.ask()
-        except OSError as exc:
-            self.say(
-                f"Ctrl-C: cannot ask for the cancel of {self.what} ({exc.strerror or exc} "
-                f"in {self.where}); Ctrl-C again to leave it in the spool"
-            )
-            return
-        self.say(
-            f"Ctrl-C: canceling {self.what} and waiting for its workers to stop "
-            "(Ctrl-C again to leave now)"
-        )
-
-    def left_early(self, end_state: Callable[[], str]) -> LeftEarly:
-        """(After this process stopped leading.) Withdraw an unanswered cancel; the state."""
-        if self.withdraw is not None:
-            self.withdraw()
-        return LeftEarly(end_state())
 
 
 async def run_here(

@@ -113,13 +113,18 @@ ALLOWED: dict[str, set[str]] = {
         "prsd.read",
         "prsd.spool",  # only its paths and open_spool: COMPAT_STORAGE
     },
-    "prsd.cmdline": {*_BASE, "prsd.doctor", "prsd.spool"},  # prsd's parser and defaults
+    "prsd.cmdline": {*_BASE, "prsd.spool"},  # prsd's parser and defaults: no doctor check
+    "prsd.ctrlc": set(),  # the user's Ctrl-C during prsd run (stdlib and anyio)
+    # prsd run of a job handed to the daemons: followed, no leader or agent loaded
+    "prsd.follow": {*_BASE, "prsd.ctrlc", "prsd.read", "prsd.spool"},
     # prsd run: a leader and an agent in this process until a job or a pipeline ends
-    "prsd.runhere": {*_BASE, "prsd.agent", "prsd.leader", "prsd.spool"},
-    "prsd.embedded": {  # prsd run of a job: run_here, or follow the daemons
+    "prsd.runhere": {*_BASE, "prsd.agent", "prsd.ctrlc", "prsd.leader", "prsd.spool"},
+    "prsd.embedded": {  # prsd run of a job: run_here (follow re-exported)
         *_BASE,
         "prsd.agent",
         "prsd.cli",
+        "prsd.ctrlc",
+        "prsd.follow",
         "prsd.leader",
         "prsd.logconfig",
         "prsd.read",
@@ -130,6 +135,7 @@ ALLOWED: dict[str, set[str]] = {
         *_BASE,
         "prsd.agent",
         "prsd.cli",
+        "prsd.ctrlc",
         "prsd.jobspec",
         "prsd.leader",
         "prsd.pipeline",
@@ -142,7 +148,9 @@ ALLOWED: dict[str, set[str]] = {
         "prsd.agent",
         "prsd.cli",
         "prsd.cmdline",
+        "prsd.ctrlc",
         "prsd.embedded",
+        "prsd.follow",
         "prsd.jobspec",  # pipefile: is the submission a pipeline (its code loaded only then)
         "prsd.leader",
         "prsd.logconfig",

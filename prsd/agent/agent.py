@@ -27,6 +27,7 @@ from prsd.agent.visibility import report_unseen, unseen
 from prsd.errors import PrsdError
 from prsd.jobspec import JobSpec
 from prsd.logconfig import get_logger
+from prsd.spool.entrybell import ring_on_entries
 from prsd.spool.fstype import is_local_spool
 from prsd.spool.heartbeat import write_heartbeat
 from prsd.spool.heartbeatrecord import HEARTBEAT_INTERVAL_S, Heartbeat
@@ -128,6 +129,8 @@ class Agent:
                         self.bell,
                         AGENT_WAKES_ON,
                     )
+                    # A job taken in wakes it at once (watchfiles: 50-100 ms later).
+                    tg.start_soon(ring_on_entries, self.spool.active, self.bell)
             idle_since: float | None = None
             listed = -1e9
             while not self._drain.is_set():

@@ -1,8 +1,9 @@
-"""Workers forked from a pre-imported fork server (``prsd.worker.forkserver``), for ``prsd run``.
+"""Workers forked from a pre-imported fork server (``prsd.worker.forkserver``).
 
 A fresh worker interpreter spends most of its first second starting Python and importing
 the worker host; ``prsd run`` starts one fork server at its own start, in parallel with
-taking the job in and splitting it, and its workers are forked from it.
+taking the job in and splitting it, and ``prsd agent`` one at its start, so a job's
+first worker is forked, warm, when the job is taken on (:func:`start_fork_server`).
 
 Invariants:
 - A forked worker gets what :func:`prsd.agent.proc.spawn_worker` gives a spawned one:
@@ -38,6 +39,7 @@ from anyio.abc import SocketStream
 
 from prsd.agent.outcap import CapturedFile
 from prsd.agent.proc import WorkerProcess, open_logs
+from prsd.logconfig import get_logger
 from prsd.spool.jsonobject import decode_object
 from prsd.worker.forkserver import MAX_MESSAGE
 from prsd.worker.launch import BOOT_PATH, worker_env
@@ -46,6 +48,18 @@ if TYPE_CHECKING:
     from pathlib import Path
 
 STARTUP_PREFIXES = ("PYTHON", "LD_")  # read when an interpreter starts: a fork keeps the server's
+
+log = get_logger("prsd.agent")
+
+
+def start_fork_server() -> ForkServer | None:
+    """A fork server, or None where it cannot start (its interpreter cannot be run by
+    this user, say): the workers are then spawned one by one."""
+    try:
+        return ForkServer.start()
+    except OSError as exc:
+        log.info("no fork server: workers are spawned", error=str(exc))
+        return None
 
 
 def can_fork(

@@ -5,14 +5,25 @@ UUID, name, memory). A GPU whose probe raises (``GPU is lost``, ``Unknown Error`
 after an Xid, a driver mismatch) is reported unhealthy with NVML's message, and
 :mod:`prsd.agent.gpu` never hands it to a worker.
 
+NVML is asked (here and by the resource monitor, ``prsd.agent.probes``) only where
+:func:`nvml_can_answer`: the NVIDIA driver shows a device (``/dev/nvidiactl``, or
+WSL's ``/dev/dxg``): without one NVML cannot answer, and importing ``pynvml`` (with
+``ctypes``) would cost every agent's and ``prsd run``'s start 20-50 ms for nothing.
+``PRSD_NVML_ALWAYS=1`` asks NVML all the same (a container that hides ``/dev``).
+
 Tests put a fake ``pynvml`` module ahead of the real one on ``PYTHONPATH``
-(``tests/fake_pynvml.py``): this module is the edge it replaces.
+(``tests/fake_pynvml.py``, with ``PRSD_NVML_ALWAYS=1``): this module is the edge it
+replaces.
 """
 
 from __future__ import annotations
 
+import os
 from dataclasses import dataclass
 from typing import Any
+
+DRIVER_DEVICES = ("/dev/nvidiactl", "/dev/dxg")  # one exists where the driver is loaded
+ALWAYS_VARIABLE = "PRSD_NVML_ALWAYS"
 
 
 @dataclass(frozen=True)
@@ -33,8 +44,17 @@ class NvmlReport:
     unavailable: str = ""  # "" when NVML answered
 
 
+def nvml_can_answer() -> bool:
+    """Is NVML worth loading here: a driver device exists (or ``PRSD_NVML_ALWAYS=1``)?"""
+    if os.environ.get(ALWAYS_VARIABLE, "").strip() == "1":
+        return True
+    return any(os.path.exists(d) for d in DRIVER_DEVICES)
+
+
 def probe_gpus() -> NvmlReport:
     """Every GPU NVML reports, each probed for health; never raises."""
+    if not nvml_can_answer():
+        return NvmlReport((), f"no NVIDIA driver device ({', '.join(DRIVER_DEVICES)})")
     try:
         import pynvml
     except ImportError as exc:

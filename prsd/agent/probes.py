@@ -16,6 +16,8 @@ from typing import Protocol
 
 import psutil
 
+from prsd.agent.nvml import nvml_can_answer
+
 MB = 1024 * 1024
 
 
@@ -87,11 +89,14 @@ class GpuProbe(Protocol):
 
 
 class NvmlProbe:
-    """GPUs through NVML; zero GPUs when NVML cannot be loaded."""
+    """GPUs through NVML; zero GPUs when NVML cannot be loaded (or, with no driver
+    device, is not worth loading: ``prsd.agent.nvml.nvml_can_answer``)."""
 
     def __init__(self) -> None:
         self._nvml = None
         self._handles: list[object] = []
+        if not nvml_can_answer():
+            return
         try:
             import pynvml
 

@@ -32,13 +32,13 @@ def refuse_unbuildable(
     """Raise when this node cannot meet the job's python pin; say how it meets it when
     not exactly (nothing said with ``quiet``), after ``where`` (default: the job file
     and the environment's key) (see the module doc)."""
+    if spec.python is not None or not spec.build_environment:
+        return  # before the imports: a job that builds nothing loads no build code
     from prsd.envs.precheck import check_pin, pin_key
     from prsd.envs.settings import EnvSettings
     from prsd.envs.spec import EnvError
     from prsd.jobspec.said import ENVIRONMENT, JobNote, stderr_text
 
-    if spec.python is not None or not spec.build_environment:
-        return
     try:
         settings = EnvSettings.from_env()
     except EnvError as exc:

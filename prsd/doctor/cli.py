@@ -1,9 +1,11 @@
-"""``prsd doctor --spool DIR [--peer-mount DIR] [--unsafe-spool]``: print the checks' findings."""
+"""``prsd doctor --spool DIR [--peer-mount DIR] [--unsafe-spool]``: print the checks' findings.
+
+Its parser is :func:`prsd.cmdline.add_doctor_parser` (the parser loads no check).
+"""
 
 from __future__ import annotations
 
 import os
-from pathlib import Path
 from typing import TYPE_CHECKING
 
 from prsd.cli import console
@@ -13,40 +15,12 @@ from prsd.spool.fstype import Level
 
 if TYPE_CHECKING:
     import argparse
+    from pathlib import Path
 
 
 def unsafe_from_env() -> bool:
     """``PRSD_UNSAFE_SPOOL=1`` (the systemd environment file) means ``--unsafe-spool``."""
     return os.environ.get("PRSD_UNSAFE_SPOOL", "").strip().lower() in ("1", "yes", "true")
-
-
-def add_unsafe_flag(parser: argparse.ArgumentParser) -> None:
-    """``--unsafe-spool``: accept a blob mount (double claims expected)."""
-    parser.add_argument(
-        "--unsafe-spool",
-        action="store_true",
-        help="accept a spool on an object-store mount (s3fs, rclone, blobfuse2...): "
-        "tasks may run twice",
-    )
-
-
-def add_parser(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
-    """The ``doctor`` subcommand."""
-    p = sub.add_parser("doctor", help="check that a spool's file system keeps prsd's promises")
-    p.add_argument("--spool", type=Path, required=True, help="the spool folder to check")
-    p.add_argument(
-        "--peer-mount",
-        type=Path,
-        default=None,
-        help="the same spool folder through a second mount of the share (another client)",
-    )
-    p.add_argument(
-        "--listing-timeout",
-        type=float,
-        default=LISTING_TIMEOUT_S,
-        help="seconds to wait for a change to show through the peer mount",
-    )
-    add_unsafe_flag(p)
 
 
 def run(args: argparse.Namespace) -> int:
@@ -56,6 +30,7 @@ def run(args: argparse.Namespace) -> int:
         SpoolError: the spool folder (or the peer mount) is not a folder.
     """
     spool: Path = args.spool.absolute()
+    timeout: float | None = args.listing_timeout
     peer: Path | None = args.peer_mount.absolute() if args.peer_mount else None
     for folder in (spool, peer):
         if folder is not None and not folder.is_dir():
@@ -64,7 +39,7 @@ def run(args: argparse.Namespace) -> int:
         spool,
         peer_mount=peer,
         unsafe=args.unsafe_spool or unsafe_from_env(),
-        listing_timeout_s=args.listing_timeout,
+        listing_timeout_s=LISTING_TIMEOUT_S if timeout is None else timeout,
     )
     for line in report.lines():
         console.say(line)

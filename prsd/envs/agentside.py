@@ -8,6 +8,10 @@ on this node and returns the interpreter the workers run (None: the job's own
 afterwards ``ready`` or ``failed`` with the one-line error. The cache entry stays
 held in use until :meth:`JobEnvironment.release` (the job's run on this node ended).
 
+A job with no environment to build (most) loads none of the build code:
+:meth:`JobEnvironment.prepare` imports it (``prsd.envs.node``, ``.image``, ``.settings``
+and what they use) only for a job that names one, or an image.
+
 Errors: none raised; a failure is kept in :attr:`JobEnvironment.error` and reported
 as the node's first init error, marked ``environment`` (prsd/leader/run/initrule.py puts
 its text first in the job's result).
@@ -20,10 +24,7 @@ from typing import TYPE_CHECKING, Any, Literal, Protocol
 
 import anyio.to_thread
 
-from prsd.envs.image import image_note
-from prsd.envs.node import Prepared, prepare, wanted
-from prsd.envs.settings import EnvSettings, node_runtime
-from prsd.envs.spec import EnvError
+from prsd.envs.spec import EnvError, wanted
 from prsd.owner import run_as_for_job, unreadable_for
 from prsd.spool.envrecord import EnvBuild
 from prsd.spool.initrecords import InitError
@@ -32,6 +33,7 @@ if TYPE_CHECKING:
     from collections.abc import Callable
     from pathlib import Path
 
+    from prsd.envs.node import Prepared
     from prsd.spool.envrecord import EnvState
     from prsd.spool.layout import JobLayout
 
@@ -72,10 +74,13 @@ class JobEnvironment:
 
     async def prepare(self) -> str | None:
         """Find or build the job's environment; the workers' interpreter."""
-        if "image" in self.spec.build_environment:
-            runtime = node_runtime()
-            self.note = image_note(self.spec.build_environment, runtime) or ""
-        if self.spec.python or not wanted(self.spec.build_environment):
+        build = self.spec.build_environment
+        if "image" in build:
+            from prsd.envs.image import image_note
+            from prsd.envs.settings import node_runtime
+
+            self.note = image_note(build, node_runtime()) or ""
+        if self.spec.python or not wanted(build):
             return None
         try:
             self._prepared = await anyio.to_thread.run_sync(self._prepare_blocking)
@@ -88,6 +93,9 @@ class JobEnvironment:
         return self._prepared.python
 
     def _prepare_blocking(self) -> Prepared:
+        from prsd.envs.node import prepare
+        from prsd.envs.settings import EnvSettings
+
         settings = EnvSettings.from_env()
         run_as = run_as_for_job(self.layout)
         spool = self.layout.spool.root

@@ -55,11 +55,6 @@ class Prepared:
             self.entry.release()
 
 
-def wanted(build_environment: dict[str, Any]) -> bool:
-    """Whether the job names an environment to build (not an image alone)."""
-    return any(k in build_environment for k in ("conda_file", "requirements", "registered"))
-
-
 def resolve(build_environment: dict[str, Any], spool: Path) -> EnvSpec | None:
     """The file to build from: the job's own, else the registered environment's.
 

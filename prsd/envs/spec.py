@@ -249,3 +249,8 @@ def _pip_line(line: str, where: str) -> str:
 
 def _kind(value: Any) -> str:
     return "nothing" if value is None else type(value).__name__
+
+
+def wanted(build_environment: dict[str, Any]) -> bool:
+    """Whether the job names an environment to build (not an image alone)."""
+    return any(k in build_environment for k in ("conda_file", "requirements", "registered"))

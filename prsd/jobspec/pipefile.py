@@ -2,19 +2,25 @@
 
 A pipeline of exactly one inline parallel step in a folder's ``job.yaml`` keeps
 running as the job it always was; any other pipeline file (a file given by name,
-several steps, a command step, a component file) runs as a pipeline.
+several steps, a command step, a component file) runs as a pipeline. It loads no
+pipeline code (``prsd.jobspec.steps`` and what it needs): a job's ``prsd run`` asks.
 """
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 from prsd.jobspec.load import find_job_file
-from prsd.jobspec.steps import is_pipeline
 from prsd.jobspec.yamlsafe import read_yaml
 
 if TYPE_CHECKING:
     from pathlib import Path
+
+
+def is_pipeline(data: Any) -> bool:
+    """True for a mapping whose ``type`` is ``pipeline``."""
+    kind = data.get("type") if isinstance(data, dict) else None
+    return isinstance(kind, str) and kind.strip().lower() == "pipeline"
 
 
 def pipeline_file(target: Path) -> Path | None:

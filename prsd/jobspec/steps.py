@@ -95,12 +95,6 @@ class Pipeline:
         return {name: step.deps for name, step in self.steps.items()}
 
 
-def is_pipeline(data: Any) -> bool:
-    """True for a mapping whose ``type`` is ``pipeline``."""
-    kind = data.get("type") if isinstance(data, dict) else None
-    return isinstance(kind, str) and kind.strip().lower() == "pipeline"
-
-
 def read_pipeline(doc: Doc, folder: Path) -> Pipeline:
     """Check a pipeline file's keys, steps and bindings.
 

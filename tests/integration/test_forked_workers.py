@@ -1,7 +1,8 @@
 """``prsd run``'s workers forked from the pre-imported fork server get what a spawned
 worker gets: the same session, environment, working folder, umask, standard streams,
 descriptors and cgroup. Each fact is reported by the worker itself and compared with
-the same job's under ``prsd run --no-fork-server``."""
+the same job's under ``prsd run --no-fork-server``. ``prsd agent`` forks its own user's
+workers from a server of its own (``--no-fork-server``: spawned)."""
 
 from __future__ import annotations
 
@@ -10,6 +11,7 @@ from typing import TYPE_CHECKING, Any
 
 import psutil
 
+from tests.fleet import Fleet
 from tests.helpers import wait_until
 from tests.jobkit import make_job, run_prsd
 from tests.liverun import LiveRun
@@ -154,3 +156,37 @@ def test_a_killed_fork_server_takes_its_workers_and_the_job_goes_on(tmp_path: Pa
         p.read_text() for p in (tmp_path / "spool" / "jobs" / job_id / "logs").rglob("*.txt")
     )
     assert "SIGKILL" in sys_log, sys_log[-3000:]
+
+
+def _daemon_report(tmp: Path, *agent_args: str) -> dict[str, Any]:
+    """The REPORT of the one worker of a job run by a ``prsd agent`` daemon."""
+    fleet = Fleet(tmp / "spool", tmp / "daemon-logs", env={"PRSD_GPU_COUNT": "0"})
+    try:
+        fleet.leader()
+        fleet.agent("daemon-node", *agent_args)
+        job_id = fleet.submit(make_job(tmp, REPORT, YAML.format(env="{}"), files=2))
+        wait_until(lambda: fleet.final(job_id) is not None, 120, "the job's end")
+        assert (fleet.final(job_id) or {}).get("state") == "Completed", fleet.final(job_id)
+        agent = psutil.Process(fleet.procs["daemon-node"].pid)
+        servers = [p for p in agent.children() if "--fork-server" in " ".join(p.cmdline())]
+    finally:
+        fleet.close()
+    logs = tmp / "spool" / "jobs" / job_id / "logs" / "user" / "stderr"
+    lines = [ln for p in logs.rglob("*.txt") for ln in p.read_text().splitlines()]
+    found = [json.loads(ln[len("REPORT ") :]) for ln in lines if ln.startswith("REPORT ")]
+    assert len(found) == 1, lines
+    return {**found[0], "servers": [p.pid for p in servers]}
+
+
+def test_the_agent_daemon_forks_its_own_users_workers_from_a_warm_server(tmp_path: Path) -> None:
+    (tmp_path / "warm").mkdir()
+    (tmp_path / "cold").mkdir()
+    warm = _daemon_report(tmp_path / "warm")
+    assert len(warm["servers"]) == 1  # started with the agent, kept after the job
+    assert "prsd.worker.forkserver" in warm["prsd_loaded"]
+    assert warm["ppid"] == warm["servers"][0]
+    cold = _daemon_report(tmp_path / "cold", "--no-fork-server")
+    assert not cold["servers"]
+    assert "prsd.worker.forkserver" not in cold["prsd_loaded"]
+    for report in (warm, cold):
+        assert report["session_leader"] and report["stdin"] == "/dev/null"

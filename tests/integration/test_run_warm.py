@@ -90,6 +90,9 @@ def test_ctrl_c_cancels_a_handed_job_and_waits_for_its_end(tmp_path: Path, fleet
     try:
         job_id = run.job_id
         run.wait_for_line(HANDED)
+        # The first progress line comes once prsd run's loop takes Ctrl-C (before it, a
+        # SIGINT is Python's KeyboardInterrupt: the warm daemons claim within 0.1 s).
+        run.wait_for_line("mini-batches")
         claimed = fleet.spool / "jobs" / job_id / "tasks" / "claimed"
         wait_until(lambda: claimed.is_dir() and any(claimed.iterdir()), 60, "a claimed task")
         run.proc.send_signal(signal.SIGINT)

@@ -114,6 +114,7 @@ def test_fake_nvml_with_a_lost_gpu(tmp_path: Path) -> None:
     env = {
         "PYTHONPATH": os.pathsep.join([str(fake), os.environ.get("PYTHONPATH", "")]),
         "PRSD_GPU_COUNT": "",
+        "PRSD_NVML_ALWAYS": "1",  # the fake stands for a driver this machine may lack
         "FAKE_NVML_GPUS": "3",
         "FAKE_NVML_UNHEALTHY": "1",
     }

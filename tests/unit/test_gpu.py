@@ -7,6 +7,7 @@ from typing import TYPE_CHECKING
 
 import pytest
 
+from prsd.agent import nvml
 from prsd.agent.gpu import GpuInventory, GpuSlots, discover_gpus, inventory
 from prsd.agent.nvml import GpuProbe, NvmlReport, probe_gpus
 from prsd.errors import PrsdError
@@ -14,6 +15,7 @@ from tests import fake_pynvml
 
 if TYPE_CHECKING:
     from collections.abc import Callable
+    from pathlib import Path
 
 
 def _nvml(*gpus: GpuProbe, unavailable: str = "") -> Callable[[], NvmlReport]:
@@ -81,6 +83,7 @@ def fake_nvml(monkeypatch: pytest.MonkeyPatch) -> pytest.MonkeyPatch:
     """The fake pynvml module in place of nvidia-ml-py."""
     monkeypatch.setitem(sys.modules, "pynvml", fake_pynvml)
     monkeypatch.delenv("PRSD_GPU_COUNT", raising=False)
+    monkeypatch.setenv("PRSD_NVML_ALWAYS", "1")  # the fake stands for a driver: ask it
     return monkeypatch
 
 
@@ -93,6 +96,24 @@ def test_probe_through_the_nvml_edge(fake_nvml: pytest.MonkeyPatch) -> None:
     assert report.gpus[2].problem == "GPU is lost"
     assert report.gpus[0].name == "Fake GPU"
     assert discover_gpus().usable == (0, 1, 3)
+
+
+def test_nvml_is_not_asked_without_a_driver_device(
+    fake_nvml: pytest.MonkeyPatch, tmp_path: Path
+) -> None:
+    """No driver device, no NVML (and no pynvml import); the device there, NVML answers."""
+    fake_nvml.delenv("PRSD_NVML_ALWAYS")
+    fake_nvml.setenv("FAKE_NVML_GPUS", "2")
+    device = tmp_path / "nvidiactl"
+    fake_nvml.setattr(nvml, "DRIVER_DEVICES", (str(device),))
+    report = probe_gpus()
+    assert report.gpus == () and f"no NVIDIA driver device ({device})" == report.unavailable
+    assert discover_gpus().source == f"NVML (no NVIDIA driver device ({device}))"
+    device.touch()
+    assert [g.healthy for g in probe_gpus().gpus] == [True, True]
+    device.unlink()
+    fake_nvml.setenv("PRSD_NVML_ALWAYS", "1")
+    assert discover_gpus().usable == (0, 1)
 
 
 def test_nvml_init_failure_means_no_gpus(fake_nvml: pytest.MonkeyPatch) -> None:

@@ -4,12 +4,22 @@ need fails here (each path is imported in a fresh interpreter, ``sys.modules`` r
 from __future__ import annotations
 
 import json
+import os
 import subprocess
 import sys
 from pathlib import Path
+from typing import TYPE_CHECKING
+
+import pytest
 
 import prsd.worker.boot
+from prsd.agent.nvml import nvml_can_answer
+from tests.fleet import Fleet
+from tests.helpers import wait_until
 from tests.jobkit import make_job
+
+if TYPE_CHECKING:
+    from collections.abc import Iterator
 
 BOOT = Path(prsd.worker.boot.__file__)
 HEAVY = ("pandas", "pyarrow", "numpy", "yaml", "structlog", "watchfiles", "rich", "psutil")
@@ -81,8 +91,13 @@ NOT_FOR_A_FILE_LIST_JOB = (
     "prsd.pipelinerun",
     "prsd.cli.pipelines",
     "prsd.pipesubmit",
+    "prsd.jobspec.steps",  # a pipeline's steps: asking "is it a pipeline" needs none of it
+    "prsd.jobspec.component",
     "prsd.inputsplit.tabular.",
     "prsd.leader.rerun.combine",
+    "prsd.doctor",  # the daemons' spool checks and `prsd doctor`: not prsd run's
+    "prsd.envs.node",  # building an environment: the job names none
+    "prsd.envs.build",
 )
 
 
@@ -92,13 +107,12 @@ def test_prsd_run_of_a_file_list_job_loads_no_pipeline_table_or_retry_code(
     job = make_job(tmp_path, ECHO, FILE_LIST_JOB, files=6)
     seen = tmp_path / "modules.json"
     argv = ["prsd", "run", str(job), "--spool", str(tmp_path / "spool"), "--quiet"]
-    code = (  # the modules are read when the run has ended, before leave() exits at once
-        f"import json, sys\nfrom prsd.daemon import leave, main\nsys.argv = {argv!r}\n"
-        f"rc = main()\nopen({str(seen)!r}, 'w').write(json.dumps(sorted(sys.modules)))\n"
-        "leave(rc)"
-    )
     proc = subprocess.run(
-        [sys.executable, "-c", code], capture_output=True, text=True, timeout=150, check=False
+        [sys.executable, "-c", _modules_of_prsd_run(argv, seen)],
+        capture_output=True,
+        text=True,
+        timeout=150,
+        check=False,
     )
     assert proc.returncode == 0, proc.stdout + proc.stderr
     outputs = list((tmp_path / "spool" / "jobs").glob("*/outputs/out.txt"))
@@ -108,3 +122,70 @@ def test_prsd_run_of_a_file_list_job_loads_no_pipeline_table_or_retry_code(
     cut = {n for n in loaded if n.startswith(NOT_FOR_A_FILE_LIST_JOB)}
     assert not cut, cut
     assert not loaded & {"pandas", "pyarrow", "numpy", "rich", "structlog", "watchfiles"}
+    # NVML (pynvml, ctypes) only where a driver device exists: on a GPU machine it is asked.
+    assert ("pynvml" in loaded) == nvml_can_answer(), "pynvml" in loaded
+
+
+def _modules_of_prsd_run(argv: list[str], seen: Path) -> str:
+    """Python code that runs ``prsd`` with ``argv`` and writes its modules to ``seen``."""
+    return (  # the modules are read when the run has ended, before leave() exits at once
+        f"import json, sys\nfrom prsd.daemon import leave, main\nsys.argv = {argv!r}\n"
+        f"rc = main()\nopen({str(seen)!r}, 'w').write(json.dumps(sorted(sys.modules)))\n"
+        "leave(rc)"
+    )
+
+
+@pytest.fixture
+def fleet(tmp_path: Path) -> Iterator[Fleet]:
+    """A leader and an agent daemon serving ``tmp_path / "spool"``."""
+    f = Fleet(tmp_path / "spool", tmp_path / "daemon-logs")
+    f.leader()
+    f.agent("daemon-node")
+    wait_until(lambda: f.leader_epoch() == 1, 60, "the leader daemon to lead")
+    wait_until((f.spool / "nodes" / "daemon-node.json").exists, 60, "the agent's heartbeat")
+    yield f
+    f.close()
+
+
+def test_prsd_run_handing_its_job_to_the_daemons_loads_no_leader_or_agent(
+    tmp_path: Path, fleet: Fleet
+) -> None:
+    job = make_job(tmp_path, ECHO, FILE_LIST_JOB, files=4)
+    seen = tmp_path / "modules.json"
+    argv = ["prsd", "run", str(job), "--spool", str(fleet.spool), "--quiet"]
+    proc = subprocess.run(
+        [sys.executable, "-c", _modules_of_prsd_run(argv, seen)],
+        capture_output=True,
+        text=True,
+        timeout=150,
+        check=False,
+        env={**os.environ, "PRSD_UNSAFE_SPOOL": "1"},
+    )
+    assert proc.returncode == 0, proc.stdout + proc.stderr
+    assert "a leader and agents serve the spool" in proc.stdout  # handed, not run here
+    outputs = list((fleet.spool / "jobs").glob("*/outputs/out.txt"))
+    assert len(outputs) == 1 and len(outputs[0].read_text().splitlines()) == 4
+    loaded = set(json.loads(seen.read_text()))
+    assert "prsd.follow" in loaded
+    here = ("prsd.leader", "prsd.agent", "prsd.runhere", "prsd.embedded", "prsd.worker.")
+    assert not {n for n in loaded if n.startswith(here)}, sorted(loaded)
+    assert "pynvml" not in loaded
+
+
+def test_the_agent_daemon_imports_nothing_for_its_first_job_s_log_line(tmp_path: Path) -> None:
+    """Its first log line comes with its first job: structlog is set up at its start."""
+    f = Fleet(tmp_path / "spool", tmp_path / "logs", env={"PYTHONPROFILEIMPORTTIME": "1"})
+    try:
+        f.leader()
+        f.agent("a1")
+        wait_until(lambda: f.leader_epoch() == 1, 60, "the leader daemon to lead")
+        wait_until((f.spool / "nodes" / "a1.json").exists, 60, "the agent's heartbeat")
+        log = tmp_path / "logs" / "a1.1.log"
+        started = log.stat().st_size
+        job_id = f.submit(make_job(tmp_path, ECHO, FILE_LIST_JOB, files=2))
+        wait_until(lambda: f.final(job_id) is not None, 120, "the job's end")
+    finally:
+        f.close()
+    during = log.read_text(encoding="utf-8")[started:]
+    assert "serving job" in during  # its first log line, written during the job
+    assert "structlog" not in during, during

@@ -1,0 +1,81 @@
+"""A doorbell rung the moment an entry appears in (or leaves) one local folder: inotify.
+
+The leader's ``inbox/`` and the agents' ``active/`` are single folders whose new
+entries start work (a job submitted; a job taken in). ``watchfiles``
+(:mod:`prsd.spool.watch`) looks for changes every 50 ms and yields them one or two
+looks later, so each of those hops cost 50-100 ms; here the kernel's inotify
+descriptor wakes the event loop itself, at once, and there is no polling thread (no
+CPU while idle). The daemons use it beside :mod:`prsd.spool.watch`, on a local-disk
+spool only (on a network file system inotify sees only this machine's changes).
+
+Promise: hints only, as every bell: the listing is the truth, and the loops list on
+their timers regardless. Linux only; ``ctypes`` is loaded when a watch starts, never
+on import (``prsd run`` does not pay for it).
+
+Errors: none raised. Where inotify cannot be had (no such libc function, the folder
+cannot be watched, the user's watch limit reached) :func:`ring_on_entries` returns
+at once; a read error ends it quietly.
+"""
+
+from __future__ import annotations
+
+import os
+from typing import TYPE_CHECKING
+
+import anyio
+
+if TYPE_CHECKING:
+    from pathlib import Path
+
+    from prsd.spool.watch import Doorbell
+
+IN_MOVED_FROM = 0x40
+IN_MOVED_TO = 0x80
+IN_CREATE = 0x100
+IN_DELETE = 0x200
+IN_ONLYDIR = 0x01000000
+IN_NONBLOCK = os.O_NONBLOCK
+IN_CLOEXEC = os.O_CLOEXEC
+ENTRY_EVENTS = IN_CREATE | IN_MOVED_TO | IN_DELETE | IN_MOVED_FROM
+READ_BYTES = 1 << 16
+
+
+def open_entry_watch(folder: Path) -> int | None:
+    """An inotify descriptor (non-blocking) that becomes readable when an entry of
+    ``folder`` is made, moved in or out, or removed; None where none can be had."""
+    try:
+        import ctypes
+
+        libc = ctypes.CDLL(None, use_errno=True)
+        init, add = libc.inotify_init1, libc.inotify_add_watch
+    except (OSError, AttributeError):
+        return None
+    add.argtypes = (ctypes.c_int, ctypes.c_char_p, ctypes.c_uint32)
+    fd = int(init(IN_NONBLOCK | IN_CLOEXEC))
+    if fd < 0:
+        return None
+    if int(add(fd, os.fsencode(folder), ENTRY_EVENTS | IN_ONLYDIR)) < 0:
+        os.close(fd)
+        return None
+    return fd
+
+
+async def ring_on_entries(folder: Path, bell: Doorbell) -> None:
+    """Ring ``bell`` whenever an entry of ``folder`` comes or goes, until cancelled
+    (returns at once where inotify cannot watch it)."""
+    fd = open_entry_watch(folder)
+    if fd is None:
+        return
+    try:
+        while True:
+            await anyio.wait_readable(fd)
+            try:
+                while os.read(fd, READ_BYTES):  # drain every event queued: one ring
+                    pass
+            except BlockingIOError:
+                pass
+            except OSError:
+                return
+            bell.ring()
+    finally:
+        os.close(fd)
