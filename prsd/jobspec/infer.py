@@ -13,20 +13,21 @@ Rules (docs/jobspec.md, "Input formats"):
   ``partition_format`` (keys taken from the folder layout).
 - Mixed extensions, other extensions, an empty folder, a ``uri_file``: files.
 
-The listing stops at the first file that breaks the rule, so a folder of a million
-images costs one directory read (and no sort of its names); a folder of tabular files
-is listed up to :data:`MAX_LISTED` files, and the format of the files seen decides.
+The answer does not depend on the order the files are listed in (any file that breaks
+the rule makes the input files), so the folder is read as the file system lists it and
+the reading stops at the first such file: a folder of a million images costs one
+directory read, not a listing and a sort of a million names. A folder of tabular files
+is read up to :data:`MAX_LISTED` files, and the format of the files seen decides.
 """
 
 from __future__ import annotations
 
-import heapq
-import itertools
 import os
 import re
 from typing import TYPE_CHECKING, Any
 
 from prsd.jobspec.said import NOTE, note
+from prsd.spool.listing import scan
 
 if TYPE_CHECKING:
     from collections.abc import Iterator
@@ -39,8 +40,6 @@ EXTENSIONS = {
     ".jsonl": "jsonl",
 }
 MAX_LISTED = 100_000
-HEAD_FIRST = 64  # a big folder's smallest names, looked at before the folder is sorted
-SORT_AT_ONCE = 4096  # folders up to this size are simply sorted
 _COUNT = re.compile(r"^\s*\d+\s*$")
 
 
@@ -119,23 +118,20 @@ def _folder_suffixes(folder: Path) -> set[str]:
 
 
 def _data_files(folder: Path) -> Iterator[str]:
-    for root, dirs, files in os.walk(folder):
-        dirs[:] = sorted(d for d in dirs if not d.startswith((".", "_")))
-        for name in _sorted_lazily(files):
-            if not name.startswith((".", "_")):
-                yield os.path.join(root, name)
-
-
-def _sorted_lazily(names: list[str]) -> Iterator[str]:
-    """``names`` in sorted order; a big folder's first few before the rest is sorted.
-
-    The first file decides a folder of images: its million names are read (one
-    directory read) but never sorted (0.5 s). Names in a folder are unique, so the
-    sorted list goes on exactly where the head stopped.
-    """
-    if len(names) <= SORT_AT_ONCE:
-        yield from sorted(names)
-        return
-    yield from heapq.nsmallest(HEAD_FIRST, names)
-    names.sort()
-    yield from itertools.islice(names, HEAD_FIRST, None)
+    """The data files under ``folder`` (names starting with ``.`` or ``_`` left out, files
+    and folders alike), in the order the file system lists them, read as they come: the
+    first file of a folder of a million images costs one directory read, not a listing
+    of all of them (the planner lists and sorts them once, later). An unreadable folder
+    is passed over, as ``os.walk`` does."""
+    folders = [str(folder)]
+    while folders:
+        try:
+            for entry in scan(folders.pop()):
+                if entry.name.startswith((".", "_")):
+                    continue
+                if entry.is_dir():
+                    folders.append(entry.path)
+                else:
+                    yield entry.path
+        except OSError:
+            continue
