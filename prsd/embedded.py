@@ -25,10 +25,10 @@ import anyio.to_thread
 
 from prsd.ctrlc import LeftEarly
 from prsd.follow import cancel_asker, end_state, follow_interruptible, report_progress
-from prsd.leader.end.privatestatus import read_final
 from prsd.read.jobs import read_job_status
 from prsd.runhere import Here, run_here
 from prsd.spool.finalrecord import FinalState
+from prsd.spool.privaterecords import read_final
 
 MAX_FINAL_BYTES = 1 << 20
 

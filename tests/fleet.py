@@ -11,14 +11,16 @@ import os
 import signal
 import subprocess
 import sys
+from contextlib import contextmanager
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
 
 from prsd.spool.opening import open_spool
 from prsd.submit import submit
-from tests.helpers import final_record
+from tests.helpers import final_record, wait_until
 
 if TYPE_CHECKING:
+    from collections.abc import Iterator
     from pathlib import Path
 
 PRSD = [sys.executable, "-m", "prsd.daemon"]
@@ -112,3 +114,17 @@ class Fleet:
         except FileNotFoundError:
             return 0
         return max((int(n.split("-")[1]) for n in names if n.startswith("epoch-")), default=0)
+
+
+@contextmanager
+def serving(base: Path, node_id: str = "daemon-node") -> Iterator[Fleet]:
+    """A leader leading and one agent beating on ``base / "spool"``, stopped after."""
+    fleet = Fleet(base / "spool", base / "daemon-logs")
+    try:
+        fleet.leader()
+        fleet.agent(node_id)
+        wait_until(lambda: fleet.leader_epoch() == 1, 60, "the leader daemon to lead")
+        wait_until((fleet.spool / "nodes" / f"{node_id}.json").exists, 60, "the agent's heartbeat")
+        yield fleet
+    finally:
+        fleet.close()

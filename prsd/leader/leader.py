@@ -27,7 +27,6 @@ from prsd.leader.end.guard import (
     fault_reason,
     load_spec,
 )
-from prsd.leader.end.privatestatus import read_final
 from prsd.leader.health import LeaderHealth
 from prsd.leader.intake.inboxsweep import InboxSweep
 from prsd.leader.intake.intake import (
@@ -50,6 +49,7 @@ from prsd.pipeline.desk import PipelineDesk
 from prsd.spool.atomic import write_atomic
 from prsd.spool.lease import NODE_LEASE_S
 from prsd.spool.opening import active_jobs, stranded_jobs
+from prsd.spool.privaterecords import read_final
 from prsd.spool.states import JobState
 from prsd.spool.watch import Doorbell
 from prsd.tunables import inbox_grace_s

@@ -9,7 +9,7 @@ from typing import TYPE_CHECKING
 
 import pytest
 
-from tests.fleet import Fleet
+from tests.fleet import Fleet, serving
 from tests.helpers import wait_until
 from tests.jobkit import make_job, run_prsd
 from tests.liverun import LiveRun
@@ -45,13 +45,9 @@ HANDED = "a leader and agents serve the spool"
 
 @pytest.fixture
 def fleet(tmp_path: Path) -> Iterator[Fleet]:
-    f = Fleet(tmp_path / "spool", tmp_path / "daemon-logs")
-    f.leader()
-    f.agent("daemon-node")
-    wait_until(lambda: f.leader_epoch() == 1, 60, "the leader daemon to lead")
-    wait_until((f.spool / "nodes" / "daemon-node.json").exists, 60, "the agent's heartbeat")
-    yield f
-    f.close()
+    """A leader and an agent daemon serving ``tmp_path / "spool"``."""
+    with serving(tmp_path) as f:
+        yield f
 
 
 def _done_by(spool: Path, job_id: str) -> set[str]:

@@ -14,7 +14,7 @@ import pytest
 
 import prsd.worker.boot
 from prsd.agent.nvml import nvml_can_answer
-from tests.fleet import Fleet
+from tests.fleet import Fleet, serving
 from tests.helpers import wait_until
 from tests.jobkit import make_job
 
@@ -138,13 +138,8 @@ def _modules_of_prsd_run(argv: list[str], seen: Path) -> str:
 @pytest.fixture
 def fleet(tmp_path: Path) -> Iterator[Fleet]:
     """A leader and an agent daemon serving ``tmp_path / "spool"``."""
-    f = Fleet(tmp_path / "spool", tmp_path / "daemon-logs")
-    f.leader()
-    f.agent("daemon-node")
-    wait_until(lambda: f.leader_epoch() == 1, 60, "the leader daemon to lead")
-    wait_until((f.spool / "nodes" / "daemon-node.json").exists, 60, "the agent's heartbeat")
-    yield f
-    f.close()
+    with serving(tmp_path) as f:
+        yield f
 
 
 def test_prsd_run_handing_its_job_to_the_daemons_loads_no_leader_or_agent(

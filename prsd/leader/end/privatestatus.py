@@ -16,8 +16,6 @@ from typing import TYPE_CHECKING, Any
 
 from prsd.leader.end.adminread import let_admins_read
 from prsd.spool import privaterecords
-from prsd.spool.privaterecords import PRIVATE_MODE, job_gid, read_final
-from prsd.spool.statusschema import PRIVATE_KEYS
 
 if TYPE_CHECKING:
     from prsd.spool.layout import JobLayout
@@ -41,15 +39,3 @@ def write_status(
 def write_final(layout: JobLayout, data: bytes, gid: int | None) -> None:
     """:func:`prsd.spool.privaterecords.write_final`, the admins let in."""
     privaterecords.write_final(layout, data, gid, grant=GRANT)
-
-
-__all__ = [
-    "GRANT",
-    "PRIVATE_KEYS",
-    "PRIVATE_MODE",
-    "give_to_job",
-    "job_gid",
-    "read_final",
-    "write_final",
-    "write_status",
-]

@@ -16,9 +16,10 @@ from datetime import UTC, datetime
 from typing import TYPE_CHECKING, Any
 
 from prsd.jobspec.said import spec_notes
-from prsd.leader.end.privatestatus import job_gid, write_status
+from prsd.leader.end.privatestatus import write_status
 from prsd.logconfig import get_logger
 from prsd.spool.lease import current_epoch
+from prsd.spool.privaterecords import job_gid
 from prsd.spool.states import JobState
 from prsd.spool.statusfiles import status_mark
 from prsd.spool.statusschema import SCHEMA_VERSION
