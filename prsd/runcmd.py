@@ -11,10 +11,6 @@ printed; the exit code is the job's (130 when a second Ctrl-C left).
 The fork server of a job run here starts first, before the job is read, submitted or
 the leader and agent imported: its interpreter and the worker host's imports overlap
 the rest of this start (a submission that turns out to be a pipeline closes it unused).
-Then the leader and the agent are imported in a thread (:func:`import_here_beside`)
-while this one reads and submits the job: the submission's waits on the disk (its
-fsyncs) become import time. An import that fails there fails again, with its error,
-where the run uses it.
 
 Errors: a bad submission raises :class:`~prsd.errors.PrsdError` (the caller prints it,
 exit 2) before an id is printed; what the run raises is :func:`prsd.runhere.run_here`'s.
@@ -22,10 +18,7 @@ exit 2) before an id is printed; what the run raises is :func:`prsd.runhere.run_
 
 from __future__ import annotations
 
-import contextlib
 import functools
-import importlib
-import threading
 from datetime import UTC, datetime
 from typing import TYPE_CHECKING
 
@@ -57,8 +50,6 @@ def run_command(spool: SpoolLayout, args: argparse.Namespace) -> int:
         raise PrsdError("give a job (a YAML file, or a folder with job.yaml) or --retry JOB")
     handed = not args.embedded and daemons_serve(spool, datetime.now(UTC))
     forks = None if handed or args.no_fork_server else _fork_server()
-    if not handed:
-        import_here_beside()
     try:
         return _run_submission(spool, args, handed, forks)
     finally:
@@ -160,24 +151,6 @@ def _run_job(
     if final.output:
         write_line(f"output {final.output}")
     return final.exit_code
-
-
-def import_here_beside() -> threading.Thread:
-    """Start importing what leads and serves a job here (the leader, the agent, the event
-    loop) in a daemon thread; returns it. The imports are Python's own, module by module
-    under its import locks, so the run's own imports of them wait for or find them (no
-    import circle is allowed among prsd's modules: ``tests/test_layering.py``)."""
-
-    def load() -> None:
-        with contextlib.suppress(Exception):  # raised again where the run imports it
-            import prsd.agent.agent
-            import prsd.embedded  # noqa: F401
-
-            importlib.import_module("asyncio")  # anyio's event loop, last
-
-    thread = threading.Thread(target=load, name="prsd-run-imports", daemon=True)
-    thread.start()
-    return thread
 
 
 def _fork_server() -> ForkServer | None:

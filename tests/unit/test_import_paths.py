@@ -151,36 +151,6 @@ def test_prsd_run_of_a_file_list_job_loads_no_pipeline_table_or_retry_code(
     assert ("pynvml" in loaded) == nvml_can_answer(), "pynvml" in loaded
 
 
-def test_prsd_run_imports_its_leader_and_agent_beside_reading_and_submitting_the_job(
-    tmp_path: Path,
-) -> None:
-    """The leader and the agent load in their own thread, started before the job is read,
-    so the submission's waits on the disk are import time (the run itself imports them
-    afterwards and finds them loaded)."""
-    job = make_job(tmp_path, ECHO, FILE_LIST_JOB, files=4)
-    seen = tmp_path / "importers.json"
-    argv = ["prsd", "run", str(job), "--spool", str(tmp_path / "spool"), "--quiet"]
-    probe = (  # which thread imported each module (the audit event is raised in the importer)
-        "import json, sys, threading\nwho = {}\n"
-        "def hook(event, args):\n"
-        "    if event == 'import':\n"
-        "        who.setdefault(args[0], threading.current_thread().name)\n"
-        "sys.addaudithook(hook)\n"
-        f"from prsd.daemon import leave, main\nsys.argv = {argv!r}\nrc = main()\n"
-        f"open({str(seen)!r}, 'w').write(json.dumps(who))\nleave(rc)"
-    )
-    proc = subprocess.run(
-        [sys.executable, "-c", probe], capture_output=True, text=True, timeout=150, check=False
-    )
-    assert proc.returncode == 0, proc.stdout + proc.stderr
-    who = json.loads(seen.read_text())
-    assert who["prsd.submit"] == "MainThread"  # read and submitted here, meanwhile
-    # The thread's first import, started long before the run needs it (later modules may
-    # be loaded by either thread: the run goes on once the submission is done).
-    assert who["prsd.agent.agent"] == "prsd-run-imports", who["prsd.agent.agent"]
-    assert "prsd.embedded" in who and "prsd.leader.leader" in who
-
-
 def _modules_of_prsd_run(argv: list[str], seen: Path) -> str:
     """Python code that runs ``prsd`` with ``argv`` and writes its modules to ``seen``."""
     return (  # the modules are read when the run has ended, before leave() exits at once
