@@ -19,7 +19,6 @@ import anyio.to_thread
 from prsd.errors import PrsdError
 from prsd.leader.election import Deposed, Election
 from prsd.leader.end.faultfile import write_fault_traceback
-from prsd.leader.end.finish import FinalState
 from prsd.leader.end.guard import (
     MAX_STATE_BYTES,
     abandon_quietly,
@@ -47,6 +46,7 @@ from prsd.leader.run.jobclock import record_start
 from prsd.logconfig import get_logger
 from prsd.pipeline.desk import PipelineDesk
 from prsd.spool.atomic import write_atomic
+from prsd.spool.finalrecord import FinalState
 from prsd.spool.lease import NODE_LEASE_S
 from prsd.spool.opening import active_jobs, stranded_jobs
 from prsd.spool.privaterecords import read_final

@@ -70,6 +70,31 @@ def test_the_command_line_parser_loads_neither_daemon() -> None:
     assert not loaded & set(HEAVY)
 
 
+# Code a job needs only once it ends (its result, partial output, error text) or only for a
+# retry (the kept results, the units over the split): `prsd run`'s leader loads it then.
+NOT_BEFORE_THE_END = (
+    "prsd.leader.end.finish",
+    "prsd.leader.end.partial",
+    "prsd.leader.end.errortext",
+    "prsd.retryplan.kept",
+    "prsd.retryplan.plan",
+    "prsd.retryplan.units",
+)
+
+
+def test_prsd_run_s_leader_and_agent_load_no_end_of_job_or_retry_code() -> None:
+    loaded = _loaded("import prsd.daemon, prsd.embedded, prsd.agent.agent, prsd.agent.forks")
+    assert "prsd.leader.leader" in loaded and "prsd.leader.run.job" in loaded
+    assert not {n for n in loaded if n.startswith(NOT_BEFORE_THE_END)}, sorted(
+        n for n in loaded if n.startswith(NOT_BEFORE_THE_END)
+    )
+
+
+def test_the_leader_daemon_loads_no_end_of_job_or_retry_code_at_its_start() -> None:
+    loaded = _loaded("import prsd.daemon, prsd.leader.leader, prsd.leader.requests.desk")
+    assert not {n for n in loaded if n.startswith(NOT_BEFORE_THE_END)}
+
+
 FILE_LIST_JOB = """
     type: parallel
     name: imports

@@ -28,7 +28,6 @@ from typing import TYPE_CHECKING
 from prsd.asowner.side import owner_side
 from prsd.errors import InputError, JobSpecError, PrsdError
 from prsd.jobspec.load import JOB_FILES
-from prsd.leader.end.finish import FinalState
 from prsd.leader.end.privatestatus import GRANT
 from prsd.leader.intake.inboxsweep import decodable, shown
 from prsd.leader.intake.readme import write_job_notes, write_readme

@@ -30,7 +30,6 @@ from typing import TYPE_CHECKING
 from prsd.asowner.side import owner_side
 from prsd.errors import PrsdError
 from prsd.logconfig import get_logger
-from prsd.retryplan.kept import read_kept
 from prsd.spool.atomic import move_verified
 from prsd.spool.finalrecord import read_final_state
 from prsd.spool.jobid import settle_job_id
@@ -92,6 +91,8 @@ def kept_by(spool: SpoolLayout, job_id: str) -> str:
             continue
         if job_id not in text:
             continue
+        from prsd.retryplan.kept import read_kept  # only where a keep file names the job
+
         try:
             if any(k.job == job_id for k in read_kept(folder)):
                 return folder.name

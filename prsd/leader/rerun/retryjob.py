@@ -29,13 +29,7 @@ from typing import TYPE_CHECKING
 
 from prsd.errors import InputError, PrsdError
 from prsd.jobspec import JobSpec
-from prsd.retryplan.kept import check_same_owner, read_kept
-from prsd.retryplan.plan import (
-    PlanNotes,
-    number_runs,
-)
 from prsd.retryplan.retryfiles import read_trusted
-from prsd.retryplan.units import plan_units
 from prsd.spool.atomic import write_atomic
 from prsd.spool.badrecord import BadRecord
 from prsd.spool.jobowner import OwnerRecordError, owner
@@ -106,6 +100,8 @@ def load_retry(layout: JobLayout) -> RetryInput | None:
     plan = read_retry_plan(layout.root)
     if plan is None:
         return None
+    from prsd.retryplan.kept import check_same_owner, read_kept  # a retry's code: not a job's
+
     try:
         kept = read_kept(layout.root)
         check_same_owner(layout, {plan.of_job} | {k.job for k in kept})
@@ -138,6 +134,9 @@ def retry_batches(
     Reads the input's files' times (and, for partition groups, lists the input): run
     with the job owner's ids.
     """
+    from prsd.retryplan.plan import PlanNotes, number_runs
+    from prsd.retryplan.units import plan_units
+
     plan, kept = retry.plan, retry.kept
     order = RetryOrder()
     notes = PlanNotes()

@@ -21,7 +21,6 @@ from typing import TYPE_CHECKING
 from prsd.errors import PrsdError
 from prsd.inputsplit.planner import input_kind
 from prsd.jobspec.runner import is_command_step
-from prsd.leader.end.finish import JobEnd, finish_job
 from prsd.leader.end.privatestatus import GRANT
 from prsd.leader.plan.splitting import SPLIT_BUDGET_S, Plan, split_step
 from prsd.leader.run.bisect import Bisector
@@ -314,6 +313,8 @@ class JobDriver(Requeues, VoidReplans):
         """End the job: publish or drop the output, write the result files."""
         if self.final is not None:
             return
+        from prsd.leader.end.finish import JobEnd, finish_job  # the end's code: not before it
+
         if self.takeover is not None:
             self.takeover.wait()
         self.fence()
