@@ -48,11 +48,12 @@ class WorkerHandle:
     def main_log(self, line: str) -> None:
         raise NotImplementedError
 
-    def memory_evidence(self) -> MemoryEvidence:
-        """What is known of the worker's memory (sampled while it lived)."""
+    def memory_evidence(self, mb: int | None = None) -> MemoryEvidence:
+        """What is known of the worker's memory (sampled while it lived; while
+        mini-batch ``mb`` ran, when given)."""
         if self.memory is None:
             return MemoryEvidence()
-        return self.memory.evidence(self.memory_limit_bytes)
+        return self.memory.evidence(self.memory_limit_bytes, mb)
 
     # --- stopping -----------------------------------------------------------------
 

@@ -115,6 +115,7 @@ class MemoryWatch:
         self.peak = MemoryPeak()
         # The mini-batch whose run() is under way (None: none), read before each sample.
         self.running: Callable[[], object] | None = None
+        self.peak_of: object = None  # the mini-batch the peak was sampled for
 
     def sample(self) -> bool:
         """Take one sample; False once the process is gone."""
@@ -157,6 +158,7 @@ class MemoryWatch:
                 now_running = running()
                 if now_running is not None and now_running != current:
                     self.reset()
+                    self.peak_of = now_running
                 current = now_running
             if not self.sample():
                 return
@@ -175,13 +177,16 @@ class MemoryWatch:
             return self.group.oom_kills()
         return oom_kills(self.cgroup)
 
-    def evidence(self, limit_bytes: int | None) -> MemoryEvidence:
-        """What is known of the worker's memory (``limit_bytes``: its own limit, if any)."""
+    def evidence(self, limit_bytes: int | None, mb: object = None) -> MemoryEvidence:
+        """What is known of the worker's memory (``limit_bytes``: its own limit, if any)
+        while mini-batch ``mb`` ran: a peak the timer sampled for another mini-batch (a
+        worker that died before its next sample) is no evidence for this one."""
         has_group = self.group is not None and self.group.memory is not None
         own_limit = (limit_bytes or 0) if has_group else 0
+        peak = self.peak if mb is None or mb == self.peak_of else MemoryPeak()
         return MemoryEvidence(
             self.kernel_oom_kills_since_start(),
-            self.peak.ram_fraction,
-            self.peak.address_space_fraction,
+            peak.ram_fraction,
+            peak.address_space_fraction,
             own_limit,
         )

@@ -347,7 +347,7 @@ class WorkerSession(WorkerHandle):
             status, error = TIMEOUT, hand.error
         else:
             assert self.exit_info is not None  # RECORD_EXIT came first
-            status, error = death(self.exit_info, self.memory_evidence())
+            status, error = death(self.exit_info, self.memory_evidence(hand.mb.index))
             error_file = str(self.paths.stderr)
         outcome = failed_outcome(
             hand.mb,

@@ -7,7 +7,14 @@ from typing import TYPE_CHECKING
 
 import pytest
 
-from prsd.agent.memwatch import MemoryCgroup, memory_cgroup, oom_kills, ram_limit_bytes
+from prsd.agent.memwatch import (
+    MemoryCgroup,
+    MemoryPeak,
+    MemoryWatch,
+    memory_cgroup,
+    oom_kills,
+    ram_limit_bytes,
+)
 from prsd.agent.verdicts import ExitInfo, MemoryEvidence, classify_exit, oom_reason
 
 if TYPE_CHECKING:
@@ -90,3 +97,16 @@ def test_own_memory_cgroup_is_found() -> None:
     assert cgroup.events_file in ("memory.events", "memory.oom_control")
     assert ram_limit_bytes(cgroup) > 0
     assert memory_cgroup(2**22 + 1) is None
+
+
+def test_a_peak_sampled_for_another_mini_batch_is_no_evidence() -> None:
+    """A worker that filled its address space for mini-batch 5 (and lived) and then
+    segfaulted on mini-batch 1 before the next sample: the peak is mini-batch 5's, so
+    the crash is not called oom; for mini-batch 5 itself it is evidence."""
+    watch = MemoryWatch(os.getpid())
+    assert watch.sample()  # a real sample of this process
+    watch.peak, watch.peak_of = MemoryPeak(1 << 30, 0.2, 0.97), 5
+    segfault = ExitInfo(-11, "SIGSEGV", sent_by_prsd=False)
+    assert classify_exit(segfault, timed_out=False, memory=watch.evidence(None, 5)) == "oom"
+    assert classify_exit(segfault, timed_out=False, memory=watch.evidence(None, 1)) == "crashed"
+    assert watch.evidence(None).near_limit  # no mini-batch named: the peak as sampled
