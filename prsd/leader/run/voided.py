@@ -52,8 +52,6 @@ class ReplanHost(Protocol):
 
     def replan_voided(self, out: OutTask, node: str) -> None: ...
 
-    def _plan_again(self, wanted: set[int]) -> dict[int, MiniBatch]: ...
-
 
 REPLAN_CHUNK = 256
 REPLAN_WAIT_S = 0.5
@@ -84,7 +82,7 @@ class VoidReplans:
     def replan_voided(self: ReplanHost, out: OutTask, node: str) -> None:
         """Settle ``out`` as requeued and queue its mini-batches as their next attempt."""
         self.fence()
-        mbs = self._plan_again(set(out.indices))
+        mbs = plan_again(self.spec, self.layout, set(out.indices))
         self.table.drop(out.task.name)
         rows = []
         for i in out.indices:
@@ -100,27 +98,28 @@ class VoidReplans:
             f"mini-batches {mb_id(first)}..{mb_id(last)} are planned again"
         )
 
-    def _plan_again(self: ReplanHost, wanted: set[int]) -> dict[int, MiniBatch]:
-        """The wanted mini-batches, planned again by the job's planner (its owner's ids).
 
-        Waits for them: the planner ends, fails, or goes silent within its bound.
-        """
-        found: dict[int, MiniBatch] = {}
-        top = max(wanted)
-        source = open_plan(self.spec, self.layout, lambda path, why: None)
-        try:
-            reached = False
-            while not reached and not source.ended:
-                for mb in source.pull(REPLAN_CHUNK, REPLAN_WAIT_S):
-                    if mb.index in wanted:
-                        found[mb.index] = mb
-                    reached = reached or mb.index >= top
-        finally:
-            source.close()
-        if len(found) != len(wanted):
-            raise InputError(
-                f"{self.spec.input.name} no longer yields mini-batches "
-                f"{mb_id(min(wanted))}..{mb_id(top)} of an unreadable task: the input changed "
-                "while the job ran"
-            )
-        return found
+def plan_again(spec: JobSpec, layout: JobLayout, wanted: set[int]) -> dict[int, MiniBatch]:
+    """The wanted mini-batches, planned again by the job's planner (its owner's ids).
+
+    Waits for them: the planner ends, fails, or goes silent within its bound.
+    """
+    found: dict[int, MiniBatch] = {}
+    top = max(wanted)
+    source = open_plan(spec, layout, lambda path, why: None)
+    try:
+        reached = False
+        while not reached and not source.ended:
+            for mb in source.pull(REPLAN_CHUNK, REPLAN_WAIT_S):
+                if mb.index in wanted:
+                    found[mb.index] = mb
+                reached = reached or mb.index >= top
+    finally:
+        source.close()
+    if len(found) != len(wanted):
+        raise InputError(
+            f"{spec.input.name} no longer yields mini-batches "
+            f"{mb_id(min(wanted))}..{mb_id(top)} of an unreadable task: the input changed "
+            "while the job ran"
+        )
+    return found
