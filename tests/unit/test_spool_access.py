@@ -34,7 +34,7 @@ from pathlib import Path
 
 from prsd.spool.layout import JobLayout, SpoolLayout
 from prsd.spool.pipelinelayout import PipelineLayout
-from tests.unit.test_spool_index import _named_paths
+from tests.unit.test_spool_index import named_paths
 
 ROOT = Path(__file__).resolve().parents[2]
 BANNED = {("os", "listdir"), ("os", "scandir"), ("json", "loads")}
@@ -93,7 +93,7 @@ def test_the_rule_sees_each_banned_spelling() -> None:
 # A layout's path names (taken from the classes) and its root; ``job`` and ``pipeline``
 # give a layout, not a file.
 LAYOUT_NAMES = (
-    set().union(*(_named_paths(c) for c in (SpoolLayout, JobLayout, PipelineLayout))) | {"root"}
+    set().union(*(named_paths(c) for c in (SpoolLayout, JobLayout, PipelineLayout))) | {"root"}
 ) - {"job", "pipeline"}
 RAW_METHODS = {"read_bytes", "read_text", "write_bytes", "write_text", "open"}
 

@@ -16,7 +16,7 @@ PATH_TYPES = ("Path", "JobLayout", "PipelineLayout", "LogTree")
 NOT_FILES = {"root", "top_dirs", "task_dirs", "daemon_names", "spool"}  # helpers, not names
 
 
-def _named_paths(cls: type) -> set[str]:
+def named_paths(cls: type) -> set[str]:
     """The public properties and methods of ``cls`` that give a path in the spool."""
     names = set()
     for name, member in inspect.getmembers(cls):
@@ -33,7 +33,7 @@ def test_every_layout_name_is_in_the_index() -> None:
     index = prsd.spool.__doc__ or ""
     quoted = set(re.findall(r"``([a-z_]+)``", index))
     for cls in (SpoolLayout, JobLayout, PipelineLayout):
-        names = _named_paths(cls)
+        names = named_paths(cls)
         assert len(names) > 5, f"{cls.__name__}: the check found too few names: {names}"
         missing = sorted(names - quoted)
         assert not missing, f"{cls.__name__} names missing from prsd/spool's index: {missing}"
