@@ -13,11 +13,12 @@ Rules (docs/jobspec.md, "Input formats"):
   ``partition_format`` (keys taken from the folder layout).
 - Mixed extensions, other extensions, an empty folder, a ``uri_file``: files.
 
-The answer does not depend on the order the files are listed in (any file that breaks
-the rule makes the input files), so the folder is read as the file system lists it and
-the reading stops at the first such file: a folder of a million images costs one
-directory read, not a listing and a sort of a million names. A folder of tabular files
-is read up to :data:`MAX_LISTED` files, and the format of the files seen decides.
+Any file that breaks the rule makes the input files, wherever it stands, so the folder
+is read as the file system lists it and the reading stops at the first such file: a
+folder of a million images costs one directory read, not a listing and a sort of a
+million names. A folder of tabular files is read up to :data:`MAX_LISTED` files, and
+the files read decide (past that size, which files those are is the file system's
+order).
 """
 
 from __future__ import annotations
