@@ -99,6 +99,7 @@ class Agent:
         self._drain = anyio.Event()
         self._fast = False
         self._relist = False  # list active/ at the next ring without waiting
+        self._relist_now = anyio.Event()  # set by job_ended(): ends a listing's wait
         self.health = SpoolHealth(options.node_id, spool.nodes)  # storage faults met
         self.beat = NodeBeat(
             spool,
@@ -168,8 +169,11 @@ class Agent:
         one told that a job ended (:meth:`job_ended`) or whose run of a job just ended.
         """
         if self.runs and not self._relist:
-            await anyio.sleep(max(0.0, listed + LIST_MIN_S - anyio.current_time()))
+            with anyio.move_on_after(max(0.0, listed + LIST_MIN_S - anyio.current_time())):
+                await self._relist_now.wait()  # a job's end does not wait the interval out
         self._relist = False
+        if self._relist_now.is_set():
+            self._relist_now = anyio.Event()
         listed = anyio.current_time()
         try:
             active = set(await anyio.to_thread.run_sync(active_jobs, self.spool))
@@ -187,6 +191,7 @@ class Agent:
         """A job ended (the leader in this process says so, or this node's run of it
         finished): look at ``active/`` at the next ring, without the listing limit."""
         self._relist = True
+        self._relist_now.set()
         self.bell.ring()
 
     def request_drain(self, *, fast: bool = False) -> None:

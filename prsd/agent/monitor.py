@@ -33,8 +33,8 @@ from prsd.agent.probes import (
     ProcessProbe,
     sample_disks,
     sample_node,
-    sample_ps,
 )
+from prsd.agent.pslist import PsLister
 from prsd.wire.logtree import DISK_USAGE_FILE, NODE_USAGE_FILE, PROCESSES_USAGE_FILE
 
 if TYPE_CHECKING:
@@ -100,6 +100,7 @@ class ResourceMonitor:
         self.gpu_count = max(gpu_count, gpus.count())
         self.extra_paths = extra_paths
         self.procs = ProcessProbe()
+        self.ps = PsLister()
         self.cost = MonitorCost()
         self.failures = 0
         self.first_failure = ""
@@ -112,7 +113,7 @@ class ResourceMonitor:
         gpus = self.gpus.sample()
         procs = self.procs.sample(workers)
         disks = sample_disks(self.extra_paths)
-        ps = sample_ps()
+        ps = self.ps.sample()
         d = self.perf_dir
         _append_csv(
             d / NODE_USAGE_FILE,

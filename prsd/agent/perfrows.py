@@ -12,7 +12,8 @@ from typing import TYPE_CHECKING
 if TYPE_CHECKING:
     from datetime import datetime
 
-    from prsd.agent.probes import DiskSample, GpuSample, NodeSample, ProcessSample, PsRow
+    from prsd.agent.probes import DiskSample, GpuSample, NodeSample, ProcessSample
+    from prsd.agent.pslist import PsRow
 
 MB = 1024 * 1024
 

@@ -8,9 +8,7 @@ The probes return plain frozen records; turning them into CSV rows is pure
 from __future__ import annotations
 
 import contextlib
-import functools
 import os
-import pwd
 from dataclasses import dataclass, field
 from typing import Protocol
 
@@ -69,17 +67,6 @@ class ProcessSample:
     rss: int
     threads: int
     children: int
-
-
-@dataclass(frozen=True)
-class PsRow:
-    pid: int
-    ppid: int
-    user: str
-    cpu_percent: float
-    rss: int
-    status: str
-    command: str
 
 
 class GpuProbe(Protocol):
@@ -221,38 +208,3 @@ class ProcessProbe:
             known = proc or psutil.Process(pid)
             self._procs[pid] = known
         return known
-
-
-PS_ATTRS = ["pid", "ppid", "uids", "cpu_percent", "memory_info", "status", "cmdline", "name"]
-
-
-@functools.lru_cache(maxsize=1024)
-def _user_name(uid: int) -> str:
-    """The login name of ``uid`` (the uid itself when it has none), looked up once:
-    psutil's ``username`` reads the password database again for every process."""
-    try:
-        return pwd.getpwuid(uid).pw_name
-    except KeyError:
-        return str(uid)
-
-
-def sample_ps() -> list[PsRow]:
-    """Every process on the machine, ``ps``-style (psutil caches them, so CPU % is meaningful)."""
-    rows = []
-    for p in psutil.process_iter(PS_ATTRS):
-        info = p.info
-        mem = info.get("memory_info")
-        uids = info.get("uids")
-        cmd = " ".join(info.get("cmdline") or []) or f"[{info.get('name') or '?'}]"
-        rows.append(
-            PsRow(
-                pid=int(info["pid"]),
-                ppid=int(info.get("ppid") or 0),
-                user=_user_name(uids.real) if uids is not None else "",
-                cpu_percent=float(info.get("cpu_percent") or 0.0),
-                rss=int(mem.rss) if mem is not None else 0,
-                status=str(info.get("status") or ""),
-                command=cmd,
-            )
-        )
-    return rows

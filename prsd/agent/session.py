@@ -105,6 +105,21 @@ class WorkerSession(WorkerHandle):
         path, lines = self.ctx.main_log(), [stamped(line)]
         self.writer.put(lambda: append_stamped(path, lines))
 
+    async def _watch_while_alive(self, proc: WorkerProcess, memory: MemoryWatch) -> None:
+        """The worker's memory watch and output cap, ended the moment its process exits.
+
+        Each loop would see the exit only at its next tick (up to 0.2 s), and the end of
+        the job on this node waits for them; the output cap's last check still runs.
+        """
+        cap = max_captured_output_bytes()
+        async with anyio.create_task_group() as watches:
+            watches.start_soon(
+                keep_under_cap, proc.captured, cap, lambda: proc.process.returncode is None
+            )
+            watches.start_soon(memory.run)
+            await proc.process.wait()
+            watches.cancel_scope.cancel()
+
     async def start(self, tg: TaskGroup) -> None:
         """Spawn the worker, watch its process in ``tg``, and send its configuration."""
         launched = await launch_worker(self.ctx, self.gpu, self.paths)
@@ -115,10 +130,8 @@ class WorkerSession(WorkerHandle):
             for line in sandbox_lines(launched.memory_limit_bytes):
                 self.main_log(line)
         tg.start_soon(proc.watch)
-        cap = max_captured_output_bytes()
-        tg.start_soon(keep_under_cap, proc.captured, cap, lambda: proc.process.returncode is None)
-        self.memory = MemoryWatch(proc.pid, proc.group)
-        tg.start_soon(self.memory.run)
+        self.memory = memory = MemoryWatch(proc.pid, proc.group)
+        tg.start_soon(self._watch_while_alive, proc, memory)
         gpu = f", CUDA_VISIBLE_DEVICES={self.gpu}" if self.gpu is not None else ""
         self.main_log(f"{self.name} started (pid {proc.pid}{gpu})")
         if self._stop_before_start:

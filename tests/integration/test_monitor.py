@@ -138,9 +138,9 @@ def test_the_ps_snapshot_names_each_process_and_its_user() -> None:
     """A real snapshot of this machine: this test's own process, under its login name."""
     import pwd
 
-    from prsd.agent.probes import sample_ps
+    from prsd.agent.pslist import PsLister
 
-    rows = {r.pid: r for r in sample_ps()}
+    rows = {r.pid: r for r in PsLister().sample()}
     me = rows[os.getpid()]
     assert me.user == pwd.getpwuid(os.getuid()).pw_name
     assert "pytest" in me.command or "python" in me.command

@@ -5,7 +5,8 @@ from __future__ import annotations
 from datetime import UTC, datetime
 
 from prsd.agent import perfrows
-from prsd.agent.probes import GpuSample, NodeSample, ProcessSample, PsRow
+from prsd.agent.probes import GpuSample, NodeSample, ProcessSample
+from prsd.agent.pslist import PsRow
 
 WHEN = datetime(2026, 11, 23, 9, 5, 7, tzinfo=UTC)
 MB = 1024 * 1024
