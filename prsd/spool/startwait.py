@@ -70,7 +70,10 @@ def check_spool_once(root: Path, min_free_bytes: int) -> None:
     try:
         os.stat(root)
     except FileNotFoundError:
-        os.mkdir(root, 0o755)  # a first start: the spool's parent is there
+        try:
+            os.mkdir(root, 0o755)  # a first start: the spool's parent is there
+        except FileExistsError:
+            pass  # another daemon's first start made it meanwhile
     probe_writable(root)
     st = os.statvfs(root)
     if st.f_bavail * st.f_frsize < min_free_bytes:
