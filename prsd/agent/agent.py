@@ -27,6 +27,7 @@ from prsd.agent.visibility import report_unseen, unseen
 from prsd.errors import PrsdError
 from prsd.jobspec import JobSpec
 from prsd.logconfig import get_logger
+from prsd.spool.arrivalbell import ring_on_arrivals
 from prsd.spool.entrybell import ring_on_entries
 from prsd.spool.fstype import is_local_spool
 from prsd.spool.heartbeat import write_heartbeat
@@ -35,16 +36,17 @@ from prsd.spool.opening import active_jobs
 from prsd.spool.readsafe import MissingFile
 from prsd.spool.seats import free_seats, take_seat
 from prsd.spool.specfile import read_spec
-from prsd.spool.watch import Doorbell, ring_on_local_changes
+from prsd.spool.watch import Doorbell
 
 if TYPE_CHECKING:
+    from pathlib import Path
+
     from prsd.agent.forks import ForkServer
     from prsd.spool.layout import JobLayout, SpoolLayout
 
 log = get_logger("prsd.agent")
 
 # Under jobs/, what wakes an agent early: new tasks (and ``active/``, every change).
-AGENT_WAKES_ON = frozenset({"pending"})
 TICK_S = 0.5
 LIST_MIN_S = 0.1
 RECHECK_S = 5.0  # a job this node could not take (seats full, files unseen) is looked at again
@@ -68,6 +70,7 @@ class AgentOptions:
 class _Running:
     run: JobRun
     done: anyio.Event = field(default_factory=anyio.Event)
+    hints: anyio.CancelScope = field(default_factory=anyio.CancelScope)  # its arrival watch
 
 
 class Agent:
@@ -99,6 +102,7 @@ class Agent:
         self._drain = anyio.Event()
         self._fast = False
         self._relist = False  # list active/ at the next ring without waiting
+        self._arrival_hints = False  # each served job's pending/ watched (a local spool)
         self._relist_now = anyio.Event()  # set by job_ended(): ends a listing's wait
         self.health = SpoolHealth(options.node_id, spool.nodes)  # storage faults met
         self.beat = NodeBeat(
@@ -124,13 +128,9 @@ class Agent:
             if signals:
                 tg.start_soon(self._signals)
                 if is_local_spool(self.spool.root):
-                    tg.start_soon(
-                        ring_on_local_changes,
-                        [self.spool.active, self.spool.jobs],
-                        self.bell,
-                        AGENT_WAKES_ON,
-                    )
-                    # A job taken in wakes it at once (watchfiles: 50-100 ms later).
+                    # A job taken in wakes it at once; each served job's new tasks too
+                    # (_watch_arrivals). Nothing else under jobs/ wakes it.
+                    self._arrival_hints = True
                     tg.start_soon(ring_on_entries, self.spool.active, self.bell)
             idle_since: float | None = None
             listed = -1e9
@@ -152,7 +152,8 @@ class Agent:
                 else:
                     idle_since = None
                 with anyio.move_on_after(TICK_S):
-                    await self.bell.wait(TICK_S)
+                    if await self.bell.wait(TICK_S):
+                        self._fan_out()
             if self._drain.is_set():
                 await self._drain_runs()
             for running in self.runs.values():
@@ -336,7 +337,7 @@ class Agent:
         run = JobRun(
             ctx,
             gpus=self.gpus,
-            bell=self.bell,
+            bell=Doorbell(),
             ip=self.ip,
             on_commit=self.on_commit,
             stop_grace_s=self.options.stop_grace_s,
@@ -346,6 +347,8 @@ class Agent:
         self.runs[job_id] = running
         self._rebalance()
         tg.start_soon(self._serve, running)
+        if self._arrival_hints:
+            tg.start_soon(self._watch_arrivals, running, layout.pending)
         log.info("serving job", job_id=job_id, node_id=self.node_id, workers=ctx.workers())
 
     async def _serve(self, running: _Running) -> None:
@@ -371,5 +374,19 @@ class Agent:
                 self.refused.add(job_id)
         finally:
             running.run.stop(kill_busy=True)
+            running.hints.cancel()
             running.done.set()
             self.job_ended()
+
+    async def _watch_arrivals(self, running: _Running, pending: Path) -> None:
+        """Ring the job's feed when the leader writes a task of it (a local spool)."""
+        with running.hints:
+            await ring_on_arrivals(pending, running.run.feed.bell)
+
+    def _fan_out(self) -> None:
+        """Pass a ring of the agent's bell (the leader of ``prsd run`` wrote tasks, a job
+        ended, a drain) to every job's feed. Each feed has a bell of its own: were they
+        one, this loop's wait could take a ring meant for a waiting worker slot, which
+        would then sleep out its poll interval with a task pending."""
+        for running in self.runs.values():
+            running.run.feed.bell.ring()

@@ -118,16 +118,15 @@ class TaskFeed:
         return count
 
     def _claim_next(self) -> RunningTask | None:
-        layout, node = self.ctx.layout, self.ctx.node_id
-        if not self._candidates:
-            listing = list_pending(layout, LISTING_SIZE)
-            if self.use_hint:  # a mount's cached listing: skip the names already tried
-                self._forget_old()
-                listing = [p for p in listing if p.name not in self._tried]
-            if len(listing) > 1:
-                listing = rotate_for(node, listing)
-            self._candidates.extend(listing)
+        listed = not self._candidates
+        if listed:
+            self._list()
         task = self._try_candidates()
+        if task is None and not listed:
+            # The names left from an earlier listing were all taken meanwhile: the
+            # tasks written since (the ring that woke this call) are in a new listing.
+            self._list()
+            task = self._try_candidates()
         if task is None and self.use_hint:
             # The listing is used up without a claim. On a network mount it may be
             # stale (sshfs lists from a 20 s cache, NFS until the folder's attributes
@@ -135,6 +134,16 @@ class TaskFeed:
             self._candidates.extend(self._hinted())
             task = self._try_candidates()
         return task
+
+    def _list(self) -> None:
+        """Queue the names ``pending/`` lists now, this node's rotation first."""
+        listing = list_pending(self.ctx.layout, LISTING_SIZE)
+        if self.use_hint:  # a mount's cached listing: skip the names already tried
+            self._forget_old()
+            listing = [p for p in listing if p.name not in self._tried]
+        if len(listing) > 1:
+            listing = rotate_for(self.ctx.node_id, listing)
+        self._candidates.extend(listing)
 
     def _hinted(self) -> list[Path]:
         """The hint's names this node has not tried, as ``pending/`` paths."""

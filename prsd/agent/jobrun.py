@@ -68,7 +68,7 @@ class JobRun:
         self.on_commit = on_commit
         self.stop_grace_s = stop_grace_s
         self.durable = durable
-        self.feed = TaskFeed(ctx, bell)
+        self.feed = TaskFeed(ctx, bell)  # a bell of its own (Agent._fan_out)
         self._numbers = itertools.count()
         self.sessions: set[WorkerSession] = set()
         self.init_failures_in_row = 0

@@ -19,8 +19,9 @@ at once; a read error ends it quietly.
 
 from __future__ import annotations
 
+import functools
 import os
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 import anyio
 
@@ -40,9 +41,9 @@ ENTRY_EVENTS = IN_CREATE | IN_MOVED_TO | IN_DELETE | IN_MOVED_FROM
 READ_BYTES = 1 << 16
 
 
-def open_entry_watch(folder: Path) -> int | None:
-    """An inotify descriptor (non-blocking) that becomes readable when an entry of
-    ``folder`` is made, moved in or out, or removed; None where none can be had."""
+@functools.cache
+def _inotify_calls() -> tuple[Any, Any] | None:
+    """libc's ``inotify_init1`` and ``inotify_add_watch``; None where there are none."""
     try:
         import ctypes
 
@@ -51,13 +52,37 @@ def open_entry_watch(folder: Path) -> int | None:
     except (OSError, AttributeError):
         return None
     add.argtypes = (ctypes.c_int, ctypes.c_char_p, ctypes.c_uint32)
-    fd = int(init(IN_NONBLOCK | IN_CLOEXEC))
+    return init, add
+
+
+def add_watch(fd: int, folder: Path, mask: int) -> int:
+    """Watch ``folder`` on inotify descriptor ``fd``; its watch number, or -1 (not
+    watchable: missing, not a folder, the watch limit reached)."""
+    calls = _inotify_calls()
+    if calls is None:
+        return -1
+    return int(calls[1](fd, os.fsencode(folder), mask | IN_ONLYDIR))
+
+
+def open_watch(folder: Path, mask: int) -> int | None:
+    """A non-blocking inotify descriptor watching ``folder`` for ``mask``; None where
+    none can be had."""
+    calls = _inotify_calls()
+    if calls is None:
+        return None
+    fd = int(calls[0](IN_NONBLOCK | IN_CLOEXEC))
     if fd < 0:
         return None
-    if int(add(fd, os.fsencode(folder), ENTRY_EVENTS | IN_ONLYDIR)) < 0:
+    if add_watch(fd, folder, mask) < 0:
         os.close(fd)
         return None
     return fd
+
+
+def open_entry_watch(folder: Path) -> int | None:
+    """An inotify descriptor (non-blocking) that becomes readable when an entry of
+    ``folder`` is made, moved in or out, or removed; None where none can be had."""
+    return open_watch(folder, ENTRY_EVENTS)
 
 
 async def ring_on_entries(folder: Path, bell: Doorbell) -> None:
