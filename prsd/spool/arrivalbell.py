@@ -25,9 +25,7 @@ import os
 import struct
 from typing import TYPE_CHECKING
 
-import anyio
-
-from prsd.spool.entrybell import IN_CREATE, IN_MOVED_TO, READ_BYTES, add_watch, open_watch
+from prsd.spool.entrybell import IN_CREATE, IN_MOVED_TO, add_watch, open_watch, ring_per_wake
 
 if TYPE_CHECKING:
     from collections.abc import Iterator
@@ -74,18 +72,6 @@ async def ring_on_arrivals(pending: Path, bell: Doorbell) -> None:
             watch_shards(fd, pending, [e.name for e in os.scandir(pending) if e.is_dir()])
         except OSError:
             return
-        while True:
-            await anyio.wait_readable(fd)
-            try:
-                while True:  # drain every event queued: one ring
-                    buffer = os.read(fd, READ_BYTES)
-                    if not buffer:
-                        break
-                    watch_shards(fd, pending, new_folders(buffer))
-            except BlockingIOError:
-                pass
-            except OSError:
-                return
-            bell.ring()
+        await ring_per_wake(fd, bell, lambda events: watch_shards(fd, pending, new_folders(events)))
     finally:
         os.close(fd)

@@ -26,6 +26,7 @@ from typing import TYPE_CHECKING, Any
 import anyio
 
 if TYPE_CHECKING:
+    from collections.abc import Callable
     from pathlib import Path
 
     from prsd.spool.watch import Doorbell
@@ -85,6 +86,24 @@ def open_entry_watch(folder: Path) -> int | None:
     return open_watch(folder, ENTRY_EVENTS)
 
 
+async def ring_per_wake(
+    fd: int, bell: Doorbell, each: Callable[[bytes], None] | None = None
+) -> None:
+    """Ring ``bell`` once per wake of inotify descriptor ``fd``, after every event queued
+    is read (each buffer given to ``each`` first); until cancelled or a read error."""
+    while True:
+        await anyio.wait_readable(fd)
+        try:
+            while buffer := os.read(fd, READ_BYTES):
+                if each is not None:
+                    each(buffer)
+        except BlockingIOError:
+            pass
+        except OSError:
+            return
+        bell.ring()
+
+
 async def ring_on_entries(folder: Path, bell: Doorbell) -> None:
     """Ring ``bell`` whenever an entry of ``folder`` comes or goes, until cancelled
     (returns at once where inotify cannot watch it)."""
@@ -92,15 +111,6 @@ async def ring_on_entries(folder: Path, bell: Doorbell) -> None:
     if fd is None:
         return
     try:
-        while True:
-            await anyio.wait_readable(fd)
-            try:
-                while os.read(fd, READ_BYTES):  # drain every event queued: one ring
-                    pass
-            except BlockingIOError:
-                pass
-            except OSError:
-                return
-            bell.ring()
+        await ring_per_wake(fd, bell)
     finally:
         os.close(fd)

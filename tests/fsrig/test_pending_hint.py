@@ -8,31 +8,24 @@ read from the server, and the agent claims the task at once.
 from __future__ import annotations
 
 import time
+from typing import TYPE_CHECKING
 
 import anyio
 
-from prsd.agent.context import JobContext
-from prsd.agent.feed import TaskFeed
-from prsd.jobspec import InputSpec, JobSpec
 from prsd.spool.claim import list_pending, prepare_node
 from prsd.spool.layout import JobLayout, TaskName
 from prsd.spool.pendinghint import HintWriter
 from prsd.spool.taskrecords import TaskBody
-from prsd.spool.watch import Doorbell
 from prsd.wire.records import MiniBatch
+from tests.feedkit import files_feed
 from tests.fsrig.rig import EXPORT, fresh_dir, mounts
+
+if TYPE_CHECKING:
+    from prsd.agent.feed import TaskFeed
 
 
 def _feed(layout: JobLayout, node_id: str) -> TaskFeed:
-    spec = JobSpec(
-        name="hint",
-        job_dir=str(layout.root),
-        input=InputSpec(paths=(str(layout.root),), format="files"),
-        mini_batch_size=1,
-        code_dir=str(layout.root),
-        entry_script="score.py",
-    )
-    return TaskFeed(JobContext(layout, spec, node_id, 0, "files"), Doorbell())
+    return files_feed(layout, node_id)
 
 
 def test_an_agent_whose_listing_is_stale_claims_the_hinted_task_at_once() -> None:

@@ -13,31 +13,22 @@ from typing import TYPE_CHECKING
 
 import anyio
 
-from prsd.agent.context import JobContext
-from prsd.agent.feed import TaskFeed
-from prsd.jobspec import InputSpec, JobSpec
 from prsd.spool.claim import prepare_node
 from prsd.spool.layout import JobLayout, TaskName
 from prsd.spool.taskrecords import TaskBody
-from prsd.spool.watch import Doorbell
 from prsd.wire.records import MiniBatch
+from tests.feedkit import files_feed
 
 if TYPE_CHECKING:
     from pathlib import Path
 
+    from prsd.agent.feed import TaskFeed
+
 
 def _feed(layout: JobLayout, node_id: str) -> TaskFeed:
-    spec = JobSpec(
-        name="relist",
-        job_dir=str(layout.root),
-        input=InputSpec(paths=(str(layout.root),), format="files"),
-        mini_batch_size=1,
-        code_dir=str(layout.root),
-        entry_script="score.py",
-    )
     prepare_node(layout, node_id)
     # A poll interval far longer than the test: only a listing can find the new task.
-    return TaskFeed(JobContext(layout, spec, node_id, 0, "files"), Doorbell(), poll_s=60)
+    return files_feed(layout, node_id, poll_s=60)
 
 
 def _write(layout: JobLayout, task: TaskName) -> None:
