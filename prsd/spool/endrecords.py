@@ -16,9 +16,9 @@ from __future__ import annotations
 from datetime import UTC, datetime
 from typing import Any
 
+from prsd.spool.finalrecord import FinalState
 from prsd.spool.states import ENDED, EXIT_CODES, JobState
 from prsd.spool.statusrecord import JobStatus
-from prsd.spool.finalrecord import FinalState
 
 __all__ = ["ended_status", "final_record"]
 

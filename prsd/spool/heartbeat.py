@@ -16,8 +16,8 @@ from typing import TYPE_CHECKING
 
 from prsd.spool.atomic import write_atomic
 from prsd.spool.faults import overwrite_in_place, padded
-from prsd.spool.layout import SpoolLayout, valid_node_id
 from prsd.spool.heartbeatrecord import Heartbeat
+from prsd.spool.layout import SpoolLayout, valid_node_id
 
 __all__ = [
     "read_heartbeat",

@@ -54,11 +54,11 @@ if TYPE_CHECKING:
     from collections.abc import Callable, Iterable
     from pathlib import Path
 
+    from prsd.spool.finalrecord import FinalState
     from prsd.spool.jobowner import JobOwner
     from prsd.spool.layout import JobLayout, SpoolLayout, TaskName
     from prsd.spool.resultfiles import ResultFile
     from prsd.spool.statusrecord import JobStatus
-    from prsd.spool.finalrecord import FinalState
 
     OnError = Callable[[Path, OSError], None]
 

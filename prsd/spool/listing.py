@@ -29,8 +29,11 @@ Errors: ``OSError`` from the kernel as it came (``FileNotFoundError``,
 from __future__ import annotations
 
 import os
-from collections.abc import Iterator
-from pathlib import Path
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    from collections.abc import Iterator
+    from pathlib import Path
 
 
 def listing(folder: Path) -> list[str]:

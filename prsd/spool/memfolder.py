@@ -30,12 +30,12 @@ if TYPE_CHECKING:
     from collections.abc import Iterable
     from pathlib import Path
 
+    from prsd.spool.finalrecord import FinalState
     from prsd.spool.jobfolder import OnError
     from prsd.spool.jobowner import JobOwner
     from prsd.spool.layout import JobLayout, TaskName
     from prsd.spool.resultfiles import ResultFile
     from prsd.spool.statusrecord import JobStatus
-    from prsd.spool.finalrecord import FinalState
 
 __all__ = ["MemoryJobFolder"]
 

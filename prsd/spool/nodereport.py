@@ -20,7 +20,7 @@ from __future__ import annotations
 
 import json
 from dataclasses import dataclass, field, fields
-from datetime import datetime, timezone
+from datetime import UTC, datetime
 from typing import Any
 
 from prsd.spool.badrecord import BadRecord, Doc
@@ -73,7 +73,9 @@ class NodeReport:
             workers=doc.get("workers", int, type(None), default=None),
             init_timeouts=doc.integer("init_timeouts", default=0),
             gave_up=doc.flag("gave_up", default=False),
-            first_init_error=_init_error(doc.get("first_init_error", dict, type(None), default=None)),
+            first_init_error=_init_error(
+                doc.get("first_init_error", dict, type(None), default=None)
+            ),
             environment=_env_build(doc.get("environment", dict, type(None), default=None)),
             cannot_see=[str(p) for p in doc.get("cannot_see", list, default=[])],
             **counts,
@@ -120,5 +122,5 @@ def _since(when: str, now: datetime) -> str:
     except ValueError:
         return "?"
     if then.tzinfo is None:
-        then = then.replace(tzinfo=timezone.utc)
+        then = then.replace(tzinfo=UTC)
     return format_duration((now - then).total_seconds())

@@ -33,12 +33,12 @@ from typing import TYPE_CHECKING, Self
 from prsd.spool.atomic import move_out_verified, rename_at
 from prsd.spool.badrecord import BadRecord
 from prsd.spool.dirfd import open_under
+from prsd.spool.finalrecord import FinalState
 from prsd.spool.pipelinelayout import PIPELINE_FINAL, PIPELINE_STATE, PIPELINE_STEPS
 from prsd.spool.pipelinerecord import read_record
 from prsd.spool.pipelinestate import PipelineState
 from prsd.spool.readsafe import UntrustedFile, read_small
 from prsd.wire.fields import RecordError
-from prsd.spool.finalrecord import FinalState
 
 if TYPE_CHECKING:
     from pathlib import Path

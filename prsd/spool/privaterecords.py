@@ -26,9 +26,9 @@ import os
 from typing import TYPE_CHECKING, Any
 
 from prsd.spool.atomic import write_atomic
+from prsd.spool.finalrecord import PRIVATE_FINAL, public_final
 from prsd.spool.jobowner import OwnerRecordError, owner
 from prsd.spool.readsafe import UntrustedFile, read_small
-from prsd.spool.finalrecord import PRIVATE_FINAL, public_final
 from prsd.spool.statusschema import PRIVATE_STATUS, split_private
 
 if TYPE_CHECKING:
