@@ -46,7 +46,6 @@ if TYPE_CHECKING:
 
 log = get_logger("prsd.agent")
 
-# Under jobs/, what wakes an agent early: new tasks (and ``active/``, every change).
 TICK_S = 0.5
 LIST_MIN_S = 0.1
 RECHECK_S = 5.0  # a job this node could not take (seats full, files unseen) is looked at again
@@ -337,7 +336,6 @@ class Agent:
         run = JobRun(
             ctx,
             gpus=self.gpus,
-            bell=Doorbell(),
             ip=self.ip,
             on_commit=self.on_commit,
             stop_grace_s=self.options.stop_grace_s,

@@ -36,13 +36,13 @@ from prsd.spool.atomic import write_atomic
 from prsd.spool.initrecords import InitError
 from prsd.spool.layout import TaskName
 from prsd.spool.nodereport import NodeReport
+from prsd.spool.watch import Doorbell
 
 if TYPE_CHECKING:
     from anyio.abc import TaskGroup
 
     from prsd.agent.context import JobContext
     from prsd.agent.gpu import GpuSlots
-    from prsd.spool.watch import Doorbell
     from prsd.wire.records import Outcome
 
 CommitHook = Callable[[str, TaskName], None]
@@ -56,7 +56,6 @@ class JobRun:
         ctx: JobContext,
         *,
         gpus: GpuSlots,
-        bell: Doorbell,
         ip: str,
         on_commit: CommitHook,
         stop_grace_s: float = 5.0,
@@ -68,7 +67,8 @@ class JobRun:
         self.on_commit = on_commit
         self.stop_grace_s = stop_grace_s
         self.durable = durable
-        self.feed = TaskFeed(ctx, bell)  # a bell of its own (Agent._fan_out)
+        # The feed's own bell: the arrival watch and Agent._fan_out ring it.
+        self.feed = TaskFeed(ctx, Doorbell())
         self._numbers = itertools.count()
         self.sessions: set[WorkerSession] = set()
         self.init_failures_in_row = 0

@@ -28,7 +28,7 @@ from typing import TYPE_CHECKING
 from prsd.spool.entrybell import IN_CREATE, IN_MOVED_TO, add_watch, open_watch, ring_per_wake
 
 if TYPE_CHECKING:
-    from collections.abc import Iterator
+    from collections.abc import Iterable, Iterator
     from pathlib import Path
 
     from prsd.spool.watch import Doorbell
@@ -54,7 +54,7 @@ def new_folders(buffer: bytes) -> Iterator[bytes]:
             yield name
 
 
-def watch_shards(fd: int, pending: Path, names: Iterator[bytes] | list[str]) -> None:
+def watch_shards(fd: int, pending: Path, names: Iterable[bytes | str]) -> None:
     """Add a watch of each shard folder ``pending/<name>`` (a folder, not a file)."""
     for name in names:
         add_watch(fd, pending / os.fsdecode(name), ARRIVALS)
