@@ -96,9 +96,9 @@ def _leader(spool: SpoolLayout, args: argparse.Namespace) -> int:
     from prsd.leader.election import Election
     from prsd.leader.leader import Leader
     from prsd.sdnotify import serve_notified
+    from prsd.spool.commitbell import CommitWatch
     from prsd.spool.entrybell import ring_on_entries
     from prsd.spool.fstype import is_local_spool
-    from prsd.spool.watch import ring_on_local_changes
 
     election = Election(spool, lease_s=args.lease_s, beat_s=args.heartbeat_s)
     leader = Leader(spool, election=election, node_lease_s=args.node_lease_s)
@@ -113,10 +113,11 @@ def _leader(spool: SpoolLayout, args: argparse.Namespace) -> int:
             tg.start_soon(leader.serve)
             if is_local_spool(spool.root):
                 bell = leader.links.leader_bell
-                # Under jobs/: commits and hand-backs, not log lines, results or status.
-                wakes = frozenset({"done", "returned", "void"})
-                tg.start_soon(ring_on_local_changes, [spool.inbox, spool.jobs], bell, wakes)
                 tg.start_soon(ring_on_entries, spool.inbox, bell)  # a submit wakes it at once
+                # The driven jobs' commits and hand-backs; not log lines, results or status.
+                leader.commit_watch = CommitWatch.open()
+                if leader.commit_watch is not None:
+                    tg.start_soon(leader.commit_watch.ring, bell)
             with anyio.open_signal_receiver(signal.SIGTERM, signal.SIGINT) as signals:
                 async for _ in signals:
                     tg.cancel_scope.cancel()

@@ -57,6 +57,7 @@ from prsd.tunables import inbox_grace_s
 if TYPE_CHECKING:
     from collections.abc import Callable
 
+    from prsd.spool.commitbell import CommitWatch
     from prsd.spool.jobowner import JobOwner
     from prsd.spool.layout import JobLayout, SpoolLayout
 
@@ -108,6 +109,7 @@ class Leader:
         self._last_orphans_check = -1e9
         self.desk = RequestDesk(spool, only_job=only_job)
         self.health = LeaderHealth(spool.root, self.election)  # storage faults met
+        self.commit_watch: CommitWatch | None = None  # the daemon's, on a local spool
         self.faults = self.health.faults  # the spool's storage condition
         self.suspended = self.health.suspended  # job -> when to resume it (after a fault)
         self.intake_retry: dict[str, JobLayout] = {}  # taken in, spec not yet recorded
@@ -387,6 +389,9 @@ class Leader:
                 continue
             if moved:
                 links.agent_bell.ring()
+            watch = self.commit_watch
+            if watch is not None and self.drivers.keys() != watch.jobs:
+                watch.follow({job_id: d.layout for job_id, d in self.drivers.items()})
             if until_job is not None and until_job in self.finished:
                 return self.finished[until_job]
             if links.hints:

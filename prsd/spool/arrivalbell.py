@@ -22,10 +22,17 @@ that cannot be watched is skipped (its tasks are found by the feed's listings).
 from __future__ import annotations
 
 import os
-import struct
 from typing import TYPE_CHECKING
 
-from prsd.spool.entrybell import IN_CREATE, IN_MOVED_TO, add_watch, open_watch, ring_per_wake
+from prsd.spool.entrybell import (
+    IN_CREATE,
+    IN_ISDIR,
+    IN_MOVED_TO,
+    add_watch,
+    events,
+    open_watch,
+    ring_per_wake,
+)
 
 if TYPE_CHECKING:
     from collections.abc import Iterable, Iterator
@@ -39,19 +46,11 @@ written aside under a hidden name first (its create would wake agents that then 
 nothing to claim)."""
 SHARDS = IN_CREATE | IN_MOVED_TO
 """In ``pending/`` itself: a new shard folder."""
-IN_ISDIR = 0x40000000
-EVENT_HEAD = struct.Struct("iIII")  # wd, mask, cookie, length of the name that follows
 
 
 def new_folders(buffer: bytes) -> Iterator[bytes]:
     """The names of the folders made or moved in, in a buffer of inotify events."""
-    at = 0
-    while at + EVENT_HEAD.size <= len(buffer):
-        _wd, mask, _cookie, length = EVENT_HEAD.unpack_from(buffer, at)
-        name = buffer[at + EVENT_HEAD.size : at + EVENT_HEAD.size + length].rstrip(b"\0")
-        at += EVENT_HEAD.size + length
-        if mask & IN_ISDIR and name:
-            yield name
+    return (name for _wd, mask, name in events(buffer) if mask & IN_ISDIR and name)
 
 
 def watch_shards(fd: int, pending: Path, names: Iterable[bytes | str]) -> None:
@@ -72,6 +71,6 @@ async def ring_on_arrivals(pending: Path, bell: Doorbell) -> None:
             watch_shards(fd, pending, [e.name for e in os.scandir(pending) if e.is_dir()])
         except OSError:
             return
-        await ring_per_wake(fd, bell, lambda events: watch_shards(fd, pending, new_folders(events)))
+        await ring_per_wake(fd, bell, lambda buffer: watch_shards(fd, pending, new_folders(buffer)))
     finally:
         os.close(fd)

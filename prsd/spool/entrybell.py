@@ -21,12 +21,13 @@ from __future__ import annotations
 
 import functools
 import os
+import struct
 from typing import TYPE_CHECKING, Any
 
 import anyio
 
 if TYPE_CHECKING:
-    from collections.abc import Callable
+    from collections.abc import Callable, Iterator
     from pathlib import Path
 
     from prsd.spool.watch import Doorbell
@@ -35,40 +36,63 @@ IN_MOVED_FROM = 0x40
 IN_MOVED_TO = 0x80
 IN_CREATE = 0x100
 IN_DELETE = 0x200
+IN_Q_OVERFLOW = 0x4000
+IN_ISDIR = 0x40000000
 IN_ONLYDIR = 0x01000000
 IN_NONBLOCK = os.O_NONBLOCK
 IN_CLOEXEC = os.O_CLOEXEC
 ENTRY_EVENTS = IN_CREATE | IN_MOVED_TO | IN_DELETE | IN_MOVED_FROM
 READ_BYTES = 1 << 16
+EVENT_HEAD = struct.Struct("iIII")  # wd, mask, cookie, length of the name that follows
+
+
+def events(buffer: bytes) -> Iterator[tuple[int, int, bytes]]:
+    """The events in a buffer read from an inotify descriptor: (watch, mask, name)."""
+    at = 0
+    while at + EVENT_HEAD.size <= len(buffer):
+        wd, mask, _cookie, length = EVENT_HEAD.unpack_from(buffer, at)
+        name = buffer[at + EVENT_HEAD.size : at + EVENT_HEAD.size + length].rstrip(b"\0")
+        at += EVENT_HEAD.size + length
+        yield wd, mask, name
 
 
 @functools.cache
-def _inotify_calls() -> tuple[Any, Any] | None:
-    """libc's ``inotify_init1`` and ``inotify_add_watch``; None where there are none."""
+def inotify_calls() -> tuple[Any, Any, Any] | None:
+    """libc's ``inotify_init1``, ``inotify_add_watch`` and ``inotify_rm_watch``; None
+    where there are none."""
     try:
         import ctypes
 
         libc = ctypes.CDLL(None, use_errno=True)
-        init, add = libc.inotify_init1, libc.inotify_add_watch
+        init, add, rm = libc.inotify_init1, libc.inotify_add_watch, libc.inotify_rm_watch
     except (OSError, AttributeError):
         return None
     add.argtypes = (ctypes.c_int, ctypes.c_char_p, ctypes.c_uint32)
-    return init, add
+    rm.argtypes = (ctypes.c_int, ctypes.c_int)
+    return init, add, rm
 
 
 def add_watch(fd: int, folder: Path, mask: int) -> int:
     """Watch ``folder`` on inotify descriptor ``fd``; its watch number, or -1 (not
     watchable: missing, not a folder, the watch limit reached)."""
-    calls = _inotify_calls()
+    calls = inotify_calls()
     if calls is None:
         return -1
     return int(calls[1](fd, os.fsencode(folder), mask | IN_ONLYDIR))
 
 
+def remove_watch(fd: int, wd: int) -> None:
+    """Stop watch ``wd`` of inotify descriptor ``fd`` (one the kernel already dropped,
+    with its folder, is no error)."""
+    calls = inotify_calls()
+    if calls is not None:
+        calls[2](fd, wd)
+
+
 def open_watch(folder: Path, mask: int) -> int | None:
     """A non-blocking inotify descriptor watching ``folder`` for ``mask``; None where
     none can be had."""
-    calls = _inotify_calls()
+    calls = inotify_calls()
     if calls is None:
         return None
     fd = int(calls[0](IN_NONBLOCK | IN_CLOEXEC))
