@@ -234,9 +234,8 @@ class Leader:
             return
         self._last_orphans_check = now
         for job_id in active_jobs(self.spool):
-            if job_id in self.drivers or job_id in self.finished or job_id in self.intake_retry:
-                continue
-            if not self._mine(job_id):
+            known = job_id in self.drivers or job_id in self.finished or job_id in self.intake_retry
+            if known or not self._mine(job_id):  # `prsd run` resumes its own jobs alone
                 continue
             if job_id in self.suspended:
                 if now < self.suspended[job_id]:
@@ -389,9 +388,8 @@ class Leader:
                 continue
             if moved:
                 links.agent_bell.ring()
-            watch = self.commit_watch
-            if watch is not None and self.drivers.keys() != watch.jobs:
-                watch.follow({job_id: d.layout for job_id, d in self.drivers.items()})
+            if self.commit_watch is not None:
+                self.commit_watch.follow(self.drivers)
             if until_job is not None and until_job in self.finished:
                 return self.finished[until_job]
             if links.hints:

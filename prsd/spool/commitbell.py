@@ -24,7 +24,7 @@ None; a folder that cannot be watched (missing, the watch limit reached) is skip
 from __future__ import annotations
 
 import os
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Protocol
 
 from prsd.spool.entrybell import (
     IN_CLOEXEC,
@@ -53,6 +53,13 @@ SHARDS = IN_CREATE | IN_MOVED_TO
 """In ``done/`` itself: a new shard folder (and, as a rename in, nothing else)."""
 
 
+class Driven(Protocol):
+    """A job the leader drives, as the watch sees it: its folder."""
+
+    @property
+    def layout(self) -> JobLayout: ...
+
+
 class CommitWatch:
     """One inotify descriptor watching the commit folders of the jobs a leader drives."""
 
@@ -74,15 +81,17 @@ class CommitWatch:
     def jobs(self) -> frozenset[str]:
         return frozenset(self._wds)
 
-    def follow(self, jobs: Mapping[str, JobLayout]) -> None:
+    def follow(self, jobs: Mapping[str, Driven]) -> None:
         """Watch exactly ``jobs``: add the watches of new ones, remove those of the rest."""
+        if jobs.keys() == self._wds.keys():
+            return
         for job_id in [j for j in self._wds if j not in jobs]:
             for wd in self._wds.pop(job_id):
                 self._done.pop(wd, None)
                 remove_watch(self.fd, wd)  # gone with its folder already: harmless
-        for job_id, job in jobs.items():
+        for job_id, driven in jobs.items():
             if job_id not in self._wds:
-                self._watch(job_id, job)
+                self._watch(job_id, driven.layout)
 
     def _watch(self, job_id: str, job: JobLayout) -> None:
         wds = self._wds[job_id] = []

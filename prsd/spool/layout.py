@@ -40,6 +40,7 @@ from __future__ import annotations
 
 import re
 from dataclasses import dataclass
+from functools import cached_property
 from typing import TYPE_CHECKING
 
 from prsd.spool.pipelinelayout import PipelineLayout
@@ -152,47 +153,47 @@ class SpoolLayout:
 
     root: Path
 
-    @property
+    @cached_property
     def inbox(self) -> Path:
         return self.root / "inbox"
 
-    @property
+    @cached_property
     def jobs(self) -> Path:
         return self.root / "jobs"
 
-    @property
+    @cached_property
     def active(self) -> Path:
         return self.root / "active"
 
-    @property
+    @cached_property
     def nodes(self) -> Path:
         return self.root / "nodes"
 
-    @property
+    @cached_property
     def leader(self) -> Path:
         return self.root / "leader"
 
-    @property
+    @cached_property
     def requests(self) -> Path:
         """``requests/``: users' requests about their jobs (cancel, retry), checked by owner."""
         return self.root / "requests"
 
-    @property
+    @cached_property
     def refused(self) -> Path:
         """``jobs/.refused/``: inbox folders the leader refused, moved aside whole."""
         return self.jobs / REFUSED
 
-    @property
+    @cached_property
     def pipelines(self) -> Path:
         """``pipelines/``: submitted pipelines (1777: every user submits)."""
         return self.root / "pipelines"
 
-    @property
+    @cached_property
     def nodes_view(self) -> Path:
         """``leader/nodes.json``: the leader's view of the fleet, for ``prsctl nodes``."""
         return self.leader / "nodes.json"
 
-    @property
+    @cached_property
     def inbox_seen(self) -> Path:
         """``leader/inbox_seen.json``: when the leaders first saw each incomplete inbox
         folder (prsd/spool/inboxrecords.py), so a restart keeps the grace period."""
@@ -227,49 +228,49 @@ class JobLayout:
     root: Path
     job_id: str
 
-    @property
+    @cached_property
     def spool(self) -> SpoolLayout:
         """The spool this job folder is in: the folder that holds ``jobs/<job_id>``."""
         return SpoolLayout(self.root.parents[1])
 
-    @property
+    @cached_property
     def job_yaml(self) -> Path:
         return self.root / "job.yaml"
 
-    @property
+    @cached_property
     def origin(self) -> Path:
         return self.root / "origin.json"
 
-    @property
+    @cached_property
     def spec(self) -> Path:
         return self.root / "spec.json"
 
-    @property
+    @cached_property
     def owner_record(self) -> Path:
         """``owner.json``: the owner recorded by the leader at intake (storage/jobowner.py)."""
         return self.root / "owner.json"
 
-    @property
+    @cached_property
     def code(self) -> Path:
         return self.root / "code"
 
-    @property
+    @cached_property
     def state(self) -> Path:
         return self.root / "state"
 
-    @property
+    @cached_property
     def status(self) -> Path:
         return self.state / "status.json"
 
-    @property
+    @cached_property
     def final(self) -> Path:
         return self.state / "final.json"
 
-    @property
+    @cached_property
     def cancel(self) -> Path:
         return self.state / "cancel"
 
-    @property
+    @cached_property
     def started(self) -> Path:
         """``state/started.json``: when the job first ran (its clock survives a takeover)."""
         return self.state / "started.json"
@@ -278,22 +279,22 @@ class JobLayout:
         """``state/issued.e<epoch>.log``: every task name the leader of ``epoch`` created."""
         return self.state / f"{ISSUE_LOG_PREFIX}{epoch:08d}.log"
 
-    @property
+    @cached_property
     def retry_plan(self) -> Path:
         """``retry.json``: what a retry job runs again (written by ``prsctl retry``)."""
         return self.root / "retry.json"
 
-    @property
+    @cached_property
     def retry_kept(self) -> Path:
         """``retry_kept.jsonl``: the results a retry job keeps from the jobs it retries."""
         return self.root / "retry_kept.jsonl"
 
-    @property
+    @cached_property
     def retry_order(self) -> Path:
         """``retry_order.json``: the order of a retry's output, written by the leader."""
         return self.root / "retry_order.json"
 
-    @property
+    @cached_property
     def node_reports(self) -> Path:
         """``nodes/``: one report per node of its workers for this job."""
         return self.root / "nodes"
@@ -302,48 +303,48 @@ class JobLayout:
         """``nodes/<node>.json``: one node's view of its workers for this job."""
         return self.node_reports / f"{node_id}.json"
 
-    @property
+    @cached_property
     def tasks(self) -> Path:
         return self.root / "tasks"
 
-    @property
+    @cached_property
     def pending(self) -> Path:
         return self.tasks / "pending"
 
-    @property
+    @cached_property
     def claimed(self) -> Path:
         return self.tasks / "claimed"
 
-    @property
+    @cached_property
     def done(self) -> Path:
         return self.tasks / "done"
 
-    @property
+    @cached_property
     def returned(self) -> Path:
         return self.tasks / "returned"
 
-    @property
+    @cached_property
     def void(self) -> Path:
         return self.tasks / "void"
 
-    @property
+    @cached_property
     def results(self) -> Path:
         return self.root / "results"
 
-    @property
+    @cached_property
     def outputs(self) -> Path:
         return self.root / "outputs"
 
-    @property
+    @cached_property
     def logs(self) -> Path:
         return self.log_tree.root
 
-    @property
+    @cached_property
     def log_tree(self) -> LogTree:
         """Every path under ``logs/`` (prsd.wire.logtree)."""
         return LogTree.of_job(self.root)
 
-    @property
+    @cached_property
     def work(self) -> Path:
         return self.root / "work"
 

@@ -4,6 +4,7 @@ folders, real renames, real events."""
 from __future__ import annotations
 
 import os
+from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
 import anyio
@@ -22,6 +23,13 @@ def _land(claimed: Path, name: str, dest: Path) -> None:
     """A task claimed as ``name`` and renamed to ``dest`` (as an agent commits or hands back)."""
     (claimed / name).write_text("x")
     (claimed / name).rename(dest)
+
+
+@dataclass(frozen=True)
+class Driver:
+    """What the watch reads of a leader's job driver."""
+
+    layout: JobLayout
 
 
 def _job(spool: SpoolLayout, job_id: str) -> JobLayout:
@@ -44,7 +52,7 @@ def test_commits_and_hand_backs_of_a_followed_job_ring_and_nothing_else_does(
         assert watch is not None, "inotify is missing on this Linux machine"
         bell = Doorbell()
         try:
-            watch.follow({"j1": job})
+            watch.follow({"j1": Driver(job)})
             async with anyio.create_task_group() as tg:
                 tg.start_soon(watch.ring, bell)
                 await anyio.sleep(0.1)  # the reader waits on the descriptor
@@ -72,7 +80,7 @@ def test_commits_and_hand_backs_of_a_followed_job_ring_and_nothing_else_does(
                 await ring_after("void", 10)
                 _land(other.claimed / "a0", "t1", other.done / "000000" / "t1.a0")  # not followed
                 await ring_after("another job", 0.3)
-                watch.follow({"j2": other})  # the leader drives j2 now, no longer j1
+                watch.follow({"j2": Driver(other)})  # the leader drives j2 now, no longer j1
                 await bell.wait(0.3)  # the kernel's word that j1's watches are gone may ring
                 _land(claimed, "t5", job.done / "000000" / "t5.a0")
                 await ring_after("the job no longer followed", 0.3)
@@ -104,7 +112,7 @@ def test_a_job_whose_folders_are_missing_or_removed_costs_no_watch(tmp_path: Pat
     watch = CommitWatch.open()
     assert watch is not None, "inotify is missing on this Linux machine"
     try:
-        watch.follow({"gone": gone, "j1": job})
+        watch.follow({"gone": Driver(gone), "j1": Driver(job)})
         assert watch.jobs == {"gone", "j1"}
         for folder in (job.done / "000000", job.done, job.returned, job.void):
             os.rmdir(folder)  # the kernel drops the watches with their folders

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import inspect
 import re
+from functools import cached_property
 from pathlib import Path
 
 import prsd.spool
@@ -22,7 +23,12 @@ def named_paths(cls: type) -> set[str]:
     for name, member in inspect.getmembers(cls):
         if name.startswith("_") or name in NOT_FILES:
             continue
-        func = member.fget if isinstance(member, property) else member
+        if isinstance(member, property):
+            func = member.fget
+        elif isinstance(member, cached_property):
+            func = member.func
+        else:
+            func = member
         returns = getattr(func, "__annotations__", {}).get("return")
         if returns in PATH_TYPES:
             names.add(name)
