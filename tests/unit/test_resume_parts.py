@@ -61,6 +61,25 @@ def test_merge_of_a_clean_single_report_changes_nothing(tmp_path: Path) -> None:
     assert main.read_bytes() == before
 
 
+def test_a_single_report_torn_at_its_end_loses_its_torn_row(tmp_path: Path) -> None:
+    """The leader that ends the job after one that was killed in mid-row, and wrote no
+    row of its own: one report, its last row cut short."""
+    main = tmp_path / "main.csv"
+    write(main, [["000000001", "1", "succeeded", "a"]], torn="000000002,1,succ")
+    assert merge_reports([main]) == 1
+    with main.open(newline="", encoding="utf-8") as f:
+        assert list(csv.reader(f)) == [HEADER, ["000000001", "1", "succeeded", "a"]]
+    assert merge_reports([main]) == 0  # whole now
+
+
+def test_a_missing_or_empty_single_report_is_left_alone(tmp_path: Path) -> None:
+    assert merge_reports([tmp_path / "missing.csv"]) == 0
+    assert not (tmp_path / "missing.csv").exists()
+    (tmp_path / "empty.csv").write_bytes(b"")
+    assert merge_reports([tmp_path / "empty.csv"]) == 0
+    assert (tmp_path / "empty.csv").read_bytes() == b""
+
+
 def test_an_issued_name_is_settled_when_seen_or_superseded() -> None:
     from prsd.leader.takeover.issued import unsettled
 

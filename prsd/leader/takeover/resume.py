@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import csv
 import io
+import os
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
@@ -172,6 +173,20 @@ def read_report_part(path: Path, width: int | None = None) -> ReportPart:
     return ReportPart(header, rows, torn)
 
 
+def _ends_whole(path: Path) -> bool:
+    """Is ``path`` missing, empty, or ending with a whole line? A report one leader
+    wrote can be torn only at its end: every row is one line, appended whole, so a kill
+    in mid-write leaves a last line with no newline."""
+    try:
+        with open(path, "rb") as f:
+            if f.seek(0, os.SEEK_END) == 0:
+                return True
+            f.seek(-1, os.SEEK_END)
+            return f.read(1) == b"\n"
+    except FileNotFoundError:
+        return True
+
+
 def merge_reports(parts: list[Path]) -> int:
     """Merge the leaders' report files into the first; rows dropped (repeats, torn).
 
@@ -180,6 +195,8 @@ def merge_reports(parts: list[Path]) -> int:
     them, drops rows torn by a kill in mid-write, writes the report aside and renames
     it, and removes the parts.
     """
+    if len(parts) == 1 and _ends_whole(parts[0]):
+        return 0  # one leader wrote it, each row once, and no kill cut its last row
     header: list[str] | None = None
     kept: list[list[str]] = []
     seen: set[tuple[str, str]] = set()
