@@ -176,6 +176,8 @@ class JobRun:
     def set_allowance(self, slots: int | None) -> None:
         """Use at most ``slots`` workers from now on (fair sharing between jobs)."""
         self.allowance = slots
+        if slots is not None and self._tg is not None:
+            self._tg.start_soon(self._hand_back_ahead)  # its slot may not run now
         self._grow()
 
     def _within(self, index: int) -> bool:
@@ -270,6 +272,8 @@ class JobRun:
             if task is None:
                 await session.retire()  # its exit is recorded by the state machine
                 return
+            if self.allowance is None and self._tg is not None:
+                self._tg.start_soon(self._claim_ahead)  # while this task runs
             healthy = await session.run_task(task, self._recorder(session))
             if task.complete or self.kill_busy:
                 self._commit_later(task)
@@ -298,12 +302,25 @@ class JobRun:
 
     async def _hand_back_local(self) -> None:
         layout, node = self.ctx.layout, self.ctx.node_id
+        await self._hand_back_ahead()
         while self.feed.local:
             task = self.feed.local.popleft()
             if task.started:
                 await self._commit(task)
             else:
                 await anyio.to_thread.run_sync(hand_back, layout, node, task)
+
+    async def _claim_ahead(self) -> None:
+        await self.feed.claim_ahead()
+        if self.allowance is not None:  # capped meanwhile: its slot may not run now
+            await self._hand_back_ahead()
+
+    async def _hand_back_ahead(self) -> None:
+        """Return the task claimed ahead of the workers (never started) to ``pending/``."""
+        layout, node = self.ctx.layout, self.ctx.node_id
+        while self.feed.ahead:
+            task = self.feed.ahead.popleft()
+            await anyio.to_thread.run_sync(hand_back, layout, node, task)
 
     def statistics(self) -> PoolStatistics:
         """This job's workers on this node now, by state, with the init counters."""
