@@ -161,6 +161,8 @@ class JobRun:
         """
         self.kill_busy = kill_busy
         self._close_feed()
+        if self._tg is not None and not self._tg.cancel_scope.cancel_called:
+            self._tg.start_soon(self._hand_back_ahead)  # to another node now, not at the end
         if kill_busy and self._tg is not None:
             for s in list(self.sessions):
                 if s.state in (WorkerState.STARTING, WorkerState.BUSY):
