@@ -11,7 +11,7 @@ job-wide rules).
 from __future__ import annotations
 
 import itertools
-from collections.abc import Callable
+from collections.abc import Callable, Coroutine
 from dataclasses import asdict, replace
 from datetime import UTC, datetime
 from typing import TYPE_CHECKING, Any
@@ -161,8 +161,7 @@ class JobRun:
         """
         self.kill_busy = kill_busy
         self._close_feed()
-        if self._tg is not None and not self._tg.cancel_scope.cancel_called:
-            self._tg.start_soon(self._hand_back_ahead)  # to another node now, not at the end
+        self._soon(self._hand_back_ahead)  # to another node now, not at the run's end
         if kill_busy and self._tg is not None:
             for s in list(self.sessions):
                 if s.state in (WorkerState.STARTING, WorkerState.BUSY):
@@ -178,8 +177,8 @@ class JobRun:
     def set_allowance(self, slots: int | None) -> None:
         """Use at most ``slots`` workers from now on (fair sharing between jobs)."""
         self.allowance = slots
-        if slots is not None and self._tg is not None:
-            self._tg.start_soon(self._hand_back_ahead)  # its slot may not run now
+        if slots is not None:
+            self._soon(self._hand_back_ahead)  # its slot may not run now
         self._grow()
 
     def _within(self, index: int) -> bool:
@@ -274,8 +273,8 @@ class JobRun:
             if task is None:
                 await session.retire()  # its exit is recorded by the state machine
                 return
-            if self.allowance is None and self._tg is not None:
-                self._tg.start_soon(self._claim_ahead)  # while this task runs
+            if self.allowance is None:
+                self._soon(self._claim_ahead)  # while this task runs
             healthy = await session.run_task(task, self._recorder(session))
             if task.complete or self.kill_busy:
                 self._commit_later(task)
@@ -311,6 +310,16 @@ class JobRun:
                 await self._commit(task)
             else:
                 await anyio.to_thread.run_sync(hand_back, layout, node, task)
+
+    def _soon(self, func: Callable[[], Coroutine[Any, Any, None]]) -> None:
+        """Start ``func`` in the run's task group if it still takes tasks (a task held
+        ahead is otherwise handed back at the run's end, :meth:`_hand_back_local`)."""
+        if self._tg is None or self._tg.cancel_scope.cancel_called:
+            return
+        try:
+            self._tg.start_soon(func)
+        except RuntimeError:
+            pass  # the group is closing: its end hands the task back
 
     async def _claim_ahead(self) -> None:
         await self.feed.claim_ahead()
