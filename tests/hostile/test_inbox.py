@@ -14,6 +14,7 @@ import time
 from typing import TYPE_CHECKING
 
 from prsd.spool.inboxrecords import read_seen
+from prsd.spool.readsafe import MissingFile
 from tests.helpers import wait_until
 from tests.hostile.identity_site import exact_rows, running_site
 from tests.realusers import as_user, real_users
@@ -37,6 +38,13 @@ def _seen(site: Site) -> list[str]:
     return [name for name, _ in read_seen(site.spool / "leader" / "inbox_seen.json")]
 
 
+def _seen_or_none(site: Site) -> list[str]:
+    try:
+        return _seen(site)
+    except MissingFile:
+        return []  # not written yet
+
+
 def test_the_grace_period_is_counted_from_the_first_sighting_across_a_restart() -> None:
     """A's folder is first seen by the first leader, which stops; the next leader, started
     after the grace period has run out, moves the folder aside at once instead of
@@ -46,7 +54,8 @@ def test_the_grace_period_is_counted_from_the_first_sighting_across_a_restart() 
         inbox = site.spool / "inbox"
         code, out = as_user(site.a, lambda: (inbox / "stuck").mkdir())
         assert code == 0, out
-        time.sleep(3)  # the first leader lists the inbox many times a second
+        # The first leader's sighting is on record (under load its start can take seconds).
+        wait_until(lambda: "stuck" in _seen_or_none(site), 60, "the first sighting recorded")
         first = site.procs[0]
         before = _epoch(site)
         first.send_signal(signal.SIGTERM)
