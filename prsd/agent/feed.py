@@ -71,7 +71,11 @@ class TaskFeed:
     ) -> None:
         self.ctx = ctx
         # A local disk's listings are fresh: the hint would only cost lost races there.
-        self.use_hint = not is_local_spool(ctx.layout.root) if use_hint is None else use_hint
+        local = is_local_spool(ctx.layout.root)
+        self.use_hint = not local if use_hint is None else use_hint
+        # Claims ahead on a local disk only: measured there (bench/README.md, round 4m);
+        # on a network mount a listing is stale and every lost race a round trip.
+        self.claims_ahead = local
         self.bell = bell
         self.poll_s = poll_s
         self.local: deque[RunningTask] = deque()
@@ -113,8 +117,11 @@ class TaskFeed:
         it at once (a claim in the worker's gap costs a thread hop, a rename and a read:
         5-15 ms on a busy machine). At most one task is held ahead, and only while the
         last listing still names :data:`AHEAD_WHEN_LISTED` tasks; none after the feed
-        closed. No listing is made for it: the names left from the last one are tried."""
-        if self.ahead or self.local or self.closed or self._lock.locked():
+        closed, and none on a network mount. No listing is made for it: the names left
+        from the last one are tried."""
+        if not self.claims_ahead or self.ahead or self.local or self.closed:
+            return
+        if self._lock.locked():
             return
         if len(self._candidates) < AHEAD_WHEN_LISTED:
             return

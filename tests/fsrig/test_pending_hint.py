@@ -61,3 +61,32 @@ async def _stale_listing_then_hint() -> None:
     assert not server.pending_task(second).exists()  # the rename reached the server
     assert (server.claimed_dir("n1") / second.name).exists()
     assert time.monotonic() - began < 10  # long before the 20 s cache would have let go
+
+
+def test_an_agent_on_a_network_mount_claims_nothing_ahead() -> None:
+    """Claims ahead are for local disks: on a mount a listing is stale and every lost
+    race a round trip, so the feed claims only when a worker asks."""
+    mount = mounts(1)[0]
+    name = fresh_dir()
+    server = JobLayout(EXPORT / name / "spool" / "jobs" / "ahead-1", "ahead-1")
+    seen = JobLayout(mount / name / "spool" / "jobs" / "ahead-1", "ahead-1")
+    for first_mb in range(4):
+        task = TaskName(first_mb, 1, 1)
+        body = TaskBody("ahead-1", "files", (MiniBatch(first_mb, [f"f{first_mb}"], 1),))
+        server.pending_task(task).parent.mkdir(parents=True, exist_ok=True)
+        server.pending_task(task).write_bytes(body.encode())
+    prepare_node(seen, "n1")
+    prepare_node(server, "n2")
+    feed = _feed(seen, "n1")
+    local = files_feed(server, "n2")  # the same job on the server's own disk
+
+    async def main() -> None:
+        with anyio.fail_after(60):
+            assert await feed.get() is not None  # lists four, claims one
+            await feed.claim_ahead()
+            assert await local.get() is not None
+            await local.claim_ahead()
+
+    anyio.run(main)
+    assert not feed.claims_ahead and not feed.ahead
+    assert local.claims_ahead and len(local.ahead) == 1
