@@ -27,15 +27,13 @@ import os
 from typing import TYPE_CHECKING, Protocol
 
 from prsd.spool.entrybell import (
-    IN_CLOEXEC,
     IN_CREATE,
     IN_ISDIR,
     IN_MOVED_TO,
-    IN_NONBLOCK,
     IN_Q_OVERFLOW,
     add_watch,
     events,
-    inotify_calls,
+    open_inotify,
     remove_watch,
     ring_per_wake,
 )
@@ -71,11 +69,8 @@ class CommitWatch:
     @classmethod
     def open(cls) -> CommitWatch | None:
         """A watch of no job yet; None where inotify cannot be had."""
-        calls = inotify_calls()
-        if calls is None:
-            return None
-        fd = int(calls[0](IN_NONBLOCK | IN_CLOEXEC))
-        return None if fd < 0 else cls(fd)
+        fd = open_inotify()
+        return None if fd is None else cls(fd)
 
     @property
     def jobs(self) -> frozenset[str]:

@@ -89,14 +89,21 @@ def remove_watch(fd: int, wd: int) -> None:
         calls[2](fd, wd)
 
 
-def open_watch(folder: Path, mask: int) -> int | None:
-    """A non-blocking inotify descriptor watching ``folder`` for ``mask``; None where
-    none can be had."""
+def open_inotify() -> int | None:
+    """A new non-blocking inotify descriptor watching nothing yet; None where none can
+    be had."""
     calls = inotify_calls()
     if calls is None:
         return None
     fd = int(calls[0](IN_NONBLOCK | IN_CLOEXEC))
-    if fd < 0:
+    return None if fd < 0 else fd
+
+
+def open_watch(folder: Path, mask: int) -> int | None:
+    """A non-blocking inotify descriptor watching ``folder`` for ``mask``; None where
+    none can be had."""
+    fd = open_inotify()
+    if fd is None:
         return None
     if add_watch(fd, folder, mask) < 0:
         os.close(fd)
