@@ -8,6 +8,7 @@ the rounds (prsd/leader/intake/loads.py); a later round records its outcome.
 
 from __future__ import annotations
 
+import contextlib
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, TypeVar
 
@@ -64,7 +65,8 @@ if TYPE_CHECKING:
 log = get_logger("prsd.leader")
 T = TypeVar("T")
 
-TICK_S = 0.25
+TICK_S = 0.25  # steps without a ring: claims, and on a network spool commits and submits
+WATCHED_TICK_S = 0.5  # where inotify rings for submits and commits: the desks' own period
 ORPHANS_CHECK_S = 2.0  # active jobs nobody drives (a deposed leader's last intake) are resumed
 
 
@@ -110,6 +112,7 @@ class Leader:
         self.desk = RequestDesk(spool, only_job=only_job)
         self.health = LeaderHealth(spool.root, self.election)  # storage faults met
         self.commit_watch: CommitWatch | None = None  # the daemon's, on a local spool
+        self.tick_s = TICK_S  # WATCHED_TICK_S with the daemon's watches (prsd.daemon)
         self.faults = self.health.faults  # the spool's storage condition
         self.suspended = self.health.suspended  # job -> when to resume it (after a fault)
         self.intake_retry: dict[str, JobLayout] = {}  # taken in, spec not yet recorded
@@ -247,8 +250,7 @@ class Leader:
             self._resume(job_id, now)
 
     def _check_nodes(self, now: float) -> None:
-        """Look at the nodes (:class:`NodeWatch`: the lost ones' claims requeued); write
-        the view ``prsctl nodes`` shows."""
+        """Look at the nodes (the lost ones' claims requeued); write ``prsctl nodes``'s view."""
         presume = not self.election.clock.fast()  # a fast clock sees every node silent
         beats = self.watch.look(now, self.drivers.values(), presume=presume)
         if beats is not None:
@@ -332,10 +334,8 @@ class Leader:
 
     def _ring_agent(self) -> None:
         """(In the step's thread.) Ring the in-process agent's bell now, not after the step."""
-        try:
+        with contextlib.suppress(RuntimeError):  # outside an event loop (a test driving step())
             anyio.from_thread.run_sync(self.links.agent_bell.ring)
-        except RuntimeError:
-            pass  # called outside an event loop's worker thread (a test driving step())
 
     async def serve(self) -> None:
         """The daemon: wait for the lease, lead until deposed, then wait again."""
@@ -397,4 +397,4 @@ class Leader:
             if any(d.split_behind for d in self.drivers.values()):
                 await anyio.lowlevel.checkpoint()  # let the event loop run, then split on
                 continue
-            await links.leader_bell.wait(TICK_S)
+            await links.leader_bell.wait(self.tick_s)

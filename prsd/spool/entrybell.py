@@ -139,8 +139,13 @@ async def ring_on_entries(folder: Path, bell: Doorbell) -> None:
     """Ring ``bell`` whenever an entry of ``folder`` comes or goes, until cancelled
     (returns at once where inotify cannot watch it)."""
     fd = open_entry_watch(folder)
-    if fd is None:
-        return
+    if fd is not None:
+        await ring_and_close(fd, bell)
+
+
+async def ring_and_close(fd: int, bell: Doorbell) -> None:
+    """:func:`ring_per_wake` (no ``each``), then close ``fd``: the descriptor is this
+    task's from the call on."""
     try:
         await ring_per_wake(fd, bell)
     finally:

@@ -7,7 +7,7 @@ from typing import TYPE_CHECKING
 
 import anyio
 
-from prsd.spool.entrybell import open_entry_watch, ring_on_entries
+from prsd.spool.entrybell import open_entry_watch, ring_and_close, ring_on_entries
 from prsd.spool.watch import Doorbell
 
 if TYPE_CHECKING:
@@ -54,3 +54,28 @@ def test_a_folder_that_cannot_be_watched_ends_the_watch_at_once(tmp_path: Path) 
             await ring_on_entries(tmp_path / "missing", Doorbell())
 
     anyio.run(main)
+
+
+def test_a_watch_handed_to_its_ringer_rings_and_is_closed_when_the_ringer_ends(
+    tmp_path: Path,
+) -> None:
+    fd = open_entry_watch(tmp_path)
+    assert fd is not None
+    rang: list[bool] = []
+
+    async def main() -> None:
+        bell = Doorbell()
+        async with anyio.create_task_group() as tg:
+            tg.start_soon(ring_and_close, fd, bell)
+            (tmp_path / "job-1").mkdir()
+            rang.append(await bell.wait(10))
+            tg.cancel_scope.cancel()
+
+    anyio.run(main)
+    assert rang == [True]
+    try:
+        os.fstat(fd)
+    except OSError as exc:
+        assert exc.errno == 9  # EBADF: closed by the ringer
+    else:
+        raise AssertionError("the watch's descriptor is still open")
