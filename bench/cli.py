@@ -155,7 +155,7 @@ def main(argv: list[str] | None = None) -> int:
         "w9_repeats": args.w9_repeats,
         "workers": args.workers,
         "sizes": sizes.__dict__,
-        "machine": machine(),
+        "machine": machine(work),
         "elapsed_s": time.perf_counter() - started,
         "samples": [s.to_json() for s in samples],
         "special": extra,

@@ -12,6 +12,8 @@ from datetime import UTC, datetime
 from importlib import metadata
 from typing import TYPE_CHECKING, Any
 
+from bench.diskprobe import create_us
+
 if TYPE_CHECKING:
     from pathlib import Path
 
@@ -20,8 +22,9 @@ if TYPE_CHECKING:
 PACKAGES = ("prsd", "ray", "dask", "distributed", "pandas", "pyarrow", "psutil", "anyio", "numpy")
 
 
-def machine() -> dict[str, Any]:
-    """Date, cores, Python and package versions: recorded with every table."""
+def machine(scratch: Path | None = None) -> dict[str, Any]:
+    """Date, cores, Python and package versions, and the cost of making a file in the
+    ``scratch`` folder the runs use (:mod:`bench.diskprobe`): recorded with every table."""
     versions = {}
     for name in PACKAGES:
         try:
@@ -40,6 +43,8 @@ def machine() -> dict[str, Any]:
         "platform": platform.platform(),
         "cpu": _cpu_model(),
         "versions": versions,
+        "scratch": None if scratch is None else str(scratch),
+        "file_create_us": None if scratch is None else create_us(scratch),
     }
 
 
@@ -91,6 +96,8 @@ def markdown(doc: dict[str, Any], rows: list[Row], goals: list[dict[str, Any]]) 
         "",
         (
             f"{m['nproc']} cores ({m['cpu']}), Python {m['python']}, {m['platform']}; {versions}. "
+            f"Scratch folder {m.get('scratch')}: a file made and renamed in "
+            f"{_f(m.get('file_create_us'))} µs. "
             f"{doc['repeats']} repeats, alternating; medians; ratios are medians of the per-repeat "
             f"ratios (same run). Total {doc['elapsed_s']:.0f} s."
         ),
