@@ -28,7 +28,7 @@ from prsd.errors import PrsdError
 from prsd.jobspec import JobSpec
 from prsd.logconfig import get_logger
 from prsd.spool.arrivalbell import ring_on_arrivals
-from prsd.spool.entrybell import ring_on_entries
+from prsd.spool.entrybell import open_entry_watch, ring_and_close
 from prsd.spool.fstype import is_local_spool
 from prsd.spool.heartbeat import write_heartbeat
 from prsd.spool.heartbeatrecord import HEARTBEAT_INTERVAL_S, Heartbeat
@@ -47,6 +47,7 @@ if TYPE_CHECKING:
 log = get_logger("prsd.agent")
 
 TICK_S = 0.5
+WATCHED_TICK_S = 1.0  # with active/ watched (a local spool): its periodic checks alone
 LIST_MIN_S = 0.1
 RECHECK_S = 5.0  # a job this node could not take (seats full, files unseen) is looked at again
 EXIT_IDLE = 41  # --exit-when-idle: no job to serve
@@ -121,16 +122,12 @@ class Agent:
     async def run(self, *, until_job: str | None = None, signals: bool = False) -> int:
         """Serve jobs until cancelled, drained, idle (``exit_when_idle``: 41) or
         ``until_job`` has ended here; returns the exit code."""
-        code = 0
+        code, tick_s = 0, TICK_S
         async with anyio.create_task_group() as tg:
             tg.start_soon(self.beat.run, self._serving)
             if signals:
                 tg.start_soon(self._signals)
-                if is_local_spool(self.spool.root):
-                    # A job taken in wakes it at once; each served job's new tasks too
-                    # (_watch_arrivals). Nothing else under jobs/ wakes it.
-                    self._arrival_hints = True
-                    tg.start_soon(ring_on_entries, self.spool.active, self.bell)
+                tick_s = self._watch_locally(tg)
             idle_since: float | None = None
             listed = -1e9
             while not self._drain.is_set():
@@ -150,8 +147,8 @@ class Agent:
                         break
                 else:
                     idle_since = None
-                with anyio.move_on_after(TICK_S):
-                    if await self.bell.wait(TICK_S):
+                with anyio.move_on_after(tick_s):
+                    if await self.bell.wait(tick_s):
                         self._fan_out()
             if self._drain.is_set():
                 await self._drain_runs()
@@ -159,6 +156,19 @@ class Agent:
                 running.run.stop(kill_busy=True)
             tg.cancel_scope.cancel()
         return code
+
+    def _watch_locally(self, tg: anyio.abc.TaskGroup) -> float:
+        """On a local spool, a job taken in wakes the agent at once, and so do each served
+        job's new tasks (_watch_arrivals); nothing else under jobs/ wakes it. Returns
+        the loop's timer: longer with ``active/`` watched."""
+        if not is_local_spool(self.spool.root):
+            return TICK_S
+        self._arrival_hints = True
+        active_watch = open_entry_watch(self.spool.active)
+        if active_watch is None:
+            return TICK_S
+        tg.start_soon(ring_and_close, active_watch, self.bell)
+        return WATCHED_TICK_S
 
     async def _list_active(self, listed: float) -> tuple[float, set[str]]:
         """The active jobs this agent may serve, and when they were listed.
