@@ -54,15 +54,20 @@ def list_pending(job: JobLayout, limit: int) -> list[Path]:
     epoch = current_epoch(job.spool)
     found: list[Path] = []
     for shard in shards:
+        folder = job.pending / shard
         try:
-            with os.scandir(job.pending / shard) as it:
+            with os.scandir(folder) as it:
                 names = sorted(e.name for e in it if not e.name.startswith("."))
         except FileNotFoundError:
             continue
-        found.extend(job.pending / shard / n for n in names if _epoch_of(n) >= epoch)
-        if len(found) >= limit:
-            break
-    return found[:limit]
+        # Paths for the first ``limit`` names only: a shard may hold thousands of tasks,
+        # and every agent with an idle worker lists it at each task written.
+        for name in names:
+            if _epoch_of(name) >= epoch:
+                found.append(folder / name)
+                if len(found) >= limit:
+                    return found
+    return found
 
 
 def prepare_node(job: JobLayout, node_id: str) -> None:

@@ -141,3 +141,28 @@ def test_write_atomic_leaves_no_temp(tmp_path: Path) -> None:
     write_atomic(path, b"two")
     assert path.read_bytes() == b"two"
     assert [p.name for p in tmp_path.iterdir()] == ["f.json"]
+
+
+def test_a_listing_names_the_first_pending_tasks_of_this_epoch_in_order(tmp_path: Path) -> None:
+    """Up to ``limit`` names, lowest shard and name first, across shards; a deposed
+    leader's older epoch and temp files left out, however many names a shard holds."""
+    job = _job(tmp_path)
+    epoch_file = job.spool.leader / "epoch-00000002"
+    epoch_file.parent.mkdir(parents=True, exist_ok=True)
+    epoch_file.write_text("{}")
+    first = [TaskName(i, 1, 2) for i in range(0, 40, 2)]  # shard 000000: 20 tasks
+    second = [TaskName(4096 + i, 1, 2) for i in range(5)]  # shard 000001: 5 tasks
+    stale = TaskName(1, 1, 1)  # epoch 1: a deposed leader's late write
+    for t in [*first, *second, stale]:
+        (job.pending / t.shard).mkdir(parents=True, exist_ok=True)
+        job.pending_task(t).write_bytes(b"{}")
+    (job.pending / first[0].shard / ".tmp-000000003.a1.e2.1-ab").write_bytes(b"")
+
+    def names(limit: int) -> list[str]:
+        return [p.name for p in list_pending(job, limit)]
+
+    assert names(3) == [t.name for t in first[:3]]
+    assert names(20) == [t.name for t in first]
+    assert names(22) == [t.name for t in [*first, *second[:2]]]
+    assert names(100) == [t.name for t in [*first, *second]]
+    assert all(p.parent == job.pending / p.parent.name for p in list_pending(job, 100))
