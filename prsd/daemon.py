@@ -97,7 +97,7 @@ def _leader(spool: SpoolLayout, args: argparse.Namespace) -> int:
     from prsd.leader.leader import WATCHED_TICK_S, Leader
     from prsd.sdnotify import serve_notified
     from prsd.spool.commitbell import CommitWatch
-    from prsd.spool.entrybell import open_entry_watch, ring_and_close
+    from prsd.spool.entrybell import watch_entries
     from prsd.spool.fstype import is_local_spool
 
     election = Election(spool, lease_s=args.lease_s, beat_s=args.heartbeat_s)
@@ -113,14 +113,12 @@ def _leader(spool: SpoolLayout, args: argparse.Namespace) -> int:
             tg.start_soon(leader.serve)
             if is_local_spool(spool.root):
                 bell = leader.links.leader_bell
-                inbox = open_entry_watch(spool.inbox)  # a submit wakes it at once
-                if inbox is not None:
-                    tg.start_soon(ring_and_close, inbox, bell)
+                inbox = watch_entries(tg, spool.inbox, bell)  # a submit wakes it at once
                 # The driven jobs' commits and hand-backs; not log lines, results or status.
                 leader.commit_watch = CommitWatch.open()
                 if leader.commit_watch is not None:
                     tg.start_soon(leader.commit_watch.ring, bell)
-                    if inbox is not None:  # no step waits for a timer to see them
+                    if inbox:  # no step waits for a timer to see them
                         leader.tick_s = WATCHED_TICK_S
             with anyio.open_signal_receiver(signal.SIGTERM, signal.SIGINT) as signals:
                 async for _ in signals:

@@ -28,7 +28,7 @@ from prsd.errors import PrsdError
 from prsd.jobspec import JobSpec
 from prsd.logconfig import get_logger
 from prsd.spool.arrivalbell import ring_on_arrivals
-from prsd.spool.entrybell import open_entry_watch, ring_and_close
+from prsd.spool.entrybell import watch_entries
 from prsd.spool.fstype import is_local_spool
 from prsd.spool.heartbeat import write_heartbeat
 from prsd.spool.heartbeatrecord import HEARTBEAT_INTERVAL_S, Heartbeat
@@ -164,11 +164,7 @@ class Agent:
         if not is_local_spool(self.spool.root):
             return TICK_S
         self._arrival_hints = True
-        active_watch = open_entry_watch(self.spool.active)
-        if active_watch is None:
-            return TICK_S
-        tg.start_soon(ring_and_close, active_watch, self.bell)
-        return WATCHED_TICK_S
+        return WATCHED_TICK_S if watch_entries(tg, self.spool.active, self.bell) else TICK_S
 
     async def _list_active(self, listed: float) -> tuple[float, set[str]]:
         """The active jobs this agent may serve, and when they were listed.

@@ -2,19 +2,19 @@
 
 The leader's ``inbox/`` and the agents' ``active/`` are single folders whose new
 entries start work (a job submitted; a job taken in). ``watchfiles``
-(:mod:`prsd.spool.watch`) looks for changes every 50 ms and yields them one or two
-looks later, so each of those hops cost 50-100 ms; here the kernel's inotify
-descriptor wakes the event loop itself, at once, and there is no polling thread (no
-CPU while idle). The daemons use it beside :mod:`prsd.spool.watch`, on a local-disk
-spool only (on a network file system inotify sees only this machine's changes).
+looked for changes every 50 ms and yielded them one or two looks later, so each of
+those hops cost 50-100 ms; here the kernel's inotify descriptor wakes the event loop
+itself, at once, and there is no polling thread (no CPU while idle). The daemons use
+it on a local-disk spool only (on a network file system inotify sees only this
+machine's changes), and step on a longer timer where it watches.
 
 Promise: hints only, as every bell: the listing is the truth, and the loops list on
 their timers regardless. Linux only; ``ctypes`` is loaded when a watch starts, never
 on import (``prsd run`` does not pay for it).
 
 Errors: none raised. Where inotify cannot be had (no such libc function, the folder
-cannot be watched, the user's watch limit reached) :func:`ring_on_entries` returns
-at once; a read error ends it quietly.
+cannot be watched, the user's watch limit reached) :func:`watch_entries` starts
+nothing and says so; a read error ends the ringing quietly.
 """
 
 from __future__ import annotations
@@ -29,6 +29,8 @@ import anyio
 if TYPE_CHECKING:
     from collections.abc import Callable, Iterator
     from pathlib import Path
+
+    from anyio.abc import TaskGroup
 
     from prsd.spool.watch import Doorbell
 
@@ -135,17 +137,19 @@ async def ring_per_wake(
         bell.ring()
 
 
-async def ring_on_entries(folder: Path, bell: Doorbell) -> None:
-    """Ring ``bell`` whenever an entry of ``folder`` comes or goes, until cancelled
-    (returns at once where inotify cannot watch it)."""
+def watch_entries(tg: TaskGroup, folder: Path, bell: Doorbell) -> bool:
+    """Ring ``bell`` whenever an entry of ``folder`` comes or goes, from a task started in
+    ``tg`` (it runs until cancelled, then closes its descriptor). False, and nothing
+    started, where inotify cannot watch ``folder``: a caller waits on a longer timer
+    only when this is True."""
     fd = open_entry_watch(folder)
-    if fd is not None:
-        await ring_and_close(fd, bell)
+    if fd is None:
+        return False
+    tg.start_soon(_ring_and_close, fd, bell)
+    return True
 
 
-async def ring_and_close(fd: int, bell: Doorbell) -> None:
-    """:func:`ring_per_wake` (no ``each``), then close ``fd``: the descriptor is this
-    task's from the call on."""
+async def _ring_and_close(fd: int, bell: Doorbell) -> None:
     try:
         await ring_per_wake(fd, bell)
     finally:

@@ -2,12 +2,13 @@
 
 from __future__ import annotations
 
+import contextlib
 import os
 from typing import TYPE_CHECKING
 
 import anyio
 
-from prsd.spool.entrybell import open_entry_watch, ring_and_close, ring_on_entries
+from prsd.spool.entrybell import open_entry_watch, watch_entries
 from prsd.spool.watch import Doorbell
 
 if TYPE_CHECKING:
@@ -23,7 +24,7 @@ def test_an_entry_made_moved_in_or_removed_rings_and_nothing_else_does(tmp_path:
     async def main() -> None:
         bell = Doorbell()
         async with anyio.create_task_group() as tg:
-            tg.start_soon(ring_on_entries, folder, bell)
+            assert watch_entries(tg, folder, bell)
             await anyio.sleep(0.1)  # the watch is in place
             (elsewhere / "job-1").mkdir()  # another folder: no ring
             (folder / "old").mkdir()
@@ -50,32 +51,37 @@ def test_a_folder_that_cannot_be_watched_ends_the_watch_at_once(tmp_path: Path) 
     os.close(fd)
 
     async def main() -> None:
-        with anyio.fail_after(5):
-            await ring_on_entries(tmp_path / "missing", Doorbell())
+        with anyio.fail_after(5):  # nothing started: the group ends at once
+            async with anyio.create_task_group() as tg:
+                assert not watch_entries(tg, tmp_path / "missing", Doorbell())
 
     anyio.run(main)
 
 
-def test_a_watch_handed_to_its_ringer_rings_and_is_closed_when_the_ringer_ends(
-    tmp_path: Path,
-) -> None:
-    fd = open_entry_watch(tmp_path)
-    assert fd is not None
+def _inotify_fds() -> int:
+    """This process's open inotify descriptors (``/proc/self/fd``)."""
+    count = 0
+    for name in os.listdir("/proc/self/fd"):
+        with contextlib.suppress(OSError):  # the listing's own descriptor, closed by now
+            count += os.readlink(f"/proc/self/fd/{name}") == "anon_inode:inotify"
+    return count
+
+
+def test_a_watch_rings_and_its_descriptor_is_closed_when_its_task_ends(tmp_path: Path) -> None:
+    before = _inotify_fds()
     rang: list[bool] = []
+    during: list[int] = []
 
     async def main() -> None:
         bell = Doorbell()
         async with anyio.create_task_group() as tg:
-            tg.start_soon(ring_and_close, fd, bell)
+            assert watch_entries(tg, tmp_path, bell)
+            during.append(_inotify_fds())
             (tmp_path / "job-1").mkdir()
             rang.append(await bell.wait(10))
             tg.cancel_scope.cancel()
 
     anyio.run(main)
     assert rang == [True]
-    try:
-        os.fstat(fd)
-    except OSError as exc:
-        assert exc.errno == 9  # EBADF: closed by the ringer
-    else:
-        raise AssertionError("the watch's descriptor is still open")
+    assert during == [before + 1]
+    assert _inotify_fds() == before  # closed by its task
