@@ -8,16 +8,22 @@ worker's own group when the agent made one (``prsd.agent.cgroup``), else the cgr
 it runs in.
 :func:`prsd.agent.verdicts.classify_exit` decides from these. Every read here is best effort: a missing file or a vanished process is "no
 evidence", never an error.
+
+A sample is one ``pread`` of ``/proc/<pid>/statm`` on a descriptor opened once (it
+refers to that process alone: once the worker is reaped it reads nothing, whatever
+process gets its pid) and one ``prlimit``: an agent samples each of its workers five
+times a second, so psutil's object per sample (two more reads of ``/proc``) was most of
+an idle agent's CPU while a job ran. :mod:`prsd.agent.workerwatch` drives the samples.
 """
 
 from __future__ import annotations
 
+import os
 import resource
 from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Protocol
 
-import anyio
 import psutil
 
 from prsd.agent.verdicts import MemoryEvidence
@@ -25,7 +31,7 @@ from prsd.agent.verdicts import MemoryEvidence
 if TYPE_CHECKING:
     from collections.abc import Callable
 
-SAMPLE_INTERVAL_S = 0.2
+PAGE_BYTES = os.sysconf("SC_PAGE_SIZE")
 CGROUP_ROOT = Path("/sys/fs/cgroup")
 
 
@@ -116,24 +122,39 @@ class MemoryWatch:
         # The mini-batch whose run() is under way (None: none), read before each sample.
         self.running: Callable[[], object] | None = None
         self.peak_of: object = None  # the mini-batch the peak was sampled for
+        self.current: object = None  # the mini-batch under way at the last tick
+        try:
+            self._statm: int | None = os.open(f"/proc/{pid}/statm", os.O_RDONLY | os.O_CLOEXEC)
+        except OSError:
+            self._statm = None  # gone already: no samples
 
     def sample(self) -> bool:
-        """Take one sample; False once the process is gone."""
-        try:
-            proc = psutil.Process(self.pid)
-            info = proc.memory_info()
-            soft, _hard = proc.rlimit(psutil.RLIMIT_AS)
-        except (psutil.Error, OSError):
+        """Take one sample; False once the process is gone (or reaped)."""
+        if self._statm is None:
             return False
-        ram = info.rss / self.ram_limit if self.ram_limit else 0.0
-        space = info.vms / soft if soft not in (resource.RLIM_INFINITY, -1) and soft > 0 else 0.0
+        try:
+            fields = os.pread(self._statm, 128, 0).split()
+            soft, _hard = resource.prlimit(self.pid, resource.RLIMIT_AS)
+            vms, rss = int(fields[0]) * PAGE_BYTES, int(fields[1]) * PAGE_BYTES
+        except (OSError, ValueError, IndexError):
+            return False
+        if vms == 0:
+            return False  # a zombie: exited, its memory already freed
+        ram = rss / self.ram_limit if self.ram_limit else 0.0
+        space = vms / soft if soft not in (resource.RLIM_INFINITY, -1) and soft > 0 else 0.0
         p = self.peak
         self.peak = MemoryPeak(
-            max(p.rss_bytes, info.rss),
+            max(p.rss_bytes, rss),
             max(p.ram_fraction, ram),
             max(p.address_space_fraction, space),
         )
         return True
+
+    def close(self) -> None:
+        """Let go of the process's ``statm`` (no samples after this)."""
+        if self._statm is not None:
+            os.close(self._statm)
+            self._statm = None
 
     def reset(self) -> None:
         """Start a new peak (a new mini-batch): an earlier one's memory is no evidence.
@@ -145,24 +166,18 @@ class MemoryWatch:
         """
         self.peak = MemoryPeak()
 
-    async def run(self) -> None:
-        """Sample every :data:`SAMPLE_INTERVAL_S` until the process is gone.
-
-        Before each sample, :attr:`running` (if set) says which mini-batch's ``run()``
-        is under way; a new one starts a new peak (:meth:`reset`).
-        """
-        current: object = None
-        while True:
-            running = self.running
-            if running is not None:
-                now_running = running()
-                if now_running is not None and now_running != current:
-                    self.reset()
-                    self.peak_of = now_running
-                current = now_running
-            if not self.sample():
-                return
-            await anyio.sleep(SAMPLE_INTERVAL_S)
+    def tick(self) -> bool:
+        """One round of the watch: :attr:`running` (if set) says which mini-batch's
+        ``run()`` is under way, a new one starts a new peak (:meth:`reset`); then one
+        sample. False once the process is gone."""
+        running = self.running
+        if running is not None:
+            now_running = running()
+            if now_running is not None and now_running != self.current:
+                self.reset()
+                self.peak_of = now_running
+            self.current = now_running
+        return self.sample()
 
     def kernel_oom_kills_since_start(self) -> int:
         """OOM kills the kernel counted in the worker's cgroup since it started (0 if unknown)."""

@@ -1,8 +1,8 @@
 """A worker's captured stdout and stderr stay under a size: the tail is kept, in two files.
 
 Invariant: while a worker lives (and once more when it exits or the check is
-cancelled), each of its ``user/stdout`` and ``user/stderr`` files is checked every
-:data:`CHECK_INTERVAL_S`;
+cancelled), each of its ``user/stdout`` and ``user/stderr`` files is checked at every
+tick of its watch (:mod:`prsd.agent.workerwatch`, every 0.2 s);
 one over ``cap_bytes`` (``PRSD_MAX_CAPTURED_OUTPUT``, default 64 MiB) has its last
 ``cap_bytes`` copied to ``<file>.1`` (replacing the one before), is truncated to
 nothing, and starts again with a line saying that output was cut. ``<file>.1`` never
@@ -33,11 +33,9 @@ import anyio
 import anyio.to_thread
 
 if TYPE_CHECKING:
-    from collections.abc import Callable
     from pathlib import Path
     from typing import IO
 
-CHECK_INTERVAL_S = 0.2
 _CHUNK = 1024 * 1024
 _CATCH_UP_ROUNDS = 3
 
@@ -123,27 +121,22 @@ def _copy_range(src: int, dst: int, offset: int, end: int) -> int:
     return offset
 
 
-async def keep_under_cap(
-    files: list[CapturedFile], cap_bytes: int, alive: Callable[[], bool]
-) -> None:
-    """Check ``files`` until ``alive()`` is false, once more, then close their descriptors.
+async def check_caps(files: list[CapturedFile], cap_bytes: int) -> None:
+    """One check of ``files``: any over ``cap_bytes`` is cut (its tail kept in ``.1``)."""
+    for captured in files:
+        if _size(captured) > cap_bytes:  # an fstat: cheap enough for every tick
+            await anyio.to_thread.run_sync(rotate_if_over, captured, cap_bytes)
 
-    The last check is made also when the task is cancelled (the job's run on this node
-    ends as its last worker exits): a worker that printed fast after the check before
-    must not leave its file over the cap.
-    """
-    try:
-        while alive():
-            await anyio.sleep(CHECK_INTERVAL_S)
-            for captured in files:
-                if _size(captured) > cap_bytes:  # an fstat: cheap enough for the loop
-                    await anyio.to_thread.run_sync(rotate_if_over, captured, cap_bytes)
-    finally:
-        with anyio.CancelScope(shield=True):
-            for captured in files:  # rotate_if_over reports no OSError: never masks one
-                await anyio.to_thread.run_sync(rotate_if_over, captured, cap_bytes)
-        for captured in files:
-            os.close(captured.fd)
+
+async def last_check(files: list[CapturedFile], cap_bytes: int) -> None:
+    """The check made when the worker is gone, also when the caller is cancelled (a
+    worker that printed fast after the check before must not leave its file over the
+    cap); then the descriptors are closed."""
+    with anyio.CancelScope(shield=True):
+        for captured in files:  # rotate_if_over reports no OSError: never masks one
+            await anyio.to_thread.run_sync(rotate_if_over, captured, cap_bytes)
+    for captured in files:
+        os.close(captured.fd)
 
 
 def _size(captured: CapturedFile) -> int:

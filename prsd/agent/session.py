@@ -34,9 +34,9 @@ from prsd.agent.initresult import InitResult, died_during_init, init_timed_out
 from prsd.agent.launcher import launch_worker, sandbox_lines
 from prsd.agent.memwatch import MemoryWatch
 from prsd.agent.nodelog import append_stamped, stamped
-from prsd.agent.outcap import keep_under_cap
 from prsd.agent.proc import BrokenWorker, WorkerProcess
 from prsd.agent.workerstate import Action, Event, Transition, WorkerState, transition
+from prsd.agent.workerwatch import watch_worker
 from prsd.owner import RunAs, make_files_for
 from prsd.spool.layout import process_name
 from prsd.tunables import max_captured_output_bytes
@@ -108,15 +108,14 @@ class WorkerSession(WorkerHandle):
     async def _watch_while_alive(self, proc: WorkerProcess, memory: MemoryWatch) -> None:
         """The worker's memory watch and output cap, ended the moment its process exits.
 
-        Each loop would see the exit only at its next tick (up to 0.2 s), and the end of
-        the job on this node waits for them; the output cap's last check still runs.
+        The loop would see the exit only at its next tick (up to 0.2 s), and the end of
+        the job on this node waits for it; the output cap's last check still runs.
         """
         cap = max_captured_output_bytes()
         async with anyio.create_task_group() as watches:
             watches.start_soon(
-                keep_under_cap, proc.captured, cap, lambda: proc.process.returncode is None
+                watch_worker, memory, proc.captured, cap, lambda: proc.process.returncode is None
             )
-            watches.start_soon(memory.run)
             await proc.process.wait()
             watches.cancel_scope.cancel()
 
