@@ -29,7 +29,7 @@ from prsd.leader.run.jobclock import restored_start
 from prsd.leader.run.joblogs import JobLogs, report_parts
 from prsd.leader.run.ledger import Ledger
 from prsd.leader.run.merge import open_merge
-from prsd.leader.run.nodereports import blind_nodes, read_node_reports
+from prsd.leader.run.nodereports import NodeReports, blind_nodes
 from prsd.leader.run.requeues import Requeues
 from prsd.leader.run.results import Results
 from prsd.leader.run.status import StatusWriter
@@ -131,6 +131,7 @@ class JobDriver(Requeues, VoidReplans):
         self.final: FinalState | None = None
         self.fence = fence or (lambda: None)
         self.blind: dict[str, list[str]] = {}  # node -> paths it cannot see
+        self.node_reports = NodeReports(layout)
         self.takeover: TakeOver | None = None
         if resume:
             self.logs.master(f"leader epoch {epoch} takes the job over")
@@ -279,7 +280,7 @@ class JobDriver(Requeues, VoidReplans):
         if now - self._last_nodes_check < NODES_CHECK_S:
             return
         self._last_nodes_check = now
-        reports = read_node_reports(self.layout)
+        reports = self.node_reports.read(now)
         self.book.read_nodes(reports)
         for node_id, missing in blind_nodes(reports).items():
             if self.blind.get(node_id) != missing:
