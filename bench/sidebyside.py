@@ -173,7 +173,8 @@ def order(trees: list[tuple[str, Path]], repeat: int) -> list[tuple[str, Path]]:
 
 def _med(rows: list[dict[str, Any]], key: str) -> float | None:
     values = [float(r[key]) for r in rows if r.get("status") == "ok" and r.get(key) is not None]
-    return round(median(values), 3) if values else None
+    middle = median(values)
+    return round(middle, 3) if middle is not None else None
 
 
 def summarize(samples: list[dict[str, Any]]) -> list[str]:

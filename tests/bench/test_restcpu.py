@@ -7,6 +7,7 @@ import json
 import subprocess
 import sys
 from pathlib import Path
+from typing import Any
 
 from bench.restcpu import summary
 
@@ -33,7 +34,7 @@ def test_one_sample_measures_the_leader_and_each_agent(tmp_path: Path) -> None:
 
 
 def test_the_medians_leave_failed_samples_out() -> None:
-    rows = [
+    rows: list[dict[str, Any]] = [
         {
             "status": "ok",
             "leader_ms_per_s": 10.0,
