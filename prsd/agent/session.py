@@ -240,7 +240,10 @@ class WorkerSession(WorkerHandle):
             self.memory.running = running
 
     def close_board(self) -> None:
-        """Let go of the board (the worker has exited)."""
+        """Let go of the board and of the memory watch's descriptor (the worker has
+        exited; its watch closes them too, but may have been cancelled before it ran)."""
+        if self.memory is not None:
+            self.memory.close()
         if self._board is not None:
             if self.memory is not None:
                 self.memory.running = None

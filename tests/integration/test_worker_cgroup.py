@@ -58,7 +58,14 @@ def _run_in_group(sandbox: Sandbox, tmp_path: Path) -> tuple[WorkerGroup, int]:
     assert proc.stdin is not None
     proc.stdin.write(b"go\n")
     proc.stdin.close()
-    wait_until(lambda: pid_file.exists() and pid_file.read_text().strip() != "", 30, "the sleep")
+    try:
+        wait_until(
+            lambda: pid_file.exists() and pid_file.read_text().strip() != "", 30, "the sleep"
+        )
+    except BaseException:
+        os.killpg(proc.pid, 9)  # reaped here: a failure leaves no process to a later test
+        proc.wait(timeout=30)
+        raise
     sleeper = int(pid_file.read_text())
     os.killpg(proc.pid, 9)  # what the stop ladder does: the sleep is in another session
     proc.wait(timeout=30)
@@ -82,13 +89,23 @@ def test_killing_the_group_ends_a_setsid_grandchild(tmp_path: Path, kind: str) -
 
 
 def test_groups_of_a_dead_agent_are_swept(tmp_path: Path) -> None:
-    """A group named after an agent pid that is gone is killed and removed by the next agent."""
-    ghost = subprocess.Popen(["true"])
-    ghost.wait()
-    stale = Sandbox(_plan("v2"), prefix=f"prsd.{ghost.pid}")
-    group, sleeper = _run_in_group(stale, tmp_path)
+    """A group named after an agent pid that is gone is killed and removed by the next agent.
+
+    The "agent" lives until the group holds its sleep: an agent that other tests start
+    meanwhile sweeps every stale group of this machine, and would end a group named
+    after a dead pid while it is being set up. Once it is gone, another agent's sweep
+    may come first: then ours finds nothing, and the group must be gone already.
+    """
+    agent = subprocess.Popen(["sleep", "600"])
     try:
-        assert Sandbox(_plan("v2")).sweep_stale() >= 1
+        stale = Sandbox(_plan("v2"), prefix=f"prsd.{agent.pid}")
+        group, sleeper = _run_in_group(stale, tmp_path)
+    finally:
+        agent.kill()
+        agent.wait()
+    try:
+        removed = Sandbox(_plan("v2")).sweep_stale()
+        assert removed >= 1 or all(not f.exists() for f in group.folders())
         wait_until(partial(_gone, sleeper), 30, "the stale group's sleep to die")
         assert all(not f.exists() for f in group.folders())
     finally:
