@@ -12,8 +12,8 @@ evidence", never an error.
 A sample is one ``pread`` of ``/proc/<pid>/statm`` on a descriptor opened once (it
 refers to that process alone: once the worker is reaped it reads nothing, whatever
 process gets its pid) and one ``prlimit``: an agent samples each of its workers five
-times a second, so psutil's object per sample (two more reads of ``/proc``) was most of
-an idle agent's CPU while a job ran. :mod:`prsd.agent.workerwatch` drives the samples.
+times a second, and psutil's object per sample (two more reads of ``/proc``) was a
+large part of an agent's CPU while its workers slept. :mod:`prsd.agent.workerwatch` drives the samples.
 """
 
 from __future__ import annotations

@@ -244,9 +244,8 @@ class WorkerSession(WorkerHandle):
         exited; its watch closes them too, but may have been cancelled before it ran)."""
         if self.memory is not None:
             self.memory.close()
+            self.memory.running = None
         if self._board is not None:
-            if self.memory is not None:
-                self.memory.running = None
             self._board.close()
             self._board = None
 

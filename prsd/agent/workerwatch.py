@@ -9,9 +9,9 @@ of both are closed.
 One loop, not one per concern, and all of an agent's workers ticking together (on a
 grid of :data:`TICK_S` on the event loop's clock, so they are watched in one wake-up
 of its loop; the grid's phase is the agent's own, so that the agents of one machine
-do not all wake at the same instant): an agent whose job's workers are busy in ``run()`` wakes for
-nothing else, and each wake-up of an asyncio loop costs more than the sample and the
-``fstat`` it is for (two loops per worker, each on its own phase, were about half of
+do not all wake at the same instant): an agent whose job's workers are busy in
+``run()`` wakes for nothing else, and each wake-up of an asyncio loop costs more than
+the sample and the ``fstat`` it is for (two loops per worker, each on its own phase, were about half of
 an agent's CPU while its workers slept: bench/README.md, round 4o).
 
 Errors: none raised; each part is best effort (a vanished process ends the samples, a

@@ -7,7 +7,7 @@ from __future__ import annotations
 from dataclasses import replace
 from typing import TYPE_CHECKING
 
-from prsd.leader.run.nodereports import REREAD_S, NodeReports, read_node_reports
+from prsd.leader.run.nodereports import REREAD_S, NodeReports
 from prsd.spool.atomic import write_atomic
 from prsd.spool.layout import JobLayout
 from prsd.spool.nodereport import NodeReport
@@ -46,7 +46,7 @@ def test_a_report_is_decoded_again_only_when_its_file_changed(tmp_path: Path) ->
     layout.node_report("b2").unlink()
     layout.node_report("c3").write_bytes(b'{"node_id": "c3", "bu')  # torn: left out
     assert reader.read(102.0) == [a2]
-    assert read_node_reports(layout) == [a2]  # the one-off reader sees the same
+    assert NodeReports(layout).read(0.0) == [a2]  # a fresh reader sees the same
 
 
 def test_a_report_rewritten_in_place_is_seen_by_its_times(tmp_path: Path) -> None:

@@ -61,11 +61,6 @@ class NodeReports:
         return reports
 
 
-def read_node_reports(layout: JobLayout) -> list[NodeReport]:
-    """The nodes' reports for this job (``jobs/<id>/nodes/*.json``), as read now."""
-    return NodeReports(layout).read(0.0)
-
-
 def blind_nodes(reports: list[NodeReport]) -> dict[str, list[str]]:
     """Nodes whose report says they cannot see some of the job's files."""
     return {r.node_id: list(r.cannot_see) for r in reports if r.cannot_see}
