@@ -332,6 +332,15 @@ def _hand_over(job: Path, spool: Path, env: dict[str, str], sample: Sample) -> t
     return job_id, r.returncode == 0 and handed and bool(job_id)
 
 
+def warm_client() -> None:
+    """Import what :func:`submit_job` needs, before a timer starts: W9 times the fleet
+    from the submit, and Dask's and Ray's clients are imported (and their workers
+    started) before theirs (bench/runners/napfleet.py). Measured: 110-130 ms of a
+    W9 run's wall in a fresh interpreter (``bench.sidebyside``'s children)."""
+    import prsd.spool.opening
+    import prsd.submit  # noqa: F401
+
+
 def submit_job(job: Path, spool: Path) -> str:
     """``prsctl submit`` as a call: the job id."""
     from prsd.spool.opening import open_spool

@@ -29,7 +29,15 @@ from typing import Any
 import psutil
 
 from bench.cpu import own_cpu_s, tree_cpu_s
-from bench.execute import REPO, digest, final_state, start_daemons, submit_job, wait_final
+from bench.execute import (
+    REPO,
+    digest,
+    final_state,
+    start_daemons,
+    submit_job,
+    wait_final,
+    warm_client,
+)
 from bench.inputs import file_set
 from bench.measure import bench_env, tail
 from bench.prsd_job import job_output, job_yaml, make_job_folder
@@ -152,6 +160,7 @@ def _prsd(n: int, count: int, nap_s: float, run_dir: Path, rig: bool) -> dict[st
         pids = [daemons.leader.pid, *agent_pids]
         leader0, agents0 = own_cpu_s(pids[0]), sum(own_cpu_s(p) for p in agent_pids)
         tree0 = tree_cpu_s(pids)
+        warm_client()
         start = time.perf_counter()
         job_id = submit_job(job, spool)
         done = wait_final(spool, job_id, 60 + 20 * count * nap_s / (n * SLOTS_PER_AGENT))

@@ -1,10 +1,9 @@
 """The leader loop: intake, then one bounded step per job, then wait for a ring or a tick.
 
-``Leader.step(now)`` is synchronous and does all the file I/O of one round; the
-async ``run`` calls it in a worker thread, one hop per round. ``prsd run`` drives
-the same object with ``until_job`` set. Loading a job's spec at intake runs beside
-the rounds (prsd/leader/intake/loads.py); a later round records its outcome.
-"""
+``Leader.step(now)`` is synchronous and does all the file I/O of one round; the async
+``run`` calls it in a worker thread, one hop per round. ``prsd run`` drives the same object
+with ``until_job`` set. Loading a job's spec at intake runs beside the rounds
+(prsd/leader/intake/loads.py); a later round records its outcome."""
 
 from __future__ import annotations
 
@@ -42,6 +41,7 @@ from prsd.leader.intake.loads import IntakeLoads, Loading
 from prsd.leader.liveness import Observer, nodes_view
 from prsd.leader.nodewatch import NodeWatch
 from prsd.leader.requests.desk import RequestDesk
+from prsd.leader.run.donescan import wait_s
 from prsd.leader.run.job import Hint, JobDriver
 from prsd.leader.run.jobclock import record_start
 from prsd.logconfig import get_logger
@@ -160,7 +160,7 @@ class Leader:
         except Deposed:
             raise
         except Exception as exc:  # noqa: BLE001 - the job's boundary (prsd.leader.end.guard)
-            if not self._storage_fault(exc, now, job_id):
+            if not self.health.note(exc, now, job_id):
                 reason = f"the job could not be resumed: {fault_reason(exc, layout)}"
                 self.finished[job_id] = end_broken_job(self.spool, layout, reason)
             return
@@ -205,7 +205,7 @@ class Leader:
     def _job_fault(self, job_id: str, driver: JobDriver, exc: Exception, now: float) -> None:
         """A job's step raised: wait out a storage fault, else fail that job alone."""
         del self.drivers[job_id]
-        if self._storage_fault(exc, now, job_id):
+        if self.health.note(exc, now, job_id):
             abandon_quietly(driver)
             return
         reason = fault_reason(exc, driver.layout)
@@ -216,16 +216,12 @@ class Leader:
         except Deposed:
             raise
         except Exception as again:  # noqa: BLE001 - the job's boundary, ending it
-            if self._storage_fault(again, now, job_id):
+            if self.health.note(again, now, job_id):
                 abandon_quietly(driver)
                 return
             abandon_quietly(driver)
         self.finished[job_id] = driver.final or end_broken_job(self.spool, driver.layout, reason)
         self.spool.active_marker(job_id).unlink(missing_ok=True)
-
-    def _storage_fault(self, exc: BaseException, now: float, job_id: str | None) -> bool:
-        """If ``exc`` is a storage fault: noted (:class:`LeaderHealth`), the job suspended."""
-        return self.health.note(exc, now, job_id)
 
     def _adopt_orphans(self, now: float) -> None:
         """Resume active jobs that no driver here owns.
@@ -262,7 +258,7 @@ class Leader:
         try:
             write_atomic(self.spool.nodes_view, view.to_json(), durable=False)
         except OSError as exc:
-            if not self._storage_fault(exc, now, None):
+            if not self.health.note(exc, now, None):
                 log.warning("cannot write leader/nodes.json", error=str(exc))
 
     def _intake(self, now: float) -> bool:
@@ -325,7 +321,7 @@ class Leader:
             self.finished[layout.job_id] = fail_intake(layout, exc)
             log.warning("job refused", job_id=layout.job_id, error=exc.one_line())
         except Exception as exc:  # noqa: BLE001 - the job's boundary (prsd.leader.end.guard)
-            if self._storage_fault(exc, now, None):
+            if self.health.note(exc, now, None):
                 self.intake_retry[layout.job_id] = layout
             else:
                 reason = f"the job could not be taken in: {fault_reason(exc, layout)}"
@@ -381,7 +377,7 @@ class Leader:
                 with self.election.ops.op("a job step"):  # liveness is progress
                     moved = await anyio.to_thread.run_sync(self.step, now, hints)
             except OSError as exc:  # a storage fault outside any one job (listing, intake)
-                if not self._storage_fault(exc, now, None):
+                if not self.health.note(exc, now, None):
                     raise
                 links.hints[:0] = hints
                 await anyio.sleep(self.faults.backoff_s)
@@ -397,4 +393,5 @@ class Leader:
             if any(d.split_behind for d in self.drivers.values()):
                 await anyio.lowlevel.checkpoint()  # let the event loop run, then split on
                 continue
-            await links.leader_bell.wait(self.tick_s)
+            dues = [d.listing_due for d in self.drivers.values()]
+            await links.leader_bell.wait(wait_s(self.tick_s, anyio.current_time(), dues))

@@ -25,6 +25,7 @@ from prsd.leader.end.privatestatus import GRANT
 from prsd.leader.plan.splitting import SPLIT_BUDGET_S, Plan, split_step
 from prsd.leader.run.bisect import Bisector
 from prsd.leader.run.book import JobBook, Timeouts
+from prsd.leader.run.donescan import DoneScan
 from prsd.leader.run.jobclock import restored_start
 from prsd.leader.run.joblogs import JobLogs, report_parts
 from prsd.leader.run.ledger import Ledger
@@ -41,7 +42,6 @@ from prsd.leader.takeover.resume import merge_reports
 from prsd.leader.takeover.takeover import TakeOver
 from prsd.spool.issuelog import IssueLog
 from prsd.spool.jobfolder import JobFolder
-from prsd.spool.layout import JobLayout, TaskName, parse_done_name
 from prsd.spool.states import JobState
 from prsd.wire.records import MiniBatch
 
@@ -53,11 +53,9 @@ if TYPE_CHECKING:
     from prsd.leader.takeover.takeover import Look
     from prsd.spool.finalrecord import FinalState
     from prsd.spool.jobfolder import JobFiles
+    from prsd.spool.layout import JobLayout, TaskName
     from prsd.wire.records import MiniBatch
 
-LIST_INTERVAL_S = (
-    0.1  # how often done/ and returned/ are listed (file events and hints wake the step)
-)
 CANCEL_CHECK_S = 0.5
 NODES_CHECK_S = 0.5
 PROGRESS_LOG_S = 10.0
@@ -122,8 +120,7 @@ class JobDriver(Requeues, VoidReplans):
         # Worker slots serving the job (the leader updates it from the heartbeats): sizes
         # the tail's tasks. Until then, one node's worth.
         self.fleet_slots = spec.max_concurrency_per_instance or 1
-        self._last_listing = -1e9
-        self._seen_done: dict[str, set[str]] = {}  # shard -> done/ names handled
+        self.done_scan = DoneScan(self.folder)
         self._last_cancel_check = -1e9
         self._last_progress_log = now
         self._retries: list[list[MiniBatch]] = []
@@ -196,9 +193,13 @@ class JobDriver(Requeues, VoidReplans):
             if self.final is None:
                 self._ingest(hint.task.name, hint.node_id, now)
 
+    @property
+    def listing_due(self) -> float | None:
+        """When the leader must step again for a listing a step deferred (None: none)."""
+        return None if self.final is not None else self.done_scan.due_at
+
     def _scan(self, now: float) -> None:
-        if now - self._last_listing >= LIST_INTERVAL_S:
-            self._last_listing = now
+        if self.done_scan.due(now):
             self._scan_done(now)
             self.scan_returned()  # tasks handed back: requeued (prsd.leader.run.requeues)
             self.scan_void()  # unreadable task files: planned again (prsd.leader.run.voided)
@@ -206,23 +207,12 @@ class JobDriver(Requeues, VoidReplans):
     # --- results ------------------------------------------------------------------
 
     def _scan_done(self, now: float) -> None:
-        """Ingest the commits in the done/ folders of the shards with outstanding tasks.
-
-        A name handled once (ingested, or found not outstanding) is passed over at
-        every later listing of its shard: a commit stays in done/ for the job's life,
-        and a second commit of a task by another node has a name of its own.
-        """
-        active = self.table.active_shards()
-        self._seen_done = {shard: self._seen_done.get(shard, set()) for shard in active}
-        for shard in active:
-            seen = self._seen_done[shard]
-            for name in self.folder.done_names(shard):
-                if name in seen or self.final is not None:
-                    continue
-                parsed = parse_done_name(name)
-                if parsed is not None:
-                    self._ingest(parsed[0].name, parsed[1], now)
-                seen.add(name)  # only once handled: an error leaves it for the next listing
+        """Ingest the commits in the done/ folders of the shards with outstanding tasks
+        (each once: prsd.leader.run.donescan)."""
+        for name, node_id in self.done_scan.new_commits(self.table.active_shards()):
+            if self.final is not None:
+                return
+            self._ingest(name, node_id, now)
 
     def _ingest(self, name: str, node_id: str, now: float) -> None:
         settled = self.results.ingest(name, node_id, now)
