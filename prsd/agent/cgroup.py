@@ -38,7 +38,7 @@ from pathlib import Path
 
 import psutil
 
-from prsd.agent.cgroupplan import Hierarchy, Plan, choose, hierarchies
+from prsd.agent.cgroupplan import Hierarchy, Plan, choose, hierarchies, move_note
 from prsd.agent.memwatch import MemoryCgroup, oom_kills
 
 TOKEN_VARIABLE = "PRSD_WORKER_TOKEN"
@@ -142,6 +142,11 @@ class Sandbox:
         kill = _name(self._kill) if self._kill else "process group + environment sweep"
         memory = _name(self._memory) if self._memory else "none"
         return f"worker cgroups: kill by {kill}; memory limits by {memory}"
+
+    def move_note(self) -> str | None:
+        """A line for the job's log if moving a worker into its group is slow here."""
+        self._choose()
+        return move_note(self._kill)
 
     def memory_limit_unenforced(self) -> bool:
         """True when no hierarchy here can hold a memory limit."""

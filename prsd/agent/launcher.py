@@ -128,6 +128,8 @@ def sandbox_lines(limit: int | None) -> list[str]:
     """What the job's ``_main.txt`` says about worker cgroups and the memory limit."""
     sandbox = node_sandbox()
     lines = [sandbox.describe(), *sandbox.notes]
+    if (slow := sandbox.move_note()) is not None:
+        lines.append(slow)
     where = "no pids cgroup here" if sandbox.pids_limit_unenforced() else "pids.max"
     lines.append(
         f"worker process limit: {worker_pids_max()} (PRSD_WORKER_PIDS_MAX; {where}, "

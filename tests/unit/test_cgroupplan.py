@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from prsd.agent.cgroupplan import Hierarchy, choose, hierarchies, own_paths
+from prsd.agent.cgroupplan import Hierarchy, choose, hierarchies, move_note, own_paths
 
 HYBRID_CGROUP = """\
 6:freezer:/
@@ -66,3 +66,20 @@ def test_no_cgroup_mounts_means_no_plan() -> None:
     """Without cgroup mounts the plan is empty (the caller falls back to the sweep)."""
     plan = choose(hierarchies(HYBRID_CGROUP, "1 0 8:1 / / rw - ext4 /dev/sda1 rw\n"), frozenset())
     assert plan.kill == () and plan.memory == ()
+
+
+def test_a_v2_mount_without_favordynmods_is_named_in_the_jobs_log() -> None:
+    """Moving a worker into a v2 group waits for the kernel unless the hierarchy is
+    mounted with favordynmods: the log says so, and says nothing when it is."""
+    slow = hierarchies(V2_CGROUP, V2_MOUNTS)[0]
+    fast = hierarchies(V2_CGROUP, V2_MOUNTS.replace("rw,nsdelegate", "rw,nsdelegate,favordynmods"))
+    assert not slow.fast_moves and fast[0].fast_moves
+    note = move_note(slow)
+    assert note is not None and "favordynmods" in note and "docs/deploy.md" in note
+    assert move_note(fast[0]) is None
+    # v1 groups (a hybrid machine's memory hierarchy) and no group: nothing to say
+    v1 = [h for h in hierarchies(HYBRID_CGROUP, HYBRID_MOUNTS) if h.version == 1]
+    assert v1 and move_note(v1[0]) is None and move_note(None) is None
+    # the option is read from the mount's super options, not its mount options
+    in_mount_options = V2_MOUNTS.replace("rw,nosuid shared:4", "rw,nosuid,favordynmods shared:4")
+    assert not hierarchies(V2_CGROUP, in_mount_options)[0].fast_moves
