@@ -3,9 +3,10 @@
 For each job a node serves it appends to ``logs/perf/<node>/node_resource_usage.csv``,
 ``processes_resource_usage.csv`` (one row per worker, its descendants summed) and
 ``node_disk_usage.csv``, and writes a ``ps``-style snapshot to
-``os/<%Y%m%d%H>/processes_<%M>``. It samples once when the job starts here, every
-interval, and once when it stops, so even a short job has a before and after. An
-interval of 0 turns it off.
+``os/<%Y%m%d%H>/processes_<%M>``. It samples once when the job starts here (set up
+beside the job's first steps, not before them), every interval, and once when it
+stops, so even a short job has a before and after (one that ends within the monitor's
+set-up, tens of milliseconds, has the last alone). An interval of 0 turns it off.
 
 The monitor measures itself: the CPU and wall time of every sample, reported in the
 node's ``_main.txt`` when it stops, so its cost is visible in every job.
@@ -174,37 +175,52 @@ async def open_resource_monitor(
     sessions: Callable[[], Iterable[WorkerLike]],
     *,
     gpus: GpuProbe | None = None,
-) -> AsyncIterator[ResourceMonitor | None]:
-    """Run the job's resource monitor on this node while the block runs (None when off)."""
+) -> AsyncIterator[None]:
+    """Run the job's resource monitor on this node while the block runs (nothing when off).
+
+    The block starts at once: the monitor is set up (NVML's init, its perf folder, a
+    first reading of the node) in a thread beside it and then takes its first sample,
+    so neither holds back the job's first workers nor blocks the event loop (NVML's
+    init was called on it).
+    """
     interval_s = ctx.spec.resource_monitor_interval_s
     if interval_s <= 0:
-        yield None
+        yield
         return
-    probe = gpus or NvmlProbe()
     perf_dir = ctx.layout.log_tree.perf(ctx.node_id)
-    try:
-        monitor = await anyio.to_thread.run_sync(
-            lambda: ResourceMonitor(
-                perf_dir,
-                gpu_count=ctx.gpu_count,
-                gpus=probe,
-                extra_paths=[str(ctx.layout.root)],
+    made: list[ResourceMonitor] = []
+    tried: list[GpuProbe] = []  # the GPU probe, once set-up began (NVML's init included)
+
+    def set_up() -> None:  # in a thread; once (the loop's, or the end's if the loop had none)
+        if tried:
+            return
+        probe = gpus or NvmlProbe()
+        tried.append(probe)
+        try:
+            made.append(
+                ResourceMonitor(
+                    perf_dir,
+                    gpu_count=ctx.gpu_count,
+                    gpus=probe,
+                    extra_paths=[str(ctx.layout.root)],
+                )
             )
-        )
-    except OSError as exc:
-        with contextlib.suppress(OSError):
-            append_line(ctx.main_log(), f"resource monitor off: cannot write {perf_dir}: {exc}")
-        yield None
-        return
+        except OSError as exc:
+            with contextlib.suppress(OSError):
+                append_line(ctx.main_log(), f"resource monitor off: cannot write {perf_dir}: {exc}")
 
     async def take() -> None:
-        refs = worker_refs(sessions())
-        await anyio.to_thread.run_sync(monitor.sample_safely, refs, datetime.now(UTC))
+        if made:
+            refs = worker_refs(sessions())
+            await anyio.to_thread.run_sync(made[0].sample_safely, refs, datetime.now(UTC))
 
     async def loop() -> None:
-        # The sample at the start runs beside the job's first steps, not before them
-        # (a ps of every process on the node would hold back the workers' start);
-        # the next catches the workers once they are up.
+        # Set up and the sample at the start run beside the job's first steps, not
+        # before them (a ps of every process on the node would hold back the workers'
+        # start); the next sample catches the workers once they are up.
+        await anyio.to_thread.run_sync(set_up)
+        if not made:
+            return
         await take()
         await anyio.sleep(min(interval_s, FIRST_SAMPLE_S))
         while True:
@@ -215,13 +231,15 @@ async def open_resource_monitor(
         async with anyio.create_task_group() as tg:
             tg.start_soon(loop)
             try:
-                yield monitor
+                yield
             finally:
                 tg.cancel_scope.cancel()
     finally:
         with anyio.CancelScope(shield=True):
-            await take()
-            with contextlib.suppress(OSError):
-                append_line(ctx.main_log(), monitor.describe(interval_s))
-            if isinstance(probe, NvmlProbe):
-                probe.close()
+            await anyio.to_thread.run_sync(set_up)  # a block that ended before the loop ran
+            if made:
+                await take()
+                with contextlib.suppress(OSError):
+                    append_line(ctx.main_log(), made[0].describe(interval_s))
+            if tried and isinstance(tried[0], NvmlProbe):
+                tried[0].close()

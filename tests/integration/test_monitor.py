@@ -7,6 +7,7 @@ import dataclasses
 import os
 import subprocess
 import sys
+import time
 from datetime import UTC, datetime, timedelta
 from typing import TYPE_CHECKING
 
@@ -15,6 +16,7 @@ import psutil
 
 from prsd.agent.context import JobContext
 from prsd.agent.monitor import ResourceMonitor, open_resource_monitor
+from prsd.agent.perfrows import gpu_columns
 from prsd.agent.probes import GpuSample
 from prsd.jobspec.model import InputSpec, JobSpec
 from prsd.spool.layout import JobLayout
@@ -111,10 +113,9 @@ def test_interval_zero_is_off_and_a_run_reports_its_cost(tmp_path: Path) -> None
     """Interval 0 writes nothing; otherwise a sample at start, while running, at the end."""
 
     async def main() -> None:
-        async with open_resource_monitor(_ctx(tmp_path / "off", 0), list) as off:
-            assert off is None
-        async with open_resource_monitor(_ctx(tmp_path / "on", 0.2), list) as on:
-            assert on is not None
+        async with open_resource_monitor(_ctx(tmp_path / "off", 0), list):
+            await anyio.sleep(0.3)
+        async with open_resource_monitor(_ctx(tmp_path / "on", 0.2), list):
             await anyio.sleep(1.5)
 
     anyio.run(main)
@@ -123,6 +124,46 @@ def test_interval_zero_is_off_and_a_run_reports_its_cost(tmp_path: Path) -> None
     assert 4 <= len(rows) <= 10
     main_log = (tmp_path / "on" / "job" / "logs" / "sys" / "node" / "n1" / "_main.txt").read_text()
     assert f"resource monitor: {len(rows)} samples every 0.2 s" in main_log
+
+
+class SlowGpus(FakeGpus):
+    """GPUs whose counting (NVML's init on a GPU machine) takes ``delay_s``."""
+
+    def __init__(self, pid: int, delay_s: float) -> None:
+        super().__init__(pid)
+        self.delay_s = delay_s
+
+    def count(self) -> int:
+        time.sleep(self.delay_s)
+        return super().count()
+
+
+def test_the_block_starts_before_the_monitor_is_set_up(tmp_path: Path) -> None:
+    """A job's workers start while the monitor sets itself up (NVML's init, the first
+    reading of the node): the block is entered at once, and the samples still come,
+    from the start and at the end; a block that ends first still gets the last one."""
+    entered: list[float] = []
+
+    async def main() -> None:
+        t0 = time.monotonic()
+        ctx = _ctx(tmp_path / "slow", 0.2)
+        async with open_resource_monitor(ctx, list, gpus=SlowGpus(os.getpid(), 1.0)):
+            entered.append(time.monotonic() - t0)
+            await anyio.sleep(1.8)
+        async with open_resource_monitor(
+            _ctx(tmp_path / "short", 0.2), list, gpus=SlowGpus(os.getpid(), 0.5)
+        ):
+            pass  # ends long before the set-up does
+
+    anyio.run(main)
+    assert entered[0] < 0.5, f"the block waited {entered[0]:.2f} s for the monitor's set-up"
+    slow = _rows(tmp_path / "slow" / "job" / "logs" / "perf" / "n1" / "node_resource_usage.csv")
+    assert 2 <= len(slow) <= 6  # the first after the 1 s set-up, every 0.2 s, the last
+    assert set(gpu_columns(1)) <= set(slow[0]), "the slow probe's two GPUs were not counted"
+    short = _rows(tmp_path / "short" / "job" / "logs" / "perf" / "n1" / "node_resource_usage.csv")
+    assert len(short) == 1
+    log = (tmp_path / "short" / "job" / "logs" / "sys" / "node" / "n1" / "_main.txt").read_text()
+    assert "resource monitor: 1 samples every 0.2 s" in log
 
 
 def test_a_failing_sample_is_counted_not_raised(tmp_path: Path) -> None:
