@@ -6,7 +6,11 @@ W9's job (``run()`` sleeps 20 ms per mini-batch, one file each) with the entry s
 ``naptimes.py``, which records the wall time of every ``run()`` call and its first
 item. From those records and the spool's files, per run:
 
-- ``first_run_s``: from the submit to each worker's first ``run()`` (min, median, max);
+- the start, each from the submit: ``spec_s``, the leader's ``spec.json`` (the job taken
+  in); ``imported_s`` and ``init_s``, each worker's import of the entry script (its
+  process up, forked, in its cgroup) and its ``init()``; ``first_run_s``, its first
+  ``run()`` (min, median, max; ``init()`` to ``run()`` is the ``ready`` frame, a claim
+  and the ``run`` frame);
 - ``within_gap_ms`` / ``between_gap_ms``: the gaps between two calls of one worker on
   consecutive items (one task) and across tasks (median, p90), and their sums per
   worker (``*_sum_s``);
@@ -31,7 +35,7 @@ import statistics
 import tempfile
 import time
 from pathlib import Path
-from typing import Any
+from typing import Any, NamedTuple
 
 from bench.execute import REPO, final_state, start_daemons, submit_job, wait_final, warm_client
 from bench.fleet import NAP_S, SLOTS_PER_AGENT, ideal_rate, plan_count
@@ -42,15 +46,23 @@ from bench.prsd_job import job_yaml, make_job_folder
 Call = tuple[float, float, str]  # start, end (wall), first item's name
 
 
-def read_times(path: Path) -> tuple[float, list[Call]]:
-    """A ``times-<pid>.txt`` of naptimes.py: (init time, calls in order)."""
+class Record(NamedTuple):
+    """One worker's ``times-<pid>.txt`` (wall times)."""
+
+    imported: float  # the entry script imported
+    init: float  # its init() called
+    calls: list[Call]  # every run() call, in order
+
+
+def read_times(path: Path) -> Record:
+    """A ``times-<pid>.txt`` of naptimes.py."""
     lines = path.read_text(encoding="utf-8").splitlines()
-    init = float(lines[0].split()[2])
+    _, imported, init = lines[0].split()
     calls = []
     for line in lines[1:]:
         start, end, *name = line.split()
         calls.append((float(start), float(end), name[0] if name else ""))
-    return init, calls
+    return Record(float(imported), float(init), calls)
 
 
 def _index(name: str) -> int | None:
@@ -63,9 +75,16 @@ def _q(values: list[float], q: float) -> float:
     return ordered[min(len(ordered) - 1, int(q * len(ordered)))]
 
 
-def timeline(workers: list[list[Call]], submit: float, final: float | None) -> dict[str, Any]:
-    """The figures of one run (see the module) from each worker's calls, in wall time."""
-    workers = [w for w in workers if w]
+def _spread(values: list[float]) -> list[float]:
+    return [round(min(values), 3), round(statistics.median(values), 3), round(max(values), 3)]
+
+
+def timeline(
+    records: list[Record], submit: float, final: float | None, spec: float | None = None
+) -> dict[str, Any]:
+    """The figures of one run (see the module) from each worker's record, in wall time."""
+    records = [r for r in records if r.calls]
+    workers = [r.calls for r in records]
     firsts = [w[0][0] - submit for w in workers]
     within: list[float] = []
     between: list[float] = []
@@ -80,8 +99,9 @@ def timeline(workers: list[list[Call]], submit: float, final: float | None) -> d
     row: dict[str, Any] = {
         "workers": len(workers),
         "calls": sum(len(w) for w in workers),
-        "first_run_s": [round(min(firsts), 3), round(statistics.median(firsts), 3)]
-        + [round(max(firsts), 3)],
+        "imported_s": _spread([r.imported - submit for r in records]),
+        "init_s": _spread([r.init - submit for r in records]),
+        "first_run_s": _spread(firsts),
         "nap_ms": round(statistics.fmean(naps) * ms, 2),
         "last_end_s": round(max(w[-1][1] for w in workers) - submit, 3),
     }
@@ -91,6 +111,8 @@ def timeline(workers: list[list[Call]], submit: float, final: float | None) -> d
             row[f"{key}_sum_s"] = round(sum(gaps) / len(workers), 4)
     if final is not None:
         row["final_s"] = round(final - submit, 3)
+    if spec is not None:
+        row["spec_s"] = round(spec - submit, 3)
     return row
 
 
@@ -133,8 +155,10 @@ def one_run(agents: int, seconds: float, work: Path) -> dict[str, Any]:
     if state == "Completed":
         finals = list(spool.glob(f"jobs/{job_id}/state/final.json"))
         final = os.stat(finals[0]).st_mtime if finals else None
-        times = [read_times(p)[1] for p in sorted(marks.glob("times-*.txt"))]
-        row.update(timeline(times, submit, final))
+        specs = list(spool.glob(f"jobs/{job_id}/spec.json"))
+        spec = os.stat(specs[0]).st_mtime if specs else None
+        records = [read_times(p) for p in sorted(marks.glob("times-*.txt"))]
+        row.update(timeline(records, submit, final, spec))
         row["wall_s"] = round(wall, 3)
         row["efficiency"] = round(count / wall / ideal_rate(agents, NAP_S), 3)
     shutil.rmtree(work, ignore_errors=True)

@@ -84,6 +84,10 @@ class JobRun:
         self.allowance: int | None = None
         self._closed = anyio.Event()
         self._slots_running: set[int] = set()
+        # Set once each slot started before it has had its first worker's answer
+        # (ready, or a failure): the resource monitor's first sample waits for it.
+        self.workers_up = anyio.Event()
+        self._awaiting_first: set[int] = set()
         self.writer = FileWriter()  # the job's file writes here, off the event loop
         self.environment = JobEnvironment(ctx.layout, ctx.node_id, ctx.spec, self._write_report)
 
@@ -141,7 +145,7 @@ class JobRun:
         if python is not None:
             self.ctx = replace(self.ctx, spec=replace(self.ctx.spec, python=python))
             self.main_log(f"workers run on the job's environment: {python}")
-        monitor = open_resource_monitor(self.ctx, lambda: self.sessions)
+        monitor = open_resource_monitor(self.ctx, lambda: self.sessions, workers_up=self.workers_up)
         try:
             async with monitor, anyio.create_task_group() as tg:
                 self._tg = tg
@@ -193,12 +197,21 @@ class JobRun:
         for index in range(self.ctx.workers()):
             if self._within(index) and index not in self._slots_running:
                 self._slots_running.add(index)
+                if not self.workers_up.is_set():
+                    self._awaiting_first.add(index)
                 self._tg.start_soon(self._slot, index)
+
+    def _first_answer(self, index: int) -> None:
+        """Slot ``index`` had its first worker's answer (or ended without one)."""
+        self._awaiting_first.discard(index)
+        if not self._awaiting_first:
+            self.workers_up.set()
 
     async def _slot(self, index: int = 0) -> None:
         try:
             while not self.feed.closed and not self.gave_up and self._within(index):
                 session = await self._ready_worker()
+                self._first_answer(index)
                 if session is None:
                     continue
                 try:
@@ -210,6 +223,7 @@ class JobRun:
                     break  # retired or stopped: its state machine asked for no successor
         finally:
             self._slots_running.discard(index)
+            self._first_answer(index)
 
     async def _ready_worker(self) -> WorkerSession | None:
         gpu = self.gpus.acquire()

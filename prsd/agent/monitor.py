@@ -3,10 +3,14 @@
 For each job a node serves it appends to ``logs/perf/<node>/node_resource_usage.csv``,
 ``processes_resource_usage.csv`` (one row per worker, its descendants summed) and
 ``node_disk_usage.csv``, and writes a ``ps``-style snapshot to
-``os/<%Y%m%d%H>/processes_<%M>``. It samples once when the job starts here (set up
-beside the job's first steps, not before them), every interval, and once when it
-stops, so even a short job has a before and after (one that ends within the monitor's
-set-up, tens of milliseconds, has the last alone). An interval of 0 turns it off.
+``os/<%Y%m%d%H>/processes_<%M>``. It is set up beside the job's first steps (NVML's
+init, its folder), samples once the node's first workers are up (each answered
+``ready`` or failed; :data:`FIRST_SAMPLE_S` at the latest, sooner when the interval is
+shorter), every interval after that, and once when it stops, so even a short job has
+a sample with its workers and one at its end (one that ends before the first sample
+has the last alone). Not at the very start: a sample reads every process of the node
+(10-15 ms of CPU), and there it competes with the workers' start for the same cores.
+An interval of 0 turns it off.
 
 The monitor measures itself: the CPU and wall time of every sample, reported in the
 node's ``_main.txt`` when it stops, so its cost is visible in every job.
@@ -45,6 +49,7 @@ if TYPE_CHECKING:
     from prsd.agent.context import JobContext
 
 FIRST_SAMPLE_S = 1.0
+"""The first sample waits this long at most for the node's workers to be up."""
 
 
 class _Proc(Protocol):
@@ -175,13 +180,15 @@ async def open_resource_monitor(
     sessions: Callable[[], Iterable[WorkerLike]],
     *,
     gpus: GpuProbe | None = None,
+    workers_up: anyio.Event | None = None,
 ) -> AsyncIterator[None]:
     """Run the job's resource monitor on this node while the block runs (nothing when off).
 
     The block starts at once: the monitor is set up (NVML's init, its perf folder, a
-    first reading of the node) in a thread beside it and then takes its first sample,
-    so neither holds back the job's first workers nor blocks the event loop (NVML's
-    init was called on it).
+    first reading of the node) in a thread beside it, so it neither holds back the
+    job's first workers nor blocks the event loop (NVML's init was called on it). The
+    first sample is taken when ``workers_up`` is set, or after :data:`FIRST_SAMPLE_S`
+    (the interval, if shorter) at the latest.
     """
     interval_s = ctx.spec.resource_monitor_interval_s
     if interval_s <= 0:
@@ -215,14 +222,13 @@ async def open_resource_monitor(
             await anyio.to_thread.run_sync(made[0].sample_safely, refs, datetime.now(UTC))
 
     async def loop() -> None:
-        # Set up and the sample at the start run beside the job's first steps, not
-        # before them (a ps of every process on the node would hold back the workers'
-        # start); the next sample catches the workers once they are up.
+        # Set up beside the job's first steps; the first sample once the workers are
+        # up (a ps of every process on the node would hold back their start).
         await anyio.to_thread.run_sync(set_up)
         if not made:
             return
-        await take()
-        await anyio.sleep(min(interval_s, FIRST_SAMPLE_S))
+        with anyio.move_on_after(min(interval_s, FIRST_SAMPLE_S)):
+            await (workers_up.wait() if workers_up is not None else anyio.sleep_forever())
         while True:
             await take()
             await anyio.sleep(interval_s)

@@ -15,14 +15,18 @@ import anyio
 import psutil
 
 from prsd.agent.context import JobContext
-from prsd.agent.monitor import ResourceMonitor, open_resource_monitor
+from prsd.agent.monitor import FIRST_SAMPLE_S, ResourceMonitor, open_resource_monitor
 from prsd.agent.perfrows import gpu_columns
 from prsd.agent.probes import GpuSample
 from prsd.jobspec.model import InputSpec, JobSpec
 from prsd.spool.layout import JobLayout
+from tests.jobkit import make_job, run_prsd
 
 if TYPE_CHECKING:
+    from collections.abc import Callable
     from pathlib import Path
+
+    from prsd.agent.monitor import WorkerLike
 
 MB = 1024 * 1024
 CHILD = "import subprocess, sys, time; subprocess.Popen([sys.executable, '-c', 'import time; time.sleep(60)']); print('ready', flush=True); time.sleep(60)"
@@ -110,7 +114,8 @@ def _ctx(tmp_path: Path, interval_s: float) -> JobContext:
 
 
 def test_interval_zero_is_off_and_a_run_reports_its_cost(tmp_path: Path) -> None:
-    """Interval 0 writes nothing; otherwise a sample at start, while running, at the end."""
+    """Interval 0 writes nothing; otherwise samples while running (the first after the
+    interval, with no event to wait for) and one at the end."""
 
     async def main() -> None:
         async with open_resource_monitor(_ctx(tmp_path / "off", 0), list):
@@ -141,7 +146,7 @@ class SlowGpus(FakeGpus):
 def test_the_block_starts_before_the_monitor_is_set_up(tmp_path: Path) -> None:
     """A job's workers start while the monitor sets itself up (NVML's init, the first
     reading of the node): the block is entered at once, and the samples still come,
-    from the start and at the end; a block that ends first still gets the last one."""
+    while it runs and at the end; a block that ends first still gets the last one."""
     entered: list[float] = []
 
     async def main() -> None:
@@ -186,3 +191,80 @@ def test_the_ps_snapshot_names_each_process_and_its_user() -> None:
     assert me.user == pwd.getpwuid(os.getuid()).pw_name
     assert "pytest" in me.command or "python" in me.command
     assert me.rss > 0 and me.ppid == os.getppid()
+
+
+def test_the_first_sample_waits_for_the_workers(tmp_path: Path) -> None:
+    """No sample while the node's first workers start (it would compete with them for
+    the cores): the first comes when the job says its workers are up, or after
+    FIRST_SAMPLE_S at the latest; then every interval, and one at the end."""
+    looks: dict[str, list[float]] = {"up": [], "late": []}
+    t0 = [0.0]
+
+    def sessions(key: str) -> Callable[[], list[WorkerLike]]:
+        def look() -> list[WorkerLike]:  # each sample asks for the workers once
+            looks[key].append(time.monotonic() - t0[0])
+            return []
+
+        return look
+
+    async def main() -> None:
+        up = anyio.Event()
+        t0[0] = time.monotonic()
+        async with open_resource_monitor(
+            _ctx(tmp_path / "up", 600.0), sessions("up"), workers_up=up
+        ):
+            await anyio.sleep(0.4)
+            up.set()
+            await anyio.sleep(0.4)
+        t0[0] = time.monotonic()
+        async with open_resource_monitor(
+            _ctx(tmp_path / "late", 600.0), sessions("late"), workers_up=anyio.Event()
+        ):
+            await anyio.sleep(FIRST_SAMPLE_S + 0.5)
+
+    anyio.run(main)
+    first, last = looks["up"]
+    assert 0.4 <= first < 0.75, looks
+    assert last >= 0.8
+    first, last = looks["late"]
+    assert FIRST_SAMPLE_S <= first < FIRST_SAMPLE_S + 0.4, looks
+    assert last >= FIRST_SAMPLE_S + 0.5
+
+
+INIT_SCRIPT = """
+    import time
+
+    def init():
+        time.sleep(0.3)
+
+    def run(mini_batch):
+        time.sleep(0.4)
+        return mini_batch
+"""
+
+INIT_YAML = """
+    name: firstsample
+    input_data: ./data
+    mini_batch_size: "1"
+    resources: {max_concurrency_per_instance: 2}
+    task:
+      code: ./code
+      entry_script: score.py
+      append_row_to: ./outputs/out.txt
+"""
+
+
+def test_a_jobs_first_sample_has_its_workers(tmp_path: Path) -> None:
+    """A real job (the monitor's default interval, 600 s): two samples, the first taken
+    once both workers answered ready, so it has a row for each; none at the start."""
+    r = run_prsd(make_job(tmp_path, INIT_SCRIPT, INIT_YAML, files=6), tmp_path / "spool")
+    assert r.returncode == 0, r.stderr + r.stdout
+    (perf,) = (tmp_path / "spool").glob("jobs/*/logs/perf/*")
+    (main_log,) = (tmp_path / "spool").glob("jobs/*/logs/sys/node/*/_main.txt")
+    assert "resource monitor: 2 samples every 600 s" in main_log.read_text(), main_log.read_text()
+    procs = _rows(perf / "processes_resource_usage.csv")
+    first = min(p["Utc Time"] for p in procs)
+    assert sorted(p["Process Name"] for p in procs if p["Utc Time"] == first) == [
+        "process000",
+        "process001",
+    ]
