@@ -117,9 +117,9 @@ class ResourceMonitor:
         cpu0, wall0 = time.thread_time(), time.perf_counter()
         node = sample_node()
         gpus = self.gpus.sample()
-        procs = self.procs.sample(workers)
+        ps = self.ps.sample()  # every process, once: the workers' trees come from it too
+        procs = self.procs.sample(workers, {row.pid: row.ppid for row in ps} if ps else None)
         disks = sample_disks(self.extra_paths)
-        ps = self.ps.sample()
         d = self.perf_dir
         _append_csv(
             d / NODE_USAGE_FILE,

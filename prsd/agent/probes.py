@@ -173,11 +173,17 @@ class ProcessProbe:
     def __init__(self) -> None:
         self._procs: dict[int, psutil.Process] = {}
 
-    def sample(self, workers: list[tuple[str, int, int | None]]) -> list[ProcessSample]:
+    def sample(
+        self, workers: list[tuple[str, int, int | None]], parents: dict[int, int] | None = None
+    ) -> list[ProcessSample]:
+        """Each worker's row, its descendants summed. ``parents`` (pid -> parent pid, every
+        process of the node: the ``ps`` snapshot's) finds the descendants; without it
+        psutil reads every process's parent once per worker."""
         out = []
         live: set[int] = set()
+        children = _children_of(parents) if parents is not None else None
         for name, pid, gpu in workers:
-            tree = self._tree(pid)
+            tree = self._tree(pid) if children is None else self._tree_of(pid, children)
             live.update(p.pid for p in tree)
             cpu = rss = threads = 0.0
             for p in tree:
@@ -202,9 +208,31 @@ class ProcessProbe:
             return []
         return [root, *(self._known(k.pid, k) for k in kids)]
 
+    def _tree_of(self, pid: int, children: dict[int, list[int]]) -> list[psutil.Process]:
+        tree: list[psutil.Process] = []
+        todo = [pid]
+        while todo:
+            at = todo.pop()
+            try:
+                tree.append(self._known(at))
+            except psutil.Error:
+                if at == pid:
+                    return []
+                continue  # a descendant gone since the listing
+            todo.extend(children.get(at, ()))
+        return tree
+
     def _known(self, pid: int, proc: psutil.Process | None = None) -> psutil.Process:
         known = self._procs.get(pid)
         if known is None:
             known = proc or psutil.Process(pid)
             self._procs[pid] = known
         return known
+
+
+def _children_of(parents: dict[int, int]) -> dict[int, list[int]]:
+    children: dict[int, list[int]] = {}
+    for pid, ppid in parents.items():
+        if pid != ppid:
+            children.setdefault(ppid, []).append(pid)
+    return children

@@ -17,7 +17,8 @@ import psutil
 from prsd.agent.context import JobContext
 from prsd.agent.monitor import FIRST_SAMPLE_S, ResourceMonitor, open_resource_monitor
 from prsd.agent.perfrows import gpu_columns
-from prsd.agent.probes import GpuSample
+from prsd.agent.probes import GpuSample, ProcessProbe
+from prsd.agent.pslist import PsLister
 from prsd.jobspec.model import InputSpec, JobSpec
 from prsd.spool.layout import JobLayout
 from tests.jobkit import make_job, run_prsd
@@ -111,6 +112,28 @@ def _ctx(tmp_path: Path, interval_s: float) -> JobContext:
     )
     spec = dataclasses.replace(spec, resource_monitor_interval_s=interval_s)
     return JobContext(JobLayout(tmp_path / "job", "job"), spec, "n1", 0, "files")
+
+
+def test_a_workers_tree_from_the_ps_snapshot_is_psutils(tmp_path: Path) -> None:
+    """The workers' descendants found from the snapshot's parent pids (one read of every
+    process per sample) are the ones psutil finds (one read per worker)."""
+    worker = subprocess.Popen([sys.executable, "-c", CHILD], stdout=subprocess.PIPE, text=True)
+    try:
+        assert worker.stdout is not None and worker.stdout.readline() == "ready\n"
+        refs: list[tuple[str, int, int | None]] = [("process000", worker.pid, None)]
+        refs.append(("gone", 2**22 + 7, None))
+        parents = {row.pid: row.ppid for row in PsLister().sample()}
+        by_ps = ProcessProbe().sample(refs, parents)
+        by_psutil = ProcessProbe().sample(refs)
+    finally:
+        for child in psutil.Process(worker.pid).children(recursive=True):
+            child.kill()
+        worker.kill()
+        worker.wait()
+        if worker.stdout is not None:
+            worker.stdout.close()
+    assert [(r.name, r.children) for r in by_ps] == [("process000", 1)]
+    assert [(r.name, r.children) for r in by_psutil] == [("process000", 1)]
 
 
 def test_interval_zero_is_off_and_a_run_reports_its_cost(tmp_path: Path) -> None:
