@@ -96,16 +96,42 @@ def test_a_commit_just_after_a_listing_is_read_when_the_listing_is_due(tmp_path:
 
 def test_the_last_commit_ends_the_job_at_the_due_listing(tmp_path: Path) -> None:
     with _driver(tmp_path, files=2) as driver:
+        driver.fleet_slots = 1  # the last task is the last wave only once it alone is left
         driver.step(0.0, [])
         _commit_one(driver.layout)
-        assert not driver.step(0.2, [])  # due: ingested
-        _commit_one(driver.layout)  # the job's last task
-        assert not driver.step(0.25, [])  # its ring, 50 ms after the listing
+        _commit_one(driver.layout)  # the job's last task, committed with the one before
+        assert not driver.step(0.05, [])  # their ring, 50 ms after the listing
         due = driver.listing_due
-        assert due is not None and due == pytest.approx(0.3)
+        assert due is not None and due == pytest.approx(0.1)
         assert driver.step(due, []), "the job did not end at the deferred listing"
         assert driver.final is not None and driver.final.state == "Completed"
         assert driver.listing_due is None  # an ended job asks for no step
+
+
+def test_in_the_last_wave_each_commit_is_read_at_its_ring(tmp_path: Path) -> None:
+    """Once every task is written and no more are outstanding than worker slots serve the
+    job, every step lists: the job's last commits are read at their own rings and its
+    end waits for no interval."""
+    with _driver(tmp_path, files=4) as driver:
+        driver.fleet_slots = 2
+        driver.step(0.0, [])
+        assert driver.book.split_done and len(driver.table) == 4
+        _commit_one(driver.layout)
+        assert not driver.step(0.03, [])  # 4 outstanding, 2 slots: deferred
+        assert len(driver.table) == 4 and driver.listing_due == pytest.approx(0.1)
+        assert not driver.step(0.1, [])
+        assert len(driver.table) == 3
+        _commit_one(driver.layout)
+        assert not driver.step(0.11, [])  # 3 outstanding: deferred still
+        assert len(driver.table) == 3
+        assert not driver.step(0.2, [])
+        assert len(driver.table) == 2  # the last wave from here
+        _commit_one(driver.layout)
+        assert not driver.step(0.21, [])  # read at its ring, 10 ms after a listing
+        assert len(driver.table) == 1 and driver.listing_due is None
+        _commit_one(driver.layout)  # the job's last task
+        assert driver.step(0.22, []), "the job's last commit waited for the interval"
+        assert driver.final is not None and driver.final.state == "Completed"
 
 
 def test_new_commits_hands_each_name_over_until_it_was_handled(tmp_path: Path) -> None:
@@ -132,6 +158,7 @@ def test_due_defers_inside_the_interval_and_says_when() -> None:
     assert not scan.due(5.04) and scan.due_at == pytest.approx(5.1)
     assert not scan.due(5.09) and scan.due_at == pytest.approx(5.1)
     assert scan.due(5.1) and scan.due_at is None
+    assert scan.due(5.12, eager=True) and scan.due_at is None  # the last wave: at once
 
 
 @pytest.mark.parametrize(

@@ -9,7 +9,9 @@ The folders are listed at most once per :data:`LIST_INTERVAL_S`. A step that com
 sooner defers the listing, and :attr:`DoneScan.due_at` says when the leader must step
 again for it: the ring that woke that step (a commit's inotify event, an agent's hint)
 is spent, and without this the commit would wait for the leader's next tick (0.5 s at
-the end of every job, measured in W9).
+the end of every job, measured in W9). In a job's last wave (its caller says
+``eager``: no more tasks outstanding than worker slots serve the job) every step lists:
+at most one listing per remaining task, and the job's end waits for no interval.
 
 Errors: none of its own; a listing's OSError reaches the caller (the job's step).
 """
@@ -40,10 +42,11 @@ class DoneScan:
         self._deferred = False  # a step came before the listing was due
         self._seen: dict[str, set[str]] = {}  # shard -> done/ names handled
 
-    def due(self, now: float) -> bool:
+    def due(self, now: float, *, eager: bool = False) -> bool:
         """True (and the listing counted as made now) when the folders are to be listed;
-        False defers it to :attr:`due_at`."""
-        self._deferred = now < self._last + self.interval_s  # as due_at says, to the bit
+        False defers it to :attr:`due_at`. ``eager``: list now in any case."""
+        # As due_at says, to the bit.
+        self._deferred = not eager and now < self._last + self.interval_s
         if self._deferred:
             return False
         self._last = now

@@ -199,7 +199,10 @@ class JobDriver(Requeues, VoidReplans):
         return None if self.final is not None else self.done_scan.due_at
 
     def _scan(self, now: float) -> None:
-        if self.done_scan.due(now):
+        # The last wave (every task written, no more outstanding than slots): each
+        # commit is read at its own ring, so the job's end waits for no interval.
+        last_wave = self.book.split_done and len(self.table) <= self.fleet_slots
+        if self.done_scan.due(now, eager=last_wave):
             self._scan_done(now)
             self.scan_returned()  # tasks handed back: requeued (prsd.leader.run.requeues)
             self.scan_void()  # unreadable task files: planned again (prsd.leader.run.voided)
