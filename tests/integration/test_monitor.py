@@ -8,6 +8,7 @@ import os
 import subprocess
 import sys
 import time
+from contextlib import contextmanager
 from datetime import UTC, datetime, timedelta
 from typing import TYPE_CHECKING
 
@@ -24,7 +25,7 @@ from prsd.spool.layout import JobLayout
 from tests.jobkit import make_job, run_prsd
 
 if TYPE_CHECKING:
-    from collections.abc import Callable
+    from collections.abc import Callable, Iterator
     from pathlib import Path
 
     from prsd.agent.monitor import WorkerLike
@@ -49,6 +50,22 @@ class FakeGpus:
         ]
 
 
+@contextmanager
+def _worker_with_a_child() -> Iterator[int]:
+    """A running process with one child (both killed at the end): its pid."""
+    worker = subprocess.Popen([sys.executable, "-c", CHILD], stdout=subprocess.PIPE, text=True)
+    try:
+        assert worker.stdout is not None and worker.stdout.readline() == "ready\n"
+        yield worker.pid
+    finally:
+        for child in psutil.Process(worker.pid).children(recursive=True):
+            child.kill()
+        worker.kill()
+        worker.wait()
+        if worker.stdout is not None:
+            worker.stdout.close()
+
+
 def _rows(path: Path) -> list[dict[str, str]]:
     with open(path, newline="", encoding="utf-8") as f:
         return list(csv.DictReader(f))
@@ -56,22 +73,13 @@ def _rows(path: Path) -> list[dict[str, str]]:
 
 def test_samples_of_a_worker_and_its_child(tmp_path: Path) -> None:
     """Node, GPU, per-worker (child summed) and disk rows; a ps snapshot per minute."""
-    worker = subprocess.Popen([sys.executable, "-c", CHILD], stdout=subprocess.PIPE, text=True)
-    try:
-        assert worker.stdout is not None and worker.stdout.readline() == "ready\n"
+    with _worker_with_a_child() as pid:
         mon = ResourceMonitor(
-            tmp_path / "perf", gpu_count=0, gpus=FakeGpus(worker.pid), extra_paths=[str(tmp_path)]
+            tmp_path / "perf", gpu_count=0, gpus=FakeGpus(pid), extra_paths=[str(tmp_path)]
         )
         start = datetime(2026, 11, 23, 9, 59, 30, tzinfo=UTC)
         for k in range(3):
-            mon.sample([("process000", worker.pid, 1)], start + timedelta(seconds=30 * k))
-    finally:
-        for p in psutil.Process(worker.pid).children(recursive=True):
-            p.kill()
-        worker.kill()
-        worker.wait()
-        if worker.stdout is not None:
-            worker.stdout.close()
+            mon.sample([("process000", pid, 1)], start + timedelta(seconds=30 * k))
     node = _rows(tmp_path / "perf" / "node_resource_usage.csv")
     assert len(node) == 3
     assert node[0]["Gpu 1 Utilization Percent"] == "75.0"
@@ -97,7 +105,7 @@ def test_samples_of_a_worker_and_its_child(tmp_path: Path) -> None:
         "os/2026112310",
         "os/2026112310/processes_00",
     ]
-    assert str(worker.pid) in (tmp_path / "perf" / "os" / "2026112310" / "processes_00").read_text()
+    assert str(pid) in (tmp_path / "perf" / "os" / "2026112310" / "processes_00").read_text()
     assert mon.cost.samples == 3 and mon.cost.cpu_s > 0
 
 
@@ -117,21 +125,12 @@ def _ctx(tmp_path: Path, interval_s: float) -> JobContext:
 def test_a_workers_tree_from_the_ps_snapshot_is_psutils(tmp_path: Path) -> None:
     """The workers' descendants found from the snapshot's parent pids (one read of every
     process per sample) are the ones psutil finds (one read per worker)."""
-    worker = subprocess.Popen([sys.executable, "-c", CHILD], stdout=subprocess.PIPE, text=True)
-    try:
-        assert worker.stdout is not None and worker.stdout.readline() == "ready\n"
-        refs: list[tuple[str, int, int | None]] = [("process000", worker.pid, None)]
+    with _worker_with_a_child() as pid:
+        refs: list[tuple[str, int, int | None]] = [("process000", pid, None)]
         refs.append(("gone", 2**22 + 7, None))
         parents = {row.pid: row.ppid for row in PsLister().sample()}
         by_ps = ProcessProbe().sample(refs, parents)
         by_psutil = ProcessProbe().sample(refs)
-    finally:
-        for child in psutil.Process(worker.pid).children(recursive=True):
-            child.kill()
-        worker.kill()
-        worker.wait()
-        if worker.stdout is not None:
-            worker.stdout.close()
     assert [(r.name, r.children) for r in by_ps] == [("process000", 1)]
     assert [(r.name, r.children) for r in by_psutil] == [("process000", 1)]
 
