@@ -116,6 +116,13 @@ def timeline(
     return row
 
 
+def _mtime(path: Path) -> float | None:
+    try:
+        return os.stat(path).st_mtime
+    except FileNotFoundError:
+        return None
+
+
 _CHILD_ENV = {"BENCH_NAP_S": str(NAP_S)}
 
 
@@ -153,10 +160,8 @@ def one_run(agents: int, seconds: float, work: Path) -> dict[str, Any]:
     state = final_state(spool, job_id) if done else "timeout"
     row: dict[str, Any] = {"agents": agents, "mini_batches": count, "state": state}
     if state == "Completed":
-        finals = list(spool.glob(f"jobs/{job_id}/state/final.json"))
-        final = os.stat(finals[0]).st_mtime if finals else None
-        specs = list(spool.glob(f"jobs/{job_id}/spec.json"))
-        spec = os.stat(specs[0]).st_mtime if specs else None
+        job_dir = spool / "jobs" / job_id
+        final, spec = _mtime(job_dir / "state" / "final.json"), _mtime(job_dir / "spec.json")
         records = [read_times(p) for p in sorted(marks.glob("times-*.txt"))]
         row.update(timeline(records, submit, final, spec))
         row["wall_s"] = round(wall, 3)

@@ -118,7 +118,7 @@ class ResourceMonitor:
         node = sample_node()
         gpus = self.gpus.sample()
         ps = self.ps.sample()  # every process, once: the workers' trees come from it too
-        procs = self.procs.sample(workers, {row.pid: row.ppid for row in ps} if ps else None)
+        procs = self.procs.sample(workers, {row.pid: row.ppid for row in ps})
         disks = sample_disks(self.extra_paths)
         d = self.perf_dir
         _append_csv(

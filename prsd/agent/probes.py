@@ -174,16 +174,16 @@ class ProcessProbe:
         self._procs: dict[int, psutil.Process] = {}
 
     def sample(
-        self, workers: list[tuple[str, int, int | None]], parents: dict[int, int] | None = None
+        self, workers: list[tuple[str, int, int | None]], parents: dict[int, int]
     ) -> list[ProcessSample]:
-        """Each worker's row, its descendants summed. ``parents`` (pid -> parent pid, every
-        process of the node: the ``ps`` snapshot's) finds the descendants; without it
-        psutil reads every process's parent once per worker."""
+        """Each worker's row, its descendants summed; ``parents`` (pid -> parent pid of
+        every process of the node: the sample's ``ps`` snapshot) finds the descendants,
+        so the node's processes are read once per sample, not once per worker."""
         out = []
         live: set[int] = set()
-        children = _children_of(parents) if parents is not None else None
+        children = _children_of(parents)
         for name, pid, gpu in workers:
-            tree = self._tree(pid) if children is None else self._tree_of(pid, children)
+            tree = self._tree(pid, children)
             live.update(p.pid for p in tree)
             cpu = rss = threads = 0.0
             for p in tree:
@@ -200,15 +200,7 @@ class ProcessProbe:
         self._procs = {pid: p for pid, p in self._procs.items() if pid in live}
         return out
 
-    def _tree(self, pid: int) -> list[psutil.Process]:
-        try:
-            root = self._known(pid)
-            kids = root.children(recursive=True)
-        except psutil.Error:
-            return []
-        return [root, *(self._known(k.pid, k) for k in kids)]
-
-    def _tree_of(self, pid: int, children: dict[int, list[int]]) -> list[psutil.Process]:
+    def _tree(self, pid: int, children: dict[int, list[int]]) -> list[psutil.Process]:
         tree: list[psutil.Process] = []
         todo = [pid]
         while todo:
@@ -222,10 +214,10 @@ class ProcessProbe:
             todo.extend(children.get(at, ()))
         return tree
 
-    def _known(self, pid: int, proc: psutil.Process | None = None) -> psutil.Process:
+    def _known(self, pid: int) -> psutil.Process:
         known = self._procs.get(pid)
         if known is None:
-            known = proc or psutil.Process(pid)
+            known = psutil.Process(pid)
             self._procs[pid] = known
         return known
 
