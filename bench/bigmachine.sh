@@ -5,7 +5,8 @@
 #                                  8 and 16 workers, and a GPU job's NVML utilisation against the
 #                                  same model in a tight loop on the same GPU (skipped, with one
 #                                  line, where there is no GPU or no torch).
-#   bench/bigmachine.sh --quick    the same steps at a tiny size on 2 workers (any machine).
+#   bench/bigmachine.sh --quick    the same steps at a tiny size on 2 workers (any machine; W9
+#                                  through prsd alone).
 # Tables go to bench/results/ (or $BENCH_RESULTS); the GPU figures to gpu-<stamp>.json there.
 set -euo pipefail
 cd "$(dirname "$0")/.."
