@@ -125,6 +125,16 @@ def worker_pids_max(environ: Mapping[str, str] | None = None) -> int:
     return max(1, int(_seconds("PRSD_WORKER_PIDS_MAX", WORKER_PIDS_MAX, environ)))
 
 
+HAND_AHEAD_WHEN_LISTED = 16
+
+
+def hand_ahead_when_listed(environ: Mapping[str, str] | None = None) -> int:
+    """``PRSD_HAND_AHEAD_WHEN_LISTED``: a task an agent claimed ahead goes to a busy
+    worker, behind its running task, only while the agent's last listing of the job's
+    ``pending/`` named this many tasks (docs/spool.md; default 16, at least 1)."""
+    return max(1, int(_seconds("PRSD_HAND_AHEAD_WHEN_LISTED", HAND_AHEAD_WHEN_LISTED, environ)))
+
+
 def max_workers_per_node(environ: Mapping[str, str] | None = None) -> int:
     """``PRSD_MAX_WORKERS_PER_NODE``: workers one job may run on a node (default 4 x CPUs, <= 256)."""
     default = min(4 * (os.cpu_count() or 1), MAX_WORKERS_PER_NODE)

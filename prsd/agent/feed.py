@@ -35,6 +35,7 @@ from prsd.spool.claim import (
 from prsd.spool.fstype import is_local_spool
 from prsd.spool.lease import current_epoch
 from prsd.spool.pendinghint import read_hint
+from prsd.tunables import hand_ahead_when_listed
 from prsd.wire.fields import RecordError
 
 if TYPE_CHECKING:
@@ -85,6 +86,12 @@ class TaskFeed:
         self._lock = anyio.Lock()
         self.closed = False
         self.claimed = 0
+        self.listed = 0  # names in the last listing of pending/
+        # A task held ahead goes to a busy worker, behind its running one
+        # (prsd.agent.jobrun.JobRun._claim_ahead), only while the last listing named
+        # this many: near the job's end a task queued behind one worker would wait
+        # while another worker (of this node or another) idles.
+        self.hand_ahead_when = hand_ahead_when_listed()
 
     def close(self) -> None:
         """No more claims (job over, drain, or this node gave up on the job)."""
@@ -132,6 +139,10 @@ class TaskFeed:
         if task is not None:
             self.ahead.append(task)
 
+    def hands_ahead(self) -> bool:
+        """May the task held ahead go to a busy worker (``hand_ahead_when``)?"""
+        return bool(self.ahead) and not self.closed and self.listed >= self.hand_ahead_when
+
     def adopt_own_claims(self) -> int:
         """Queue the claims this node already holds for the job (start-up reconciliation)."""
         layout, node = self.ctx.layout, self.ctx.node_id
@@ -170,6 +181,7 @@ class TaskFeed:
     def _list(self) -> None:
         """Queue the names ``pending/`` lists now, this node's rotation first."""
         listing = list_pending(self.ctx.layout, LISTING_SIZE)
+        self.listed = len(listing)
         if self.use_hint:  # a mount's cached listing: skip the names already tried
             self._forget_old()
             listing = [p for p in listing if p.name not in self._tried]

@@ -1,10 +1,11 @@
 """A worker process's handles: its process, its logs, and the ways to stop it.
 
 :class:`WorkerHandle` is what :class:`~prsd.agent.session.WorkerSession` does to the
-process itself when its state machine says so: dump its stacks (SIGUSR1), ask for
-``shutdown()``, run the stop ladder, write its exit line once; and it batches the
-worker's per-mini-batch records into one write per task, queued on the job's
-:class:`~prsd.agent.writer.FileWriter`.
+process itself: watch its memory and output while it lives, send it frames in order
+(one sender on the channel at a time), and when its state machine says so dump its
+stacks (SIGUSR1), ask for ``shutdown()``, run the stop ladder, write its exit line
+once; and it batches the worker's per-mini-batch records into one write per task,
+queued on the job's :class:`~prsd.agent.writer.FileWriter`.
 """
 
 from __future__ import annotations
@@ -17,6 +18,8 @@ import anyio
 from prsd.agent.nodelog import append_stamped, batch_record, stamped
 from prsd.agent.proc import BrokenWorker
 from prsd.agent.verdicts import MemoryEvidence
+from prsd.agent.workerwatch import watch_worker
+from prsd.tunables import max_captured_output_bytes
 from prsd.wire import frames
 
 if TYPE_CHECKING:
@@ -44,6 +47,29 @@ class WorkerHandle:
     writer: FileWriter
     _exit_logged: bool
     _records: list[str]
+    _sending: anyio.Lock
+
+    async def watch_while_alive(self, proc: WorkerProcess, memory: MemoryWatch) -> None:
+        """The worker's memory watch and output cap, ended the moment its process exits.
+
+        The loop would see the exit only at its next tick (up to 0.2 s), and the end of
+        the job on this node waits for it; the output cap's last check still runs.
+        """
+        cap = max_captured_output_bytes()
+        async with anyio.create_task_group() as watches:
+            watches.start_soon(
+                watch_worker, memory, proc.captured, cap, lambda: proc.process.returncode is None
+            )
+            await proc.process.wait()
+            watches.cancel_scope.cancel()
+
+    async def send_frames(self, data: bytes) -> None:
+        """Frames to the worker, after every frame already being sent to it."""
+        try:
+            async with self._sending:
+                await self._proc().send_bytes(data)
+        except BrokenWorker:
+            pass  # the collector sees the closed channel and records the death
 
     def main_log(self, line: str) -> None:
         raise NotImplementedError

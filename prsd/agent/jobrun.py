@@ -14,6 +14,7 @@ import itertools
 from collections.abc import Callable, Coroutine
 from dataclasses import asdict, replace
 from datetime import UTC, datetime
+from functools import partial
 from typing import TYPE_CHECKING, Any
 
 import anyio
@@ -43,7 +44,6 @@ if TYPE_CHECKING:
 
     from prsd.agent.context import JobContext
     from prsd.agent.gpu import GpuSlots
-    from prsd.wire.records import Outcome
 
 CommitHook = Callable[[str, TaskName], None]
 
@@ -282,23 +282,28 @@ class JobRun:
         self._write_report()
 
     async def _serve(self, session: WorkerSession, index: int = 0) -> None:
-        while True:
-            task = await self.feed.get() if self._within(index) else None
-            if task is None:
-                await session.retire()  # its exit is recorded by the state machine
-                return
-            if self.allowance is None:
-                self._soon(self._claim_ahead)  # while this task runs
-            healthy = await session.run_task(task, self._recorder(session))
-            if task.complete or self.kill_busy:
-                self._commit_later(task)
-            else:
-                self.feed.put_front(task)
-            if not healthy:
-                return
-
-    def _recorder(self, session: WorkerSession) -> Callable[[Outcome], None]:
-        return session.record_batch
+        try:
+            while True:
+                task = session.take_ahead()  # handed to the worker while its last one ran
+                handed = task is not None
+                if task is None:
+                    task = await self.feed.get() if self._within(index) else None
+                if task is None:
+                    await session.retire()  # its exit is recorded by the state machine
+                    return
+                if self.allowance is None:
+                    self._soon(partial(self._claim_ahead, session))  # while this task runs
+                healthy = await session.run_task(task, session.record_batch, handed=handed)
+                if task.complete or self.kill_busy:
+                    self._commit_later(task)
+                else:
+                    self.feed.put_front(task)
+                if not healthy:
+                    return
+        finally:
+            left = session.take_ahead()
+            if left is not None:  # the worker ended first: it never began the task
+                self.feed.put_front(left)
 
     def _commit_later(self, task: RunningTask) -> None:
         assert self._tg is not None
@@ -335,10 +340,14 @@ class JobRun:
         except RuntimeError:
             pass  # the group is closing: its end hands the task back
 
-    async def _claim_ahead(self) -> None:
+    async def _claim_ahead(self, session: WorkerSession) -> None:
+        """Claim a task while ``session``'s worker runs one; hand it to that worker if it
+        still does (its next, with no gap), else keep it for the first to ask."""
         await self.feed.claim_ahead()
         if self.allowance is not None:  # capped meanwhile: its slot may not run now
             await self._hand_back_ahead()
+        elif self.feed.hands_ahead() and session.takes_ahead():
+            await session.hand_ahead(self.feed.ahead.popleft())
 
     async def _hand_back_ahead(self) -> None:
         """Return the task claimed ahead of the workers (never started) to ``pending/``."""

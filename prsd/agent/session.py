@@ -36,10 +36,8 @@ from prsd.agent.memwatch import MemoryWatch
 from prsd.agent.nodelog import append_stamped, stamped
 from prsd.agent.proc import BrokenWorker, WorkerProcess
 from prsd.agent.workerstate import Action, Event, Transition, WorkerState, transition
-from prsd.agent.workerwatch import watch_worker
 from prsd.owner import RunAs, make_files_for
 from prsd.spool.layout import process_name
-from prsd.tunables import max_captured_output_bytes
 from prsd.wire import frames
 from prsd.wire.board import RUNNING, Board
 from prsd.wire.records import TIMEOUT
@@ -96,6 +94,9 @@ class WorkerSession(WorkerHandle):
         self._init_result: InitResult | None = None  # for COUNT_INIT_FAILURE
         self._in_hand: InHand | None = None  # for FAIL_BATCH
         self._board: Board | None = None  # the worker's board, opened at ready
+        self.ahead: RunningTask | None = None  # its next task, handed over while one runs
+        self._collecting = False  # in a task's collect: a task handed now comes next
+        self._sending = anyio.Lock()  # one sender on the channel at a time
 
     @property
     def busy(self) -> bool:
@@ -104,20 +105,6 @@ class WorkerSession(WorkerHandle):
     def main_log(self, line: str) -> None:
         path, lines = self.ctx.main_log(), [stamped(line)]
         self.writer.put(lambda: append_stamped(path, lines))
-
-    async def _watch_while_alive(self, proc: WorkerProcess, memory: MemoryWatch) -> None:
-        """The worker's memory watch and output cap, ended the moment its process exits.
-
-        The loop would see the exit only at its next tick (up to 0.2 s), and the end of
-        the job on this node waits for it; the output cap's last check still runs.
-        """
-        cap = max_captured_output_bytes()
-        async with anyio.create_task_group() as watches:
-            watches.start_soon(
-                watch_worker, memory, proc.captured, cap, lambda: proc.process.returncode is None
-            )
-            await proc.process.wait()
-            watches.cancel_scope.cancel()
 
     async def start(self, tg: TaskGroup) -> None:
         """Spawn the worker, watch its process in ``tg``, and send its configuration."""
@@ -130,7 +117,7 @@ class WorkerSession(WorkerHandle):
                 self.main_log(line)
         tg.start_soon(proc.watch)
         self.memory = memory = MemoryWatch(proc.pid, proc.group)
-        tg.start_soon(self._watch_while_alive, proc, memory)
+        tg.start_soon(self.watch_while_alive, proc, memory)
         gpu = f", CUDA_VISIBLE_DEVICES={self.gpu}" if self.gpu is not None else ""
         self.main_log(f"{self.name} started (pid {proc.pid}{gpu})")
         if self._stop_before_start:
@@ -259,33 +246,30 @@ class WorkerSession(WorkerHandle):
 
     # --- running ------------------------------------------------------------------
 
-    async def run_task(self, task: RunningTask, on_done: Callable[[Outcome], None]) -> bool:
-        """Run the task's remaining mini-batches; False if the worker died or was stopped."""
-        proc, board = self._proc(), self._board
+    async def run_task(
+        self, task: RunningTask, on_done: Callable[[Outcome], None], *, handed: bool = False
+    ) -> bool:
+        """Run the task's remaining mini-batches; False if the worker died or was stopped.
+        ``handed``: its frames went out ahead (:meth:`hand_ahead`), the worker began it
+        as it sent the last task's ``done``."""
+        board = self._board
         assert board is not None  # opened at ready
         remaining = task.remaining()
         await self.apply(Event.TASK)
         self.current_task = task.task.name
-        if self.run_as is not None:  # the worker appends to it as the job's owner
-            await anyio.to_thread.run_sync(
-                lambda: make_files_for(self.run_as, [task.out_tmp], anchor=self.ctx.layout.root)
-            )
-        board.empty()  # the worker is idle: the last task's mark and journal go
-        data = run_frames(remaining, str(task.out_tmp))
-        handed = time.monotonic()
-
-        async def send_all() -> None:
-            # Frames go out while the worker runs: a task too big for the pipe is only
-            # taken in as the worker reaches its later frames.
-            try:
-                await proc.send_bytes(data)
-            except BrokenWorker:
-                pass  # the collector sees the closed channel and records the death
-
+        if not handed:
+            await self._make_result_file(task)
+            board.empty()  # the worker is idle: the last task's mark and journal go
+        data = b"" if handed else run_frames(remaining, str(task.out_tmp))
         try:
             async with anyio.create_task_group() as tg:
-                tg.start_soon(send_all)
-                healthy = await self._collect(task, remaining, on_done, handed)
+                # Frames go out while the worker runs: a task too big for the pipe is
+                # only taken in as the worker reaches its later frames.
+                if data:
+                    tg.start_soon(self.send_frames, data)
+                self._collecting = True
+                healthy = await self._collect(task, remaining, on_done, time.monotonic())
+                self._collecting = False
                 tg.cancel_scope.cancel()
             if self.state is not WorkerState.BUSY:
                 return False  # dead, or stopped by prsd while its last result came in
@@ -293,8 +277,33 @@ class WorkerSession(WorkerHandle):
                 await self.apply(Event.TASK_DONE)
             return healthy
         finally:
+            self._collecting = False
             self.current_task = ""
             self.flush_records()
+
+    def takes_ahead(self) -> bool:
+        """Would a task handed over now be this worker's next (it runs one, none ahead)?"""
+        return self._collecting and self.ahead is None and self.state is WorkerState.BUSY
+
+    async def hand_ahead(self, task: RunningTask) -> None:
+        """Send ``task``'s frames behind the running task's: the worker begins it the
+        moment it has sent that one's ``done``, with no turn of the agent between the
+        two. ``task`` is :attr:`ahead` until the job run takes it (:meth:`take_ahead`):
+        to run next, or back to the feed if the worker ends first (it never began it)."""
+        self.ahead = task
+        with anyio.CancelScope(shield=True):  # a claimed task's file is made whole
+            await self._make_result_file(task)
+        await self.send_frames(run_frames(task.remaining(), str(task.out_tmp)))
+
+    def take_ahead(self) -> RunningTask | None:
+        task, self.ahead = self.ahead, None
+        return task
+
+    async def _make_result_file(self, task: RunningTask) -> None:
+        if self.run_as is not None:  # the worker appends to it as the job's owner
+            await anyio.to_thread.run_sync(
+                lambda: make_files_for(self.run_as, [task.out_tmp], anchor=self.ctx.layout.root)
+            )
 
     async def _collect(
         self,

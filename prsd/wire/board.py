@@ -21,7 +21,9 @@ Promise: a mark is read whole or not at all (the two sequence numbers differ whi
 it is being written: the reader tries again); a journal line is used only once its
 newline is written, so a worker that dies inside a write loses only the outcome it
 was writing (its mini-batch is then the one in hand, as before the write). The agent
-empties the board before it hands over a task (the worker is idle then).
+empties the board before it hands a task to an idle worker; a task handed to a busy
+worker, ahead of its end (prsd.agent.session), finds the last task's journal, which the
+worker cuts as it begins the task, before its first line.
 
 Errors: ``OSError`` from the file calls (a board that cannot be created or read).
 Standard library only, Python 3.9 syntax: the worker's half runs under the job's
@@ -93,8 +95,12 @@ class Board:
         os.pwrite(self.fd, MARK.pack(self._seq, index, phase, since, self._seq), 0)
 
     def begin_task(self) -> None:
-        """A new task: its journal starts at :data:`JOURNAL_AT` (the agent emptied it)."""
+        """A new task: its journal starts at :data:`JOURNAL_AT`, the last task's lines cut
+        (a task handed over ahead finds them; an idle worker's board the agent emptied).
+        The mark stays: the last task's final mini-batch finished, this one's first loads."""
         self._end = JOURNAL_AT
+        if os.fstat(self.fd).st_size > JOURNAL_AT:
+            os.ftruncate(self.fd, JOURNAL_AT)
 
     def journal(self, outcome: dict[str, Any]) -> bytes:
         """Append one finished mini-batch's outcome (its JSON object); return its JSON

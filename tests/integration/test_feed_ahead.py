@@ -94,3 +94,23 @@ def test_a_closed_feed_gives_out_nothing_and_its_task_ahead_goes_back(tmp_path: 
     assert len(returned) == 1
     assert TaskName.parse(returned[0]) is not None
     assert TaskName.parse(returned[0]).first_mb not in claimed  # type: ignore[union-attr]
+
+
+def test_a_task_held_ahead_goes_to_a_busy_worker_only_while_many_are_listed(
+    tmp_path: Path,
+) -> None:
+    many, few = _job(tmp_path / "many", 20), _job(tmp_path / "few", 10)
+
+    async def held_and_handed(layout: JobLayout) -> tuple[int, bool]:
+        feed = files_feed(layout, "n1", poll_s=60)
+        assert feed.hand_ahead_when == 16  # the default (PRSD_HAND_AHEAD_WHEN_LISTED)
+        with anyio.fail_after(5):
+            assert await feed.get() is not None  # lists every pending task
+            await feed.claim_ahead()
+        handed = feed.hands_ahead()
+        feed.close()
+        assert not feed.hands_ahead()  # a closed feed hands nothing over
+        return len(feed.ahead), handed
+
+    assert anyio.run(held_and_handed, many) == (1, True)
+    assert anyio.run(held_and_handed, few) == (1, False)  # held for the first to ask
