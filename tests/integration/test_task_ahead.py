@@ -77,8 +77,9 @@ def test_a_busy_worker_has_its_next_task_before_its_current_ends(tmp_path: Path)
     names = sorted(r.split()[0] for r in rows)
     assert names == [f"item{i:05d}.txt" for i in range(ITEMS)]
     ahead = sum(1 for r in rows if r.endswith(" ahead"))
-    # Every mini-batch but those of the last tasks (none left to hand over) saw one.
-    assert ahead >= ITEMS // 2, rows
+    # The mini-batches of every task but the last ones (none left to hand over, and the
+    # leader packs tasks of about 0.5 s once it knows a mini-batch's time) see one.
+    assert ahead >= 4, rows
 
 
 def test_a_worker_that_dies_holding_its_next_task_loses_and_repeats_nothing(
