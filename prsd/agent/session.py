@@ -260,16 +260,15 @@ class WorkerSession(WorkerHandle):
         if not handed:
             await self._make_result_file(task)
             board.empty()  # the worker is idle: the last task's mark and journal go
-        data = b"" if handed else run_frames(remaining, str(task.out_tmp))
         try:
             async with anyio.create_task_group() as tg:
-                # Frames go out while the worker runs: a task too big for the pipe is
-                # only taken in as the worker reaches its later frames.
-                if data:
-                    tg.start_soon(self.send_frames, data)
+                if not handed:
+                    # Frames go out while the worker runs: a task too big for the pipe
+                    # is only taken in as the worker reaches its later frames.
+                    tg.start_soon(self.send_frames, run_frames(remaining, str(task.out_tmp)))
                 self._collecting = True
                 healthy = await self._collect(task, remaining, on_done, time.monotonic())
-                self._collecting = False
+                self._collecting = False  # what is claimed from now on waits for a worker
                 tg.cancel_scope.cancel()
             if self.state is not WorkerState.BUSY:
                 return False  # dead, or stopped by prsd while its last result came in
