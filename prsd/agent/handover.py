@@ -7,8 +7,8 @@ or a timeout (:mod:`prsd.agent.workerstate`):
 - :func:`run_frames`: a task's ``run`` frames, one or several of about
   :data:`FRAME_BUDGET_BYTES` each, the last marked so;
 - :func:`collect`: the task's outcomes as the worker's ``done`` frames bring them in,
-  until all came, the worker's channel closed (it died), or the mini-batch in hand ran
-  out of time;
+  until all came, the worker's channel closed (it died), the mini-batch in hand ran
+  out of time, or the worker answered ``skipped`` (a task withdrawn before it began);
 - :func:`task_deadline`: when the mini-batch in hand runs out of time, from the
   worker's board (:mod:`prsd.wire.board`: which mini-batch loads or runs since when):
   ``task_overhead_timeout`` from handing the task over (or the mini-batch before
@@ -127,12 +127,14 @@ def take_journal(
 class Collected:
     """How the wait for a task ended: every outcome came (``in_hand`` None), or the
     mini-batch ``in_hand`` did not, the worker having died (``died``) or run out of time;
-    ``started`` and ``problem`` as :class:`Journaled` says."""
+    ``started`` and ``problem`` as :class:`Journaled` says. ``skipped``: the task was
+    withdrawn before the worker began it (``in_hand`` None: nothing of it is in hand)."""
 
     in_hand: MiniBatch | None
     died: bool = False
     started: float | None = None
     problem: str = ""
+    skipped: bool = False
 
 
 async def collect(
@@ -174,6 +176,8 @@ async def collect(
                     if pending.pop(outcome.index, None) is not None:
                         task.outcomes[outcome.index] = outcome
                         on_done(outcome)
+            elif isinstance(msg, frames.Skipped):
+                return Collected(None, skipped=True)
             continue
         deadline = task_deadline(board, handed, timeout_s=timeout_s, overhead_s=overhead_s)
         if time.monotonic() >= deadline:

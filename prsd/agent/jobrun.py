@@ -20,6 +20,7 @@ from typing import TYPE_CHECKING, Any
 import anyio
 import anyio.to_thread
 
+from prsd.agent.ahead import claim_ahead, hand_back_ahead, settle_withdrawn
 from prsd.agent.feed import TaskFeed
 from prsd.agent.initresult import InitResult
 from prsd.agent.monitor import open_resource_monitor
@@ -71,6 +72,7 @@ class JobRun:
         self.feed = TaskFeed(ctx, Doorbell())
         self._numbers = itertools.count()
         self.sessions: set[WorkerSession] = set()
+        self._in_slot: dict[int, WorkerSession] = {}  # the worker each slot serves with
         self.init_failures_in_row = 0
         self.init_failures = 0
         self.init_timeouts = 0
@@ -166,6 +168,8 @@ class JobRun:
         self.kill_busy = kill_busy
         self._close_feed()
         self._soon(self._hand_back_ahead)  # to another node now, not at the run's end
+        for s in self.sessions:  # nor begun by a worker it was handed to ahead
+            s.withdraw_ahead("this node takes no more of the job's work")
         if kill_busy and self._tg is not None:
             for s in list(self.sessions):
                 if s.state in (WorkerState.STARTING, WorkerState.BUSY):
@@ -183,6 +187,9 @@ class JobRun:
         self.allowance = slots
         if slots is not None:
             self._soon(self._hand_back_ahead)  # its slot may not run now
+            for index, session in self._in_slot.items():
+                if not self._within(index):
+                    session.withdraw_ahead(f"the job's slots on this node were capped at {slots}")
         self._grow()
 
     def _within(self, index: int) -> bool:
@@ -214,9 +221,11 @@ class JobRun:
                 self._first_answer(index)
                 if session is None:
                     continue
+                self._in_slot[index] = session
                 try:
                     await self._serve(session, index)
                 finally:
+                    del self._in_slot[index]
                     self.sessions.discard(session)
                     self.gpus.release(session.gpu)
                 if not session.replace:
@@ -294,8 +303,11 @@ class JobRun:
                 if self.allowance is None:
                     self._soon(partial(self._claim_ahead, session))  # while this task runs
                 healthy = await session.run_task(task, session.record_batch, handed=handed)
-                if task.complete or self.kill_busy:
-                    self._commit_later(task)
+                if task.withdrawn:
+                    await settle_withdrawn(self.ctx.layout, self.ctx.node_id, self.feed, task)
+                elif task.complete or self.kill_busy:
+                    assert self._tg is not None
+                    self._tg.start_soon(self._commit, task)
                 else:
                     self.feed.put_front(task)
                 if not healthy:
@@ -304,10 +316,6 @@ class JobRun:
             left = session.take_ahead()
             if left is not None:  # the worker ended first: it never began the task
                 self.feed.put_front(left)
-
-    def _commit_later(self, task: RunningTask) -> None:
-        assert self._tg is not None
-        self._tg.start_soon(self._commit, task)
 
     async def _commit(self, task: RunningTask) -> None:
         layout, node = self.ctx.layout, self.ctx.node_id
@@ -341,20 +349,11 @@ class JobRun:
             pass  # the group is closing: its end hands the task back
 
     async def _claim_ahead(self, session: WorkerSession) -> None:
-        """Claim a task while ``session``'s worker runs one; hand it to that worker if it
-        still does (its next, with no gap), else keep it for the first to ask."""
-        await self.feed.claim_ahead()
-        if self.allowance is not None:  # capped meanwhile: its slot may not run now
-            await self._hand_back_ahead()
-        elif self.feed.hands_ahead() and session.takes_ahead():
-            await session.hand_ahead(self.feed.ahead.popleft())
+        capped = lambda: self.allowance is not None  # read after the claim (prsd.agent.ahead)
+        await claim_ahead(self.ctx.layout, self.ctx.node_id, self.feed, session, capped)
 
     async def _hand_back_ahead(self) -> None:
-        """Return the task claimed ahead of the workers (never started) to ``pending/``."""
-        layout, node = self.ctx.layout, self.ctx.node_id
-        while self.feed.ahead:
-            task = self.feed.ahead.popleft()
-            await anyio.to_thread.run_sync(hand_back, layout, node, task)
+        await hand_back_ahead(self.ctx.layout, self.ctx.node_id, self.feed)
 
     def statistics(self) -> PoolStatistics:
         """This job's workers on this node now, by state, with the init counters."""

@@ -27,6 +27,7 @@ from typing import TYPE_CHECKING
 import anyio
 import anyio.to_thread
 
+from prsd.agent.ahead import HandsAhead
 from prsd.agent.batchfail import death, failed_outcome, timeout_error
 from prsd.agent.handle import WorkerHandle
 from prsd.agent.handover import InHand, collect, run_frames
@@ -56,7 +57,7 @@ if TYPE_CHECKING:
 STOP_GRACE_S = 5.0
 
 
-class WorkerSession(WorkerHandle):
+class WorkerSession(WorkerHandle, HandsAhead):
     """A worker process of one job on this node."""
 
     def __init__(
@@ -96,6 +97,7 @@ class WorkerSession(WorkerHandle):
         self._board: Board | None = None  # the worker's board, opened at ready
         self.ahead: RunningTask | None = None  # its next task, handed over while one runs
         self._collecting = False  # in a task's collect: a task handed now comes next
+        self._withdrew = ""  # why the task handed ahead was withdrawn (prsd.agent.ahead)
         self._sending = anyio.Lock()  # one sender on the channel at a time
 
     @property
@@ -251,14 +253,15 @@ class WorkerSession(WorkerHandle):
     ) -> bool:
         """Run the task's remaining mini-batches; False if the worker died or was stopped.
         ``handed``: its frames went out ahead (:meth:`hand_ahead`), the worker began it
-        as it sent the last task's ``done``."""
+        as it sent the last task's ``done``, or, withdrawn, answered ``skipped``
+        (``task.withdrawn``: none of it ran, prsd.agent.ahead)."""
         board = self._board
         assert board is not None  # opened at ready
         remaining = task.remaining()
         await self.apply(Event.TASK)
         self.current_task = task.task.name
         if not handed:
-            await self._make_result_file(task)
+            await self.make_result_file(task)
             board.empty()  # the worker is idle: the last task's mark and journal go
         try:
             async with anyio.create_task_group() as tg:
@@ -280,25 +283,7 @@ class WorkerSession(WorkerHandle):
             self.current_task = ""
             self.flush_records()
 
-    def takes_ahead(self) -> bool:
-        """Would a task handed over now be this worker's next (it runs one, none ahead)?"""
-        return self._collecting and self.ahead is None and self.state is WorkerState.BUSY
-
-    async def hand_ahead(self, task: RunningTask) -> None:
-        """Send ``task``'s frames behind the running task's: the worker begins it the
-        moment it has sent that one's ``done``, with no turn of the agent between the
-        two. ``task`` is :attr:`ahead` until the job run takes it (:meth:`take_ahead`):
-        to run next, or back to the feed if the worker ends first (it never began it)."""
-        self.ahead = task
-        with anyio.CancelScope(shield=True):  # a claimed task's file is made whole
-            await self._make_result_file(task)
-        await self.send_frames(run_frames(task.remaining(), str(task.out_tmp)))
-
-    def take_ahead(self) -> RunningTask | None:
-        task, self.ahead = self.ahead, None
-        return task
-
-    async def _make_result_file(self, task: RunningTask) -> None:
+    async def make_result_file(self, task: RunningTask) -> None:
         if self.run_as is not None:  # the worker appends to it as the job's owner
             await anyio.to_thread.run_sync(
                 lambda: make_files_for(self.run_as, [task.out_tmp], anchor=self.ctx.layout.root)
@@ -324,6 +309,8 @@ class WorkerSession(WorkerHandle):
             timeout_s=spec.timeout_s,
             overhead_s=spec.task_overhead_timeout_s,
         )
+        if got.skipped:
+            self.skipped(task)
         if got.in_hand is None:
             return True
         if got.problem:

@@ -34,6 +34,7 @@ class RunningTask:
     mini_batches: list[MiniBatch]  # in order
     out_tmp: Path
     outcomes: dict[int, Outcome] = field(default_factory=dict)
+    withdrawn: bool = False  # handed ahead, not begun: it goes back whole (prsd.agent.ahead)
 
     @classmethod
     def from_claim(cls, layout: JobLayout, node_id: str, claim: Claim) -> RunningTask:

@@ -13,8 +13,9 @@ agent nothing.
 Layout: the mark at offset 0 (:data:`MARK`: a sequence number, the mini-batch's
 index, its phase (:data:`RUNNING`: its ``run()`` began; :data:`FINISHED`: it is
 journaled and the next one loads), the ``time.monotonic()`` it entered that phase, the sequence number
-again); from :data:`JOURNAL_AT`, one compact JSON line per finished mini-batch's
-outcome, in order. ``CLOCK_MONOTONIC`` is one clock for every process of a machine,
+again); at :data:`WITHDRAWN_AT`, one byte the agent sets to withdraw a task it handed
+over ahead (below); from :data:`JOURNAL_AT`, one compact JSON line per finished
+mini-batch's outcome, in order. ``CLOCK_MONOTONIC`` is one clock for every process of a machine,
 so the worker's times are the agent's.
 
 Promise: a mark is read whole or not at all (the two sequence numbers differ while
@@ -22,8 +23,14 @@ it is being written: the reader tries again); a journal line is used only once i
 newline is written, so a worker that dies inside a write loses only the outcome it
 was writing (its mini-batch is then the one in hand, as before the write). The agent
 empties the board before it hands a task to an idle worker; a task handed to a busy
-worker, ahead of its end (prsd.agent.session), finds the last task's journal, which the
+worker, ahead of its end (prsd.agent.ahead), finds the last task's journal, which the
 worker cuts as it begins the task, before its first line.
+
+Withdrawal: before it begins a task, the worker reads the withdrawal byte; set, it
+does not begin the task (it answers ``skipped``, :mod:`prsd.wire.frames`). The agent
+sets it when a task it handed over ahead must not begin (a drain, a slot cap): if
+the worker read the byte first, it begins the task and the agent collects it as any
+other; either way the task runs once or not at all. Emptying the board clears it.
 
 Errors: ``OSError`` from the file calls (a board that cannot be created or read).
 Standard library only, Python 3.9 syntax: the worker's half runs under the job's
@@ -39,6 +46,7 @@ import tempfile
 from typing import Any, NamedTuple
 
 MARK = struct.Struct("<Iqid4xI")
+WITHDRAWN_AT = MARK.size  # one byte: nonzero, the next task to begin is withdrawn
 JOURNAL_AT = 64
 RUNNING = 1  # run() of the mark's mini-batch began
 FINISHED = 2  # the mark's mini-batch finished (its outcome is journaled): the next loads
@@ -102,6 +110,10 @@ class Board:
         if os.fstat(self.fd).st_size > JOURNAL_AT:
             os.ftruncate(self.fd, JOURNAL_AT)
 
+    def withdrawn(self) -> bool:
+        """Has the agent withdrawn the task this worker is about to begin?"""
+        return os.pread(self.fd, 1, WITHDRAWN_AT) not in (b"", b"\x00")
+
     def journal(self, outcome: dict[str, Any]) -> bytes:
         """Append one finished mini-batch's outcome (its JSON object); return its JSON
         text (without the newline), which the ``done`` frame reuses."""
@@ -115,6 +127,10 @@ class Board:
     def empty(self) -> None:
         """Forget the last task's mark and journal (before the next task is handed over)."""
         os.ftruncate(self.fd, 0)
+
+    def withdraw(self, *, on: bool = True) -> None:
+        """Withdraw (or, ``on`` false, no longer withdraw) the task the worker begins next."""
+        os.pwrite(self.fd, b"\x01" if on else b"\x00", WITHDRAWN_AT)
 
     def read_mark(self) -> Mark | None:
         """The worker's last mark; None before its first of this task."""

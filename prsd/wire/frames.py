@@ -8,8 +8,9 @@ append_row bytes go, whether the task ends with them), :class:`Shutdown`.
 
 worker -> agent: :class:`Ready` (``init()`` returned; the worker's board, see
 :mod:`prsd.wire.board`), :class:`InitFailed`, :class:`Done` (the task ended: every
-mini-batch's :class:`~prsd.wire.records.Outcome`, in order), :class:`Bye`
-(``shutdown()`` finished).
+mini-batch's :class:`~prsd.wire.records.Outcome`, in order), :class:`Skipped` (a task
+handed over ahead was withdrawn on the board before it began: none of it ran),
+:class:`Bye` (``shutdown()`` finished).
 
 ``to_json`` gives a frame's object; :func:`decode_command` and :func:`decode_event`
 read one back and raise :class:`~prsd.wire.fields.RecordError` on anything else (an
@@ -93,13 +94,22 @@ class Done:
 
 
 @dataclass(frozen=True)
+class Skipped:
+    """The task's ``run`` frames were read and none of it ran: it was withdrawn
+    (:mod:`prsd.wire.board`) before the worker began it."""
+
+    def to_json(self) -> dict[str, Any]:
+        return {"ev": "skipped"}
+
+
+@dataclass(frozen=True)
 class Bye:
     def to_json(self) -> dict[str, Any]:
         return {"ev": "bye"}
 
 
 Command = Union[Run, Shutdown]
-Event = Union[Ready, InitFailed, Done, Bye]
+Event = Union[Ready, InitFailed, Done, Skipped, Bye]
 
 
 def decode_command(obj: Any) -> Command:
@@ -133,6 +143,8 @@ def decode_event(obj: Any) -> Event:
             f.get("traceback_tail", str, default=""),
             f.get("error_file", str, default=""),
         )
+    if ev == "skipped":
+        return Skipped()
     if ev == "bye":
         return Bye()
     raise RecordError(f"unknown worker frame {ev!r}")

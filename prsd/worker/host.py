@@ -182,10 +182,13 @@ class Worker:
 
         Each mini-batch's outcome goes to the board as it finishes (and the mark says
         the next one is loading), so the agent wakes once per task, yet knows at any
-        moment what its clocks need and what a death would lose.
+        moment what its clocks need and what a death would lose. A task the board says
+        is withdrawn as it would begin is read to its last frame, not run, and answered
+        ``skipped``.
         """
         channel = self.channel
         outcomes: list[bytes] = []  # the task's outcomes so far, as JSON text
+        skipping = False  # the task being read was withdrawn before it began
         while True:
             command = frames.decode_command(channel.recv())
             if isinstance(command, frames.Shutdown):
@@ -193,8 +196,15 @@ class Worker:
                 shut_down(runner.script, runner.hello, runner.errors)
                 channel.send(frames.Bye().to_json())
                 return 0
-            if not outcomes:
-                board.begin_task()
+            if not outcomes and not skipping:
+                skipping = board.withdrawn()
+                if not skipping:
+                    board.begin_task()
+            if skipping:
+                if command.last:
+                    skipping = False
+                    channel.send(frames.Skipped().to_json())
+                continue
             last = len(command.mbs) - 1
             for k, mb in enumerate(command.mbs):
                 outcome = runner.handle(mb, command.out, command.last and k == last)

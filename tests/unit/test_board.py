@@ -89,3 +89,29 @@ def test_garbage_in_the_journal_is_an_error() -> None:
 def test_the_board_of_a_gone_process_cannot_be_opened() -> None:
     with pytest.raises(OSError):
         Board.open_of(os.getpid(), 987654)
+
+
+def test_a_withdrawal_survives_the_workers_cut_and_goes_with_an_emptying() -> None:
+    worker = Board.create()
+    agent = Board.open_of(os.getpid(), worker.fd)
+    try:
+        assert not worker.withdrawn()  # a new board: nothing withdrawn
+        worker.begin_task()
+        worker.journal({"index": 0, "status": "succeeded", "pad": "x" * 100})
+        worker.mark(0, FINISHED, 1.0)
+        agent.withdraw()
+        assert worker.withdrawn()
+        assert agent.read_mark() == Mark(0, FINISHED, 1.0)  # the mark is untouched
+        assert [o["index"] for o in agent.read_journal()] == [0]
+        worker.begin_task()  # a task begun anyway: the cut keeps the byte
+        assert worker.withdrawn()
+        agent.withdraw(on=False)
+        assert not worker.withdrawn()
+        agent.withdraw()
+        agent.empty()  # an idle worker's hand-over
+        assert not worker.withdrawn()
+        agent.withdraw()  # on an emptied board: no mark appears
+        assert agent.read_mark() is None and agent.read_journal() == []
+    finally:
+        worker.close()
+        agent.close()
