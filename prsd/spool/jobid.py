@@ -11,7 +11,11 @@ proposal only when it reserves it first and no ``jobs/<id>`` exists; any other n
 
 A leader killed between reserving a proposal and moving the folder leaves a marker
 that names the inbox folder it was for and no ``jobs/<id>``; the next leader takes
-that reservation over, so the job keeps the id ``prsctl submit`` printed. Once the
+that reservation over, so the job keeps the id ``prsctl submit`` printed. A leader
+killed between the marker's create and its write leaves it empty: an empty marker of
+a proposal-shaped id with no ``jobs/<id>`` is taken over too (the dead leader moved
+nothing; a fresh id of its minting equal to another folder's proposal would need two
+4-hex suffixes of the same name and second to meet). Once the
 folder has moved the marker is settled (it says ``given``): from then on no folder of
 that name can take it over, even after the job is removed. The settled marker also
 keeps the folder's owner as it was before sealing (for a leader that dies while
@@ -107,12 +111,13 @@ def take_over_reservation(spool: SpoolLayout, job_id: str) -> bytes | None:
     Returns the marker's bytes when the reservation is one a leader made for this very
     inbox name and left unsettled (it stopped between reserving and moving), None
     otherwise (the id was given, minted for another folder, or is from an older version).
+    An empty marker (its creator killed before it wrote a byte) is taken over as well.
     """
     if os.path.lexists(spool.jobs / job_id):
         return None
     held = _marker(spool, job_id)
     mark = f" {_FOR}{job_id}\n".encode(errors="surrogateescape")
-    return held if held is not None and held.endswith(mark) else None
+    return held if held is not None and (held == b"" or held.endswith(mark)) else None
 
 
 def settle_job_id(spool: SpoolLayout, job_id: str, owner: tuple[int, int] | None = None) -> None:

@@ -118,6 +118,25 @@ def test_a_reservation_left_by_a_killed_leader_is_taken_over(tmp_path: Path) -> 
     assert again is not None and again.job_id != job_id
 
 
+def test_an_empty_reservation_left_by_a_leader_killed_as_it_created_it_is_taken_over(
+    tmp_path: Path,
+) -> None:
+    """Killed between the marker's O_EXCL create and its write: the marker is empty; the
+    next leader still keeps the id the submitter printed."""
+    spool = open_spool(tmp_path / "spool")
+    job_id, _ = submit(make_job(tmp_path, SCRIPT, YAML, files=2), spool)
+    registry(spool).mkdir(exist_ok=True)
+    os.close(os.open(registry(spool) / job_id, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o644))
+    assert take_over_reservation(spool, job_id) == b""
+    layout = take_in(spool, job_id)
+    assert layout is not None and layout.job_id == job_id
+    assert (registry(spool) / job_id).read_bytes().startswith(b"given ")
+    other = make_job_id("other")  # an empty marker of an id whose folder moved in: given
+    (spool.jobs / other).mkdir()
+    os.close(os.open(registry(spool) / other, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o644))
+    assert take_over_reservation(spool, other) is None
+
+
 def test_a_fresh_id_reservation_is_not_taken_over(tmp_path: Path) -> None:
     """Only a reservation made for the inbox folder of the same name can be taken over."""
     spool = open_spool(tmp_path / "spool")
