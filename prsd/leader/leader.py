@@ -164,6 +164,7 @@ class Leader:
                 reason = f"the job could not be resumed: {fault_reason(exc, layout)}"
                 self.finished[job_id] = end_broken_job(self.spool, layout, reason)
             return
+        self.watch.size(driver)
         self.drivers[job_id] = driver
         log.info("job resumed", job_id=job_id, epoch=self.epoch)
 
@@ -297,6 +298,7 @@ class Leader:
         driver = self._guarded(item.layout, now, lambda: self._driver(item, now))
         if driver is None:
             return
+        self.watch.size(driver)  # the fleet's slots now, not at the next look
         self.drivers[item.layout.job_id] = driver
         self._ring_agent()  # an agent in this process starts its workers while we split
         log.info("job taken in", job_id=item.layout.job_id, name=driver.spec.name)

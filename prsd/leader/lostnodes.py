@@ -27,6 +27,12 @@ def live_slots(nodes: Observer, beats: dict[str, Heartbeat], now: float) -> list
     return [b.slots for n, b in beats.items() if not nodes.expired(n, now) and not b.draining]
 
 
+def size_job(driver: JobDriver, live: list[int]) -> None:
+    """The worker slots serving ``driver``'s job, from ``live`` (:func:`live_slots`)."""
+    spec = driver.spec
+    driver.fleet_slots = fleet_slots(live, spec.max_concurrency_per_instance, spec.instance_count)
+
+
 def serve_nodes(
     driver: JobDriver,
     nodes: Observer,
@@ -39,8 +45,7 @@ def serve_nodes(
     """Update ``driver``'s slot count from ``live`` (:func:`live_slots`); requeue the
     claims of nodes presumed dead (noted in ``lost`` with when they were first found
     lost), unless ``presume`` is False (this leader's clock cannot judge silence)."""
-    spec = driver.spec
-    driver.fleet_slots = fleet_slots(live, spec.max_concurrency_per_instance, spec.instance_count)
+    size_job(driver, live)
     if not presume:
         return
     for node_id in claimants(driver):

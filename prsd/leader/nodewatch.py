@@ -16,7 +16,7 @@ from __future__ import annotations
 from typing import TYPE_CHECKING
 
 from prsd.leader.liveness import Observer
-from prsd.leader.lostnodes import live_slots, serve_nodes
+from prsd.leader.lostnodes import live_slots, serve_nodes, size_job
 from prsd.logconfig import get_logger
 from prsd.spool.heartbeat import read_heartbeats
 
@@ -40,12 +40,14 @@ class NodeWatch:
         self.lease_s = lease_s
         self.nodes: Observer | None = None  # None until the leader takes office
         self.lost: dict[str, float] = {}  # node -> when it was presumed dead (our clock)
+        self.live: list[int] | None = None  # the live nodes' slots at the last look
         self._last = -1e9
 
     def start(self, now: float) -> Observer:
         """A new term: every node unseen, none lost; the new observer."""
         self.nodes = Observer(self.lease_s, now)
         self.lost.clear()
+        self.live = None
         return self.nodes
 
     def look(
@@ -62,7 +64,14 @@ class NodeWatch:
             if self.nodes.observe(node_id, (beat.boot, beat.seq), now) and node_id in self.lost:
                 del self.lost[node_id]
                 log.info("node is back", node_id=node_id)
-        live = live_slots(self.nodes, beats, now)
+        live = self.live = live_slots(self.nodes, beats, now)
         for driver in drivers:
             serve_nodes(driver, self.nodes, live, self.lost, now, presume=presume)
         return beats
+
+    def size(self, driver: JobDriver) -> None:
+        """Size a job just taken in (or resumed) to the slots of the last look: its
+        first tasks are split for the fleet serving it, not for one node's
+        ``max_concurrency_per_instance`` until the next look (up to ``NODES_CHECK_S``)."""
+        if self.live is not None:
+            size_job(driver, self.live)
