@@ -21,6 +21,7 @@ task then returns as the task of a dead worker does (``OSError`` is not raised).
 
 from __future__ import annotations
 
+import contextlib
 from typing import TYPE_CHECKING
 
 import anyio
@@ -67,12 +68,15 @@ class HandsAhead:
         """Send ``task``'s ``run`` frames behind the running task's. ``task`` is :attr:`ahead`
         until the job run takes it (:meth:`take_ahead`): to run next, or back to the feed
         if the worker ends first (it never began it)."""
+        # An earlier task's withdrawal is cleared before this task becomes :attr:`ahead`,
+        # with no wait between: a withdrawal from then on (a drain) is this task's.
+        if self._withdrew and self._board is not None:
+            self._withdrew = ""
+            with contextlib.suppress(OSError):
+                self._board.withdraw(on=False)
         self.ahead = task
         with anyio.CancelScope(shield=True):  # a claimed task's file is made whole
             await self.make_result_file(task)
-        if self._withdrew and self._board is not None:  # an earlier one was withdrawn
-            self._withdrew = ""
-            self._board.withdraw(on=False)
         await self.send_frames(run_frames(task.remaining(), str(task.out_tmp)))
 
     def take_ahead(self) -> RunningTask | None:
