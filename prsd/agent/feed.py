@@ -88,7 +88,7 @@ class TaskFeed:
         self.claimed = 0
         self.listed = 0  # names in the last listing of pending/
         # A task held ahead goes to a busy worker, behind its running one
-        # (prsd.agent.jobrun.JobRun._claim_ahead), only while the last listing named
+        # (prsd.agent.ahead.claim_ahead), only while the last listing named
         # this many: near the job's end a task queued behind one worker would wait
         # while another worker (of this node or another) idles.
         self.hand_ahead_when = hand_ahead_when_listed()
