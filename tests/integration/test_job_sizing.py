@@ -8,6 +8,7 @@ worker slot ahead, so the number written says how many slots the job was sized f
 
 from __future__ import annotations
 
+import time
 from typing import TYPE_CHECKING
 
 from prsd.leader.intake.intake import load_taken_job, take_in
@@ -45,7 +46,12 @@ def _beat(spool: SpoolLayout, node_id: str, slots: int, *, draining: bool = Fals
     )
 
 
-def _first_tasks(tmp_path: Path, watch: NodeWatch | None) -> int:
+def _first_tasks(tmp_path: Path, watch: NodeWatch | None, slots: int) -> int:
+    """The task files the job's split writes before it waits for a measurement, stepped
+    (its clock held at the start) until it has written ``unmeasured_lookahead(slots)``
+    or 10 s passed, then stepped three times more: a split sized for more slots goes on.
+    A step writes within a time budget, and the planner streams the input's names in,
+    so one step alone may write fewer on a loaded machine."""
     spool = open_spool(tmp_path / "spool")
     job_id, _ = submit(make_job(tmp_path, ECHO_SCRIPT, YAML, files=200), spool)
     layout = take_in(spool, job_id)
@@ -54,7 +60,12 @@ def _first_tasks(tmp_path: Path, watch: NodeWatch | None) -> int:
     try:
         if watch is not None:
             watch.size(driver)
-        driver.step(0.0, [])
+        end = time.monotonic() + 10
+        while len(driver.table) < unmeasured_lookahead(slots) and time.monotonic() < end:
+            driver.step(0.0, [])
+            time.sleep(0.01)
+        for _ in range(3):
+            driver.step(0.0, [])
         return len(driver.table)
     finally:
         driver.abandon()
@@ -70,11 +81,11 @@ def test_a_job_taken_in_is_split_for_the_live_fleet_at_once(tmp_path: Path) -> N
     assert watch.look(5.0, [], presume=False) is not None
     assert watch.live == [8, 4]
     # 6 slots on n1 (the job's max_concurrency_per_instance) and 4 on n2.
-    assert _first_tasks(tmp_path, watch) == unmeasured_lookahead(10) == 20
+    assert _first_tasks(tmp_path, watch, 10) == unmeasured_lookahead(10) == 20
     # Not sized (as before the leader's first look): one node's concurrency.
     other = tmp_path / "unsized"
     other.mkdir()
-    assert _first_tasks(other, None) == unmeasured_lookahead(6) == 12
+    assert _first_tasks(other, None, 6) == unmeasured_lookahead(6) == 12
 
 
 def test_before_the_first_look_a_job_keeps_its_own_concurrency(tmp_path: Path) -> None:
@@ -83,4 +94,4 @@ def test_before_the_first_look_a_job_keeps_its_own_concurrency(tmp_path: Path) -
     watch = NodeWatch(spool, lease_s=30.0)
     watch.start(0.0)  # a new term: nothing seen yet
     assert watch.live is None
-    assert _first_tasks(tmp_path, watch) == unmeasured_lookahead(6) == 12
+    assert _first_tasks(tmp_path, watch, 6) == unmeasured_lookahead(6) == 12
