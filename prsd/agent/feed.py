@@ -39,10 +39,13 @@ from prsd.tunables import hand_ahead_when_listed
 from prsd.wire.fields import RecordError
 
 if TYPE_CHECKING:
+    from collections.abc import Awaitable, Callable
     from pathlib import Path
 
     from prsd.agent.context import JobContext
     from prsd.spool.watch import Doorbell
+
+    Offload = Callable[[Callable[[], RunningTask | None]], Awaitable[RunningTask | None]]
 
 LISTING_SIZE = 64
 AHEAD_WHEN_LISTED = 2
@@ -84,6 +87,9 @@ class TaskFeed:
         self._candidates: deque[Path] = deque()
         self._tried: OrderedDict[str, float] = OrderedDict()  # name -> when, oldest first
         self._lock = anyio.Lock()
+        # Where a claim ahead runs: a thread of its own, or the job's file writer
+        # (prsd.agent.writer), one hop with the ending task's writes.
+        self.offload: Offload = anyio.to_thread.run_sync
         self.closed = False
         self.claimed = 0
         self.listed = 0  # names in the last listing of pending/
@@ -128,14 +134,16 @@ class TaskFeed:
         from the last one are tried."""
         if not self.claims_ahead or self.ahead or self.local or self.closed:
             return
-        if self._lock.locked():
-            return
         if len(self._candidates) < AHEAD_WHEN_LISTED:
             return
-        async with self._lock:
-            if self.ahead or self.local or self.closed:
-                return
-            task = await anyio.to_thread.run_sync(self._try_candidates)
+        try:
+            self._lock.acquire_nowait()  # no turn of the loop: the claim joins the writes' hop
+        except anyio.WouldBlock:
+            return
+        try:
+            task = await self.offload(self._try_candidates)
+        finally:
+            self._lock.release()
         if task is not None:
             self.ahead.append(task)
 

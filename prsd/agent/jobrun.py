@@ -32,7 +32,7 @@ from prsd.agent.workerstate import (
     WorkerState,
     may_replace_after_init_failures,
 )
-from prsd.agent.writer import FileWriter
+from prsd.agent.writer import FileWriter, Submitted
 from prsd.envs.agentside import JobEnvironment
 from prsd.spool.atomic import write_atomic
 from prsd.spool.initrecords import InitError
@@ -91,6 +91,7 @@ class JobRun:
         self.workers_up = anyio.Event()
         self._awaiting_first: set[int] = set()
         self.writer = FileWriter()  # the job's file writes here, off the event loop
+        self.feed.offload = self.writer.call  # a claim ahead rides the writes' hop
         self.environment = JobEnvironment(ctx.layout, ctx.node_id, ctx.spec, self._write_report)
 
     @property
@@ -306,8 +307,8 @@ class JobRun:
                 if task.withdrawn:
                     await settle_withdrawn(self.ctx.layout, self.ctx.node_id, self.feed, task)
                 elif task.complete or self.kill_busy:
-                    assert self._tg is not None
-                    self._tg.start_soon(self._commit, task)
+                    assert self._tg is not None  # queued now: one hop with the records
+                    self._tg.start_soon(self._commit, task, self._submit_commit(task))
                 else:
                     self.feed.put_front(task)
                 if not healthy:
@@ -317,12 +318,13 @@ class JobRun:
             if left is not None:  # the worker ended first: it never began the task
                 self.feed.put_front(left)
 
-    async def _commit(self, task: RunningTask) -> None:
+    def _submit_commit(self, task: RunningTask) -> Submitted[bool]:
         layout, node = self.ctx.layout, self.ctx.node_id
+        return self.writer.submit(lambda: finish_task(layout, node, task, durable=self.durable))
+
+    async def _commit(self, task: RunningTask, commit: Submitted[bool]) -> None:
         with anyio.CancelScope(shield=True), self.ctx.ops.op(f"the commit of {task.task.name}"):
-            committed = await anyio.to_thread.run_sync(
-                lambda: finish_task(layout, node, task, durable=self.durable)
-            )
+            committed = await commit.wait()
         if committed:
             self.on_commit(self.job_id, task.task)
         else:
@@ -334,7 +336,7 @@ class JobRun:
         while self.feed.local:
             task = self.feed.local.popleft()
             if task.started:
-                await self._commit(task)
+                await self._commit(task, self._submit_commit(task))
             else:
                 await anyio.to_thread.run_sync(hand_back, layout, node, task)
 
