@@ -13,6 +13,7 @@ from the server, each tried once (a claimed name never comes back to ``pending/`
 
 from __future__ import annotations
 
+import contextlib
 import time
 from collections import OrderedDict, deque
 from typing import TYPE_CHECKING
@@ -22,7 +23,7 @@ import anyio.to_thread
 
 from prsd.agent.nodelog import append_line
 from prsd.agent.task import RunningTask
-from prsd.errors import SpoolError
+from prsd.errors import PrsdError, SpoolError
 from prsd.spool.atomic import move_verified
 from prsd.spool.claim import (
     Claim,
@@ -90,6 +91,10 @@ class TaskFeed:
         # Where a claim ahead runs: a thread of its own, or the job's file writer
         # (prsd.agent.writer), one hop with the ending task's writes.
         self.offload: Offload = anyio.to_thread.run_sync
+        # Makes a claimed task's result file for the job's owner in the claim's thread
+        # (a worker's session sets it when the job runs as its owner); a failure here is
+        # left for the session, which makes the file again before the task runs.
+        self.prepare: Callable[[RunningTask], None] | None = None
         self.closed = False
         self.claimed = 0
         self.listed = 0  # names in the last listing of pending/
@@ -230,6 +235,9 @@ class TaskFeed:
             self.claimed += 1
             running = self._decode(claim)
             if running is not None:
+                if self.prepare is not None:
+                    with contextlib.suppress(PrsdError, OSError):
+                        self.prepare(running)
                 return running
         return None
 

@@ -34,10 +34,9 @@ from prsd.agent.workerstate import (
 )
 from prsd.agent.writer import FileWriter, Submitted
 from prsd.envs.agentside import JobEnvironment
-from prsd.spool.atomic import write_atomic
 from prsd.spool.initrecords import InitError
 from prsd.spool.layout import TaskName
-from prsd.spool.nodereport import NodeReport
+from prsd.spool.nodereport import NodeReport, write_report
 from prsd.spool.watch import Doorbell
 
 if TYPE_CHECKING:
@@ -255,6 +254,8 @@ class JobRun:
             result = InitResult(False, f"cannot start a worker: {exc}")
             self._init_failed(session, result)
         if result.ok:
+            if session.run_as is not None:  # the feed makes a claim's result file for the owner
+                self.feed.prepare = session.prepare
             self.init_failures_in_row = 0
             self.init_successes += 1
             self._write_report()
@@ -391,10 +392,4 @@ class JobRun:
             **asdict(self.statistics()),
         )
         path = self.ctx.layout.node_report(self.ctx.node_id)
-        data = report.encode()
-
-        def write() -> None:
-            path.parent.mkdir(parents=True, exist_ok=True)
-            write_atomic(path, data, durable=False)
-
-        self.writer.put(write)
+        self.writer.put(partial(write_report, path, report.encode()))

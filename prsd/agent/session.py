@@ -284,10 +284,19 @@ class WorkerSession(WorkerHandle, HandsAhead):
             self.flush_records()
 
     async def make_result_file(self, task: RunningTask) -> None:
-        if self.run_as is not None:  # the worker appends to it as the job's owner
-            await anyio.to_thread.run_sync(
-                lambda: make_files_for(self.run_as, [task.out_tmp], anchor=self.ctx.layout.root)
-            )
+        if self.run_as is not None and not task.prepared:
+            await anyio.to_thread.run_sync(self.prepare, task)
+
+    def prepare(self, task: RunningTask) -> None:
+        """Make ``task``'s result file for the job's owner (the worker appends to it as
+        them); the feed calls it in the thread of the task's claim (one hop for both).
+
+        Raises:
+            JobOwnerRefused: a link on the way to the file, or the file is one.
+        """
+        if self.run_as is not None and not task.prepared:
+            make_files_for(self.run_as, [task.out_tmp], anchor=self.ctx.layout.root)
+            task.prepared = True
 
     async def _collect(
         self,

@@ -35,6 +35,7 @@ class RunningTask:
     out_tmp: Path
     outcomes: dict[int, Outcome] = field(default_factory=dict)
     withdrawn: bool = False  # handed ahead, not begun: it goes back whole (prsd.agent.ahead)
+    prepared: bool = False  # its result file is made for the job's owner (the claim's thread)
 
     @classmethod
     def from_claim(cls, layout: JobLayout, node_id: str, claim: Claim) -> RunningTask:

@@ -21,12 +21,16 @@ from __future__ import annotations
 import json
 from dataclasses import dataclass, field, fields
 from datetime import UTC, datetime
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
+from prsd.spool.atomic import write_atomic
 from prsd.spool.badrecord import BadRecord, Doc
 from prsd.spool.durations import format_duration
 from prsd.spool.envrecord import EnvBuild
 from prsd.spool.initrecords import InitError
+
+if TYPE_CHECKING:
+    from pathlib import Path
 
 NAME = "node report"
 
@@ -124,3 +128,10 @@ def _since(when: str, now: datetime) -> str:
     if then.tzinfo is None:
         then = then.replace(tzinfo=UTC)
     return format_duration((now - then).total_seconds())
+
+
+def write_report(path: Path, data: bytes) -> None:
+    """Replace a node's report (``data``: :meth:`NodeReport.encode`), its folder made if
+    missing; not made durable, since the agent writes it again on every change."""
+    path.parent.mkdir(parents=True, exist_ok=True)
+    write_atomic(path, data, durable=False)
