@@ -14,11 +14,13 @@ propagates.
 from __future__ import annotations
 
 import logging
+import math
 import os
 import secrets
 import signal
 import socket
 import sys
+from functools import partial
 from typing import TYPE_CHECKING, NoReturn
 
 import anyio
@@ -38,6 +40,7 @@ if TYPE_CHECKING:
 
     from prsd.agent.agent import Agent
     from prsd.agent.forks import ForkServer
+    from prsd.leader.leader import Leader
     from prsd.spool.layout import SpoolLayout
     from prsd.spool.nodehold import NodeHolder
 
@@ -117,7 +120,8 @@ def _leader(spool: SpoolLayout, args: argparse.Namespace) -> int:
                 # The driven jobs' commits and hand-backs; not log lines, results or status.
                 leader.commit_watch = CommitWatch.open()
                 if leader.commit_watch is not None:
-                    tg.start_soon(leader.commit_watch.ring, bell)
+                    listed_at = partial(_commits_listed_at, leader)
+                    tg.start_soon(leader.commit_watch.ring, bell, listed_at)
                     if inbox:  # no step waits for a timer to see them
                         leader.tick_s = WATCHED_TICK_S
             with anyio.open_signal_receiver(signal.SIGTERM, signal.SIGINT) as signals:
@@ -127,6 +131,12 @@ def _leader(spool: SpoolLayout, args: argparse.Namespace) -> int:
 
     anyio.run(serve_notified, lead, f"leader of {spool.root}", election.stalled)
     return ExitCode.OK
+
+
+def _commits_listed_at(leader: Leader) -> float:
+    """When the leader's next step lists a commit seen now (its earliest job's)."""
+    drivers = list(leader.drivers.values())  # the step's thread may add one meanwhile
+    return min((d.commits_listed_at() for d in drivers), default=-math.inf)
 
 
 def _agent(spool: SpoolLayout, args: argparse.Namespace) -> int:

@@ -23,8 +23,11 @@ None; a folder that cannot be watched (missing, the watch limit reached) is skip
 
 from __future__ import annotations
 
+import math
 import os
 from typing import TYPE_CHECKING, Protocol
+
+import anyio
 
 from prsd.spool.entrybell import (
     IN_CREATE,
@@ -37,13 +40,13 @@ from prsd.spool.entrybell import (
     remove_watch,
     ring_per_wake,
 )
+from prsd.spool.watch import Doorbell
 
 if TYPE_CHECKING:
-    from collections.abc import Mapping
+    from collections.abc import Callable, Mapping
     from pathlib import Path
 
     from prsd.spool.layout import JobLayout
-    from prsd.spool.watch import Doorbell
 
 COMMITS = IN_MOVED_TO
 """In ``done/<shard>/``, ``returned/`` and ``void/``: a task renamed in."""
@@ -127,11 +130,37 @@ class CommitWatch:
             if where is not None and mask & IN_ISDIR and name and where[0] in self._wds:
                 self._watch_shards(where[0], where[1], [os.fsdecode(name)])
 
-    async def ring(self, bell: Doorbell) -> None:
-        """Ring ``bell`` once per wake of the descriptor, until cancelled or a read error."""
-        await ring_per_wake(self.fd, bell, self._on_events)
+    async def ring(self, bell: Doorbell, listed_at: Callable[[], float] | None = None) -> None:
+        """Ring ``bell`` once per wake of the descriptor, until cancelled or a read error.
+
+        With ``listed_at`` (when, on anyio's clock, the leader's next listing of the
+        commit folders may come), a wake before that time rings at that time, once for
+        every commit of the wait: a step sooner would only defer its listing to then.
+        """
+        if listed_at is None:
+            await ring_per_wake(self.fd, bell, self._on_events)
+            return
+        woken = Doorbell()
+        async with anyio.create_task_group() as tg:
+            tg.start_soon(_hold_until_listed, woken, bell, listed_at)
+            await ring_per_wake(self.fd, woken, self._on_events)
+            tg.cancel_scope.cancel()
 
     def close(self) -> None:
         self._wds.clear()
         self._done.clear()
         os.close(self.fd)
+
+
+async def _hold_until_listed(
+    woken: Doorbell, bell: Doorbell, listed_at: Callable[[], float]
+) -> None:
+    """Ring ``bell`` for each ring of ``woken``, no sooner than ``listed_at()``; the rings
+    of the wait are one (the listing at that step reads all their commits)."""
+    while True:
+        await woken.wait(math.inf)
+        delay = listed_at() - anyio.current_time()
+        if delay > 0:
+            await anyio.sleep(delay)
+            woken.clear()
+        bell.ring()

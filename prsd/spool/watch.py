@@ -24,6 +24,11 @@ class Doorbell:
     def ring(self) -> None:
         self._event.set()
 
+    def clear(self) -> None:
+        """Forget a ring not waited for yet (what it announced is being handled)."""
+        if self._event.is_set():
+            self._event = anyio.Event()
+
     async def wait(self, timeout_s: float) -> bool:
         """Wait for a ring or the timeout; True if rung. Re-arms the bell."""
         rung = False

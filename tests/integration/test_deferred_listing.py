@@ -10,6 +10,7 @@ spool; a hand-made agent claims and commits by the spool's own renames.
 
 from __future__ import annotations
 
+import math
 from contextlib import contextmanager
 from typing import TYPE_CHECKING, cast
 
@@ -82,6 +83,8 @@ def test_a_commit_just_after_a_listing_is_read_when_the_listing_is_due(tmp_path:
         assert not driver.step(0.0, [])  # lists (nothing) and writes the tasks
         assert driver.listing_due is None
         assert len(driver.table) == 3
+        # The commit watch holds a commit's ring until then (prsd.spool.commitbell).
+        assert driver.commits_listed_at() == pytest.approx(LIST_INTERVAL_S)
         _commit_one(driver.layout)
         # Woken 30 ms after the listing (the commit's ring): too soon to list again.
         assert not driver.step(0.03, [])
@@ -119,6 +122,7 @@ def test_in_the_last_wave_each_commit_is_read_at_its_ring(tmp_path: Path) -> Non
         _commit_one(driver.layout)
         assert not driver.step(0.03, [])  # 4 outstanding, 2 slots: deferred
         assert len(driver.table) == 4 and driver.listing_due == pytest.approx(0.1)
+        assert driver.commits_listed_at() == pytest.approx(0.1)  # not the last wave yet
         assert not driver.step(0.1, [])
         assert len(driver.table) == 3
         _commit_one(driver.layout)
@@ -127,6 +131,7 @@ def test_in_the_last_wave_each_commit_is_read_at_its_ring(tmp_path: Path) -> Non
         assert not driver.step(0.2, [])
         assert len(driver.table) == 2  # the last wave from here
         _commit_one(driver.layout)
+        assert driver.commits_listed_at() == -math.inf  # the last wave: rung at once
         assert not driver.step(0.21, [])  # read at its ring, 10 ms after a listing
         assert len(driver.table) == 1 and driver.listing_due is None
         _commit_one(driver.layout)  # the job's last task
@@ -155,6 +160,7 @@ def test_new_commits_hands_each_name_over_until_it_was_handled(tmp_path: Path) -
 def test_due_defers_inside_the_interval_and_says_when() -> None:
     scan = DoneScan(cast("JobFiles", None), interval_s=0.1)  # no listing made here
     assert scan.due(5.0) and scan.due_at is None
+    assert scan.next_at == pytest.approx(5.1)
     assert not scan.due(5.04) and scan.due_at == pytest.approx(5.1)
     assert not scan.due(5.09) and scan.due_at == pytest.approx(5.1)
     assert scan.due(5.1) and scan.due_at is None

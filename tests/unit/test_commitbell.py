@@ -120,3 +120,41 @@ def test_a_job_whose_folders_are_missing_or_removed_costs_no_watch(tmp_path: Pat
         assert watch.jobs == frozenset()
     finally:
         watch.close()
+
+
+def test_commits_before_the_next_listing_ring_once_at_its_time(tmp_path: Path) -> None:
+    """A leader's step before its next listing of done/ would only defer it: the commits
+    of that wait ring once, when the listing is allowed; after it, a commit rings at once."""
+    spool = SpoolLayout(tmp_path / "spool")
+    job = _job(spool, "j1")
+    claimed = job.claimed / "a0"
+    seen: list[tuple[str, float]] = []
+
+    async def main() -> None:
+        watch = CommitWatch.open()
+        assert watch is not None, "inotify is missing on this Linux machine"
+        bell = Doorbell()
+        listed_at = anyio.current_time() + 0.6  # the leader's next listing
+        try:
+            watch.follow({"j1": Driver(job)})
+            async with anyio.create_task_group() as tg:
+                tg.start_soon(watch.ring, bell, lambda: listed_at)
+                await anyio.sleep(0.1)  # the reader waits on the descriptor
+                start = anyio.current_time()
+                for i in range(3):
+                    _land(claimed, f"t{i}", job.done / "000000" / f"t{i}.a0")
+                    await anyio.sleep(0.05)
+                while await bell.wait(1.5):
+                    seen.append(("held", anyio.current_time() - start))
+                _land(claimed, "t9", job.done / "000000" / "t9.a0")  # the listing is due
+                start = anyio.current_time()
+                assert await bell.wait(10)
+                seen.append(("due", anyio.current_time() - start))
+                tg.cancel_scope.cancel()
+        finally:
+            watch.close()
+
+    anyio.run(main)
+    assert [what for what, _ in seen] == ["held", "due"], seen
+    assert seen[0][1] >= 0.45, f"rang {seen[0][1]:.3f} s after the first commit, before its listing"
+    assert seen[1][1] < 5, "a commit after the listing time was held"

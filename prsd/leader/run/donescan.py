@@ -53,6 +53,11 @@ class DoneScan:
         return True
 
     @property
+    def next_at(self) -> float:
+        """When the next listing may come (a step before it defers the listing)."""
+        return self._last + self.interval_s
+
+    @property
     def due_at(self) -> float | None:
         """When a deferred listing is due (None: none deferred)."""
         return self._last + self.interval_s if self._deferred else None

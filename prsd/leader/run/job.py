@@ -15,6 +15,7 @@ seconds) from its caller.
 
 from __future__ import annotations
 
+import math
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
@@ -198,11 +199,18 @@ class JobDriver(Requeues, VoidReplans):
         """When the leader must step again for a listing a step deferred (None: none)."""
         return None if self.final is not None else self.done_scan.due_at
 
+    def commits_listed_at(self) -> float:
+        """When a commit seen now is listed (the leader's commit watch rings then): at
+        once in the last wave, else at the next listing the interval allows."""
+        return -math.inf if self.final is not None or self._last_wave() else self.done_scan.next_at
+
+    def _last_wave(self) -> bool:
+        # Every task written, no more outstanding than slots: each commit is read at its
+        # own ring, so the job's end waits for no interval.
+        return self.book.split_done and len(self.table) <= self.fleet_slots
+
     def _scan(self, now: float) -> None:
-        # The last wave (every task written, no more outstanding than slots): each
-        # commit is read at its own ring, so the job's end waits for no interval.
-        last_wave = self.book.split_done and len(self.table) <= self.fleet_slots
-        if self.done_scan.due(now, eager=last_wave):
+        if self.done_scan.due(now, eager=self._last_wave()):
             self._scan_done(now)
             self.scan_returned()  # tasks handed back: requeued (prsd.leader.run.requeues)
             self.scan_void()  # unreadable task files: planned again (prsd.leader.run.voided)
