@@ -14,9 +14,7 @@ from prsd.agent.feed import AHEAD_WHEN_LISTED
 from prsd.agent.task import hand_back
 from prsd.spool.claim import own_claims, prepare_node
 from prsd.spool.layout import JobLayout, TaskName
-from prsd.spool.taskrecords import TaskBody
-from prsd.wire.records import MiniBatch
-from tests.feedkit import files_feed
+from tests.feedkit import files_feed, write_pending
 
 if TYPE_CHECKING:
     from pathlib import Path
@@ -28,11 +26,7 @@ def _job(tmp_path: Path, tasks: int) -> JobLayout:
     layout = JobLayout(tmp_path / "spool" / "jobs" / "ahead-1", "ahead-1")
     prepare_node(layout, "n1")
     layout.returned.mkdir(parents=True)  # made by the leader at intake
-    for first_mb in range(tasks):
-        body = TaskBody("ahead-1", "files", (MiniBatch(first_mb, [f"f{first_mb}"], 1),))
-        path = layout.pending_task(TaskName(first_mb, 1, 1))
-        path.parent.mkdir(parents=True, exist_ok=True)
-        path.write_bytes(body.encode())
+    write_pending(layout, tasks)
     return layout
 
 

@@ -20,15 +20,14 @@ from prsd.owner import JobOwnerRefused, identity
 from prsd.spool.atomic import TMP_PREFIX
 from prsd.spool.claim import prepare_node
 from prsd.spool.layout import JobLayout, TaskName
-from prsd.spool.taskrecords import TaskBody
-from prsd.wire.records import MiniBatch
-from tests.feedkit import files_feed
+from tests.feedkit import files_feed, write_pending
 from tests.realusers import User, real_users
 
 if TYPE_CHECKING:
     from collections.abc import Iterator
     from pathlib import Path
 
+    from prsd.agent.feed import TaskFeed
     from prsd.agent.task import RunningTask
 
 
@@ -41,16 +40,13 @@ def user() -> Iterator[User]:
 def _job(tmp_path: Path, tasks: int) -> JobLayout:
     layout = JobLayout(tmp_path / "spool" / "jobs" / "owned-1", "owned-1")
     prepare_node(layout, "n1")
-    for first_mb in range(tasks):
-        body = TaskBody("owned-1", "files", (MiniBatch(first_mb, [f"f{first_mb}"], 1),))
-        path = layout.pending_task(TaskName(first_mb, 1, 1))
-        path.parent.mkdir(parents=True, exist_ok=True)
-        path.write_bytes(body.encode())
+    write_pending(layout, tasks)
     return layout
 
 
-def _session(layout: JobLayout, user: User) -> WorkerSession:
-    feed = files_feed(layout, "n1")
+def _feed(layout: JobLayout, user: User) -> tuple[WorkerSession, TaskFeed]:
+    """A feed whose claims are prepared by a session of a job run as ``user``."""
+    feed = files_feed(layout, "n1", poll_s=60)
     session = WorkerSession(
         feed.ctx,
         0,
@@ -61,16 +57,15 @@ def _session(layout: JobLayout, user: User) -> WorkerSession:
         on_init_failure=lambda _s, _r: None,
     )
     session.run_as = identity(user.uid, user.gid)
-    return session
+    feed.prepare = session.prepare
+    return session, feed
 
 
 def test_a_claimed_tasks_result_file_is_the_owners_when_the_claim_returns(
     tmp_path: Path, user: User
 ) -> None:
     layout = _job(tmp_path, 5)
-    session = _session(layout, user)
-    feed = files_feed(layout, "n1", poll_s=60)
-    feed.prepare = session.prepare
+    _, feed = _feed(layout, user)
 
     async def main() -> tuple[RunningTask | None, RunningTask | None]:
         with anyio.fail_after(5):
@@ -90,9 +85,7 @@ def test_a_file_the_claim_could_not_make_is_refused_by_the_session(
     tmp_path: Path, user: User
 ) -> None:
     layout = _job(tmp_path, 1)
-    session = _session(layout, user)
-    feed = files_feed(layout, "n1", poll_s=60)
-    feed.prepare = session.prepare
+    session, feed = _feed(layout, user)
     name = TaskName(0, 1, 1)
     trap = layout.result(name, "n1")
     planted = trap.with_name(f"{TMP_PREFIX}{trap.name}")
