@@ -62,13 +62,15 @@ class Submitted(Generic[T]):
         self._settled.set()
 
     async def wait(self) -> T:
-        """The call's result, once the writer has run it.
+        """The call's result, once the writer has run it. A cancellation meanwhile
+        comes after the result is in the caller's hands (a claimed task is not lost).
 
         Raises:
             Exception: whatever the call raised.
         """
-        if self._queued:
-            await self._settled.wait()
+        if self._queued:  # as a thread call waits: a result is never dropped by a cancel
+            with anyio.CancelScope(shield=True):
+                await self._settled.wait()
         if not self._ran:  # no writer ran it (none was running, or its run ended first)
             await anyio.to_thread.run_sync(self)
         if self._error is not None:

@@ -129,3 +129,32 @@ def test_without_a_running_writer_a_call_runs_in_a_thread_of_its_own() -> None:
     loop, before, after = anyio.run(main)
     assert before != loop
     assert after != loop
+
+
+def test_a_call_cancelled_while_queued_still_hands_its_result_over() -> None:
+    """A claim queued behind a slow write, its job run cancelled meanwhile: the claimed
+    task still reaches the caller (which keeps it to hand back), as a thread call's would."""
+    release = threading.Event()
+    kept: list[str] = []
+
+    async def main() -> None:
+        writer = FileWriter()
+
+        async def claim() -> None:
+            with anyio.CancelScope() as scope:
+                scope.cancel()  # cancelled before the writer has even begun
+                kept.append(await writer.call(lambda: "task-7"))
+                await anyio.lowlevel.checkpoint()  # the cancellation lands here
+                kept.append("not reached")
+
+        async with anyio.create_task_group() as tg:
+            tg.start_soon(writer.run)
+            await anyio.lowlevel.checkpoint()
+            writer.put(lambda: release.wait(5))  # a write that stalls until released
+            tg.start_soon(claim)
+            await anyio.sleep(0.2)
+            release.set()
+            await writer.close()
+
+    anyio.run(main)
+    assert kept == ["task-7"]
