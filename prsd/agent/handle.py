@@ -23,7 +23,7 @@ from prsd.tunables import max_captured_output_bytes
 from prsd.wire import frames
 
 if TYPE_CHECKING:
-    from prsd.agent.context import ProcessPaths
+    from prsd.agent.context import JobContext, ProcessPaths
     from prsd.agent.memwatch import MemoryWatch
     from prsd.agent.proc import WorkerProcess
     from prsd.agent.verdicts import ExitInfo
@@ -38,6 +38,7 @@ class WorkerHandle:
 
     name: str
     ip: str
+    ctx: JobContext
     paths: ProcessPaths
     proc: WorkerProcess | None
     memory: MemoryWatch | None
@@ -128,7 +129,7 @@ class WorkerHandle:
     def flush_records(self) -> None:
         if self._records:
             path, lines, self._records = self.paths.sys_log, self._records, []
-            self.writer.put(lambda: append_stamped(path, lines))
+            self.writer.put(lambda: append_stamped(path, lines, self.ctx.layout.root))
 
     def _proc(self) -> WorkerProcess:
         if self.proc is None:

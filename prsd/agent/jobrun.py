@@ -99,7 +99,7 @@ class JobRun:
 
     def main_log(self, line: str) -> None:
         path, lines = self.ctx.main_log(), [stamped(line)]
-        self.writer.put(lambda: append_stamped(path, lines))
+        self.writer.put(lambda: append_stamped(path, lines, self.ctx.layout.root))
 
     async def run(self) -> None:
         """Serve the job until the feed is closed and every worker is retired."""

@@ -7,11 +7,13 @@ one line and no file is written through a link (prsd/logline.py).
 
 from __future__ import annotations
 
+import os
 import socket
 from datetime import UTC, datetime
 from typing import TYPE_CHECKING
 
 from prsd.logline import append_lines
+from prsd.spool.dirfd import UnsafeFolder, open_under
 from prsd.spool.layout import mb_id
 
 if TYPE_CHECKING:
@@ -44,9 +46,40 @@ def stamped(line: str) -> str:
     return f"{_now()} {line}"
 
 
-def append_stamped(path: Path, lines: list[str]) -> None:
-    """Append lines made by :func:`stamped`, in one open and one write."""
-    append_lines(path, lines, make_folder=True)
+def append_stamped(path: Path, lines: list[str], job: Path | None = None) -> None:
+    """Append lines made by :func:`stamped`, in one open and one write; a missing log
+    folder is made. With ``job`` (the job's folder) it is made only inside it, no link
+    followed, while it exists: the last lines of a job removed meanwhile (``prsctl gc``
+    as its workers retire) go with it, and no folder of it is made again.
+
+    Raises:
+        UnsafeFolder: a folder between ``job`` and the file is a link.
+    """
+    try:
+        append_lines(path, lines)
+        return
+    except FileNotFoundError:
+        if job is None:
+            path.parent.mkdir(parents=True, exist_ok=True)
+        elif not _made_inside(job, path.parent):
+            return
+    try:
+        append_lines(path, lines)
+    except FileNotFoundError:
+        if job is None or os.path.lexists(job):
+            raise  # else removed just now: dropped as above
+
+
+def _made_inside(job: Path, folder: Path) -> bool:
+    """Make ``folder`` inside ``job``; False where ``job`` is gone."""
+    try:
+        fd = open_under(job, folder.relative_to(job).parts, create_mode=0o755)
+    except UnsafeFolder:
+        if not os.path.lexists(job):
+            return False
+        raise
+    os.close(fd)
+    return True
 
 
 def batch_record(outcome: Outcome, ip: str) -> str:

@@ -106,7 +106,7 @@ class WorkerSession(WorkerHandle, HandsAhead):
 
     def main_log(self, line: str) -> None:
         path, lines = self.ctx.main_log(), [stamped(line)]
-        self.writer.put(lambda: append_stamped(path, lines))
+        self.writer.put(lambda: append_stamped(path, lines, self.ctx.layout.root))
 
     async def start(self, tg: TaskGroup) -> None:
         """Spawn the worker, watch its process in ``tg``, and send its configuration."""

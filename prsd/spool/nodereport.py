@@ -131,7 +131,12 @@ def _since(when: str, now: datetime) -> str:
 
 
 def write_report(path: Path, data: bytes) -> None:
-    """Replace a node's report (``data``: :meth:`NodeReport.encode`), its folder made if
-    missing; not made durable, since the agent writes it again on every change."""
-    path.parent.mkdir(parents=True, exist_ok=True)
+    """Replace a node's report (``data``: :meth:`NodeReport.encode`), its folder
+    (``nodes/``) made if missing; not made durable, since the agent writes it again on
+    every change. Where the job's folder is gone (``prsctl gc`` removed the ended job
+    as its workers retired) nothing is written and no folder of it made again."""
+    try:
+        path.parent.mkdir(exist_ok=True)
+    except FileNotFoundError:
+        return
     write_atomic(path, data, durable=False)

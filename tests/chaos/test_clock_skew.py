@@ -12,7 +12,10 @@ import shutil
 import subprocess
 import sys
 from datetime import UTC, datetime
+from pathlib import Path
 from typing import TYPE_CHECKING
+
+import psutil
 
 from prsd.read.nodes import leader_view
 from prsd.spool.opening import open_spool
@@ -27,8 +30,6 @@ from tests.chaos.faultkit import (
 from tests.helpers import wait_until
 
 if TYPE_CHECKING:
-    from pathlib import Path
-
     from tests.fleet import Fleet
 
 PRSCTL = [sys.executable, "-m", "prsd.cli.prsctl"]
@@ -37,7 +38,19 @@ PRSCTL = [sys.executable, "-m", "prsd.cli.prsctl"]
 def _faketime(spec: str) -> list[str]:
     tool = shutil.which("faketime")
     assert tool, "faketime is missing: apt-get install -y faketime (.ci/run installs it)"
+    _clear_stale_faketime()
     return [tool, "-f", spec]
+
+
+def _clear_stale_faketime(shm: Path = Path("/dev/shm")) -> None:
+    """Remove what killed faketime wrappers left in ``shm``. The wrapper names its
+    semaphore and memory by its own pid and refuses to start where they exist
+    ("sem_open: File exists"): the daemons it wraps are killed at each test's end, so
+    after enough runs a reused pid met its own leftovers and the daemon never started."""
+    for path in [*shm.glob("sem.faketime_sem_*"), *shm.glob("faketime_shm_*")]:
+        pid = path.name.rsplit("_", 1)[-1]
+        if pid.isdigit() and not psutil.pid_exists(int(pid)):
+            path.unlink(missing_ok=True)
 
 
 def _nodes(fleet: Fleet) -> list[dict[str, object]]:
