@@ -4,33 +4,27 @@ at a tiny size; and its medians (pure). No timing is asserted beyond "measured".
 from __future__ import annotations
 
 import json
-import subprocess
-import sys
-from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from bench.restcpu import summary
+from tests.bench.benchkit import run_bench
 
-REPO = Path(__file__).resolve().parents[2]
+if TYPE_CHECKING:
+    from pathlib import Path
 
 
 def test_one_sample_measures_the_leader_and_each_agent(tmp_path: Path) -> None:
     out = tmp_path / "rest.json"
-    proc = subprocess.run(
-        [sys.executable, "-m", "bench.restcpu", "--agents", "2", "--nap", "0.5"]
+    stdout = run_bench(
+        "restcpu",
+        ["--agents", "2", "--nap", "0.5"]
         + ["--seconds", "1.5", "--repeats", "1", "--out", str(out)],
-        cwd=REPO,
-        capture_output=True,
-        text=True,
-        timeout=300,
-        check=False,
     )
-    assert proc.returncode == 0, proc.stdout[-2000:] + proc.stderr[-2000:]
     (row,) = json.loads(out.read_text(encoding="utf-8"))["samples"]["after"]
     assert row["status"] == "ok", row
     assert len(row["agent_ms_per_s"]) == 2 and len(row["idle_agent_ms_per_s"]) == 2
     assert row["leader_ms_per_s"] > 0  # a leader driving a job spends something
-    assert "after: medians {'leader_ms_per_s'" in proc.stdout
+    assert "after: medians {'leader_ms_per_s'" in stdout
 
 
 def test_the_medians_leave_failed_samples_out() -> None:

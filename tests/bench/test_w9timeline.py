@@ -5,15 +5,15 @@ beyond "measured"."""
 from __future__ import annotations
 
 import json
-import subprocess
-import sys
-from pathlib import Path
+from typing import TYPE_CHECKING
 
 import pytest
 
 from bench.w9timeline import Record, read_times, timeline
+from tests.bench.benchkit import run_bench
 
-REPO = Path(__file__).resolve().parents[2]
+if TYPE_CHECKING:
+    from pathlib import Path
 
 
 def test_gaps_are_split_into_one_task_and_across_tasks() -> None:
@@ -48,16 +48,7 @@ def test_the_records_file_is_read_back(tmp_path: Path) -> None:
 
 def test_a_tiny_run_records_every_call(tmp_path: Path) -> None:
     out = tmp_path / "timeline.json"
-    proc = subprocess.run(
-        [sys.executable, "-m", "bench.w9timeline", "--agents", "1", "--seconds", "0.5"]
-        + ["--out", str(out)],
-        cwd=REPO,
-        capture_output=True,
-        text=True,
-        timeout=300,
-        check=False,
-    )
-    assert proc.returncode == 0, proc.stdout[-2000:] + proc.stderr[-2000:]
+    run_bench("w9timeline", ["--agents", "1", "--seconds", "0.5"] + ["--out", str(out)])
     (row,) = json.loads(out.read_text(encoding="utf-8"))
     assert row["state"] == "Completed", row
     assert row["workers"] == 2 and row["calls"] == row["mini_batches"] == 50
