@@ -16,7 +16,8 @@ item. From those records and the spool's files, per run:
   worker (``*_sum_s``);
 - ``nap_ms``: the mean length of a 20 ms nap (oversleeping);
 - ``last_end_s`` and ``final_s``: the last ``run()``'s end and ``final.json``, from
-  the submit; ``wall_s`` and ``efficiency`` as W9 counts them.
+  the submit; ``last_ends_s``, each worker's last ``run()`` end (min, median, max:
+  how long workers idle at the job's end); ``wall_s`` and ``efficiency`` as W9 counts them.
 
 The submit's modules are imported before the timer (``bench.execute.warm_client``), as
 in W9. Prints one line per run; ``--out`` keeps every run (JSON). Errors: a run whose
@@ -104,6 +105,7 @@ def timeline(
         "first_run_s": _spread(firsts),
         "nap_ms": round(statistics.fmean(naps) * ms, 2),
         "last_end_s": round(max(w[-1][1] for w in workers) - submit, 3),
+        "last_ends_s": _spread([w[-1][1] - submit for w in workers]),
     }
     for key, gaps in (("within", within), ("between", between)):
         if gaps:
