@@ -251,5 +251,6 @@ class TaskFeed:
             append_line(
                 layout.log_tree.agent_error(node),
                 f"task file {claim.task.name} is unreadable ({exc}); moved to {void}",
+                layout.root,
             )
             return None

@@ -214,7 +214,11 @@ async def open_resource_monitor(
             )
         except OSError as exc:
             with contextlib.suppress(OSError):
-                append_line(ctx.main_log(), f"resource monitor off: cannot write {perf_dir}: {exc}")
+                append_line(
+                    ctx.main_log(),
+                    f"resource monitor off: cannot write {perf_dir}: {exc}",
+                    ctx.layout.root,
+                )
 
     async def take() -> None:
         if made:
@@ -246,6 +250,6 @@ async def open_resource_monitor(
             if made:
                 await take()
                 with contextlib.suppress(OSError):
-                    append_line(ctx.main_log(), made[0].describe(interval_s))
+                    append_line(ctx.main_log(), made[0].describe(interval_s), ctx.layout.root)
             if tried and isinstance(tried[0], NvmlProbe):
                 tried[0].close()

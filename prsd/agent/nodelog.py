@@ -36,9 +36,10 @@ def host_ip() -> str:
         return "127.0.0.1"
 
 
-def append_line(path: Path, line: str) -> None:
-    """Append ``line`` with the time now (escaped to one line; never through a link)."""
-    append_stamped(path, [f"{_now()} {line}"])
+def append_line(path: Path, line: str, job: Path) -> None:
+    """Append ``line`` with the time now (escaped to one line; never through a link), to
+    a log of the job whose folder is ``job`` (as :func:`append_stamped`)."""
+    append_stamped(path, [f"{_now()} {line}"], job)
 
 
 def stamped(line: str) -> str:
@@ -46,11 +47,11 @@ def stamped(line: str) -> str:
     return f"{_now()} {line}"
 
 
-def append_stamped(path: Path, lines: list[str], job: Path | None = None) -> None:
-    """Append lines made by :func:`stamped`, in one open and one write; a missing log
-    folder is made. With ``job`` (the job's folder) it is made only inside it, no link
-    followed, while it exists: the last lines of a job removed meanwhile (``prsctl gc``
-    as its workers retire) go with it, and no folder of it is made again.
+def append_stamped(path: Path, lines: list[str], job: Path) -> None:
+    """Append lines made by :func:`stamped`, in one open and one write, to a log of the
+    job whose folder is ``job``. A missing log folder is made inside ``job`` only, no
+    link followed, while it exists: the last lines of a job removed meanwhile
+    (``prsctl gc`` as its workers retire) go with it, and no folder of it is made again.
 
     Raises:
         UnsafeFolder: a folder between ``job`` and the file is a link.
@@ -59,14 +60,12 @@ def append_stamped(path: Path, lines: list[str], job: Path | None = None) -> Non
         append_lines(path, lines)
         return
     except FileNotFoundError:
-        if job is None:
-            path.parent.mkdir(parents=True, exist_ok=True)
-        elif not _made_inside(job, path.parent):
+        if not _made_inside(job, path.parent):
             return
     try:
         append_lines(path, lines)
     except FileNotFoundError:
-        if job is None or os.path.lexists(job):
+        if os.path.lexists(job):
             raise  # else removed just now: dropped as above
 
 

@@ -13,8 +13,7 @@ from datetime import UTC, datetime
 from typing import TYPE_CHECKING
 
 from prsd.logconfig import get_logger
-from prsd.spool.atomic import write_atomic
-from prsd.spool.nodereport import NodeReport
+from prsd.spool.nodereport import NodeReport, write_report
 
 if TYPE_CHECKING:
     from prsd.jobspec import JobSpec
@@ -58,7 +57,6 @@ def report_unseen(layout: JobLayout, node_id: str, missing: list[str]) -> None:
         node_id, updated_at=datetime.now(UTC).isoformat(timespec="seconds"), cannot_see=missing
     )
     try:
-        path.parent.mkdir(parents=True, exist_ok=True)
-        write_atomic(path, report.encode(), durable=False)
+        write_report(path, report.encode())
     except OSError as exc:
         log.warning("cannot write node report", job_id=layout.job_id, error=str(exc))

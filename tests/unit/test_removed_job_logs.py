@@ -12,7 +12,7 @@ from typing import TYPE_CHECKING
 
 import pytest
 
-from prsd.agent.nodelog import append_stamped, stamped
+from prsd.agent.nodelog import append_line, append_stamped, stamped
 from prsd.spool.dirfd import UnsafeFolder
 from prsd.spool.layout import SpoolLayout
 from prsd.spool.nodereport import NodeReport, write_report
@@ -29,6 +29,7 @@ def test_the_last_lines_of_a_removed_job_make_no_folder_of_it(tmp_path: Path) ->
     assert main.read_text(encoding="utf-8").endswith("process000 started\n")
     shutil.rmtree(job.root)  # prsctl gc, the job having ended
     append_stamped(main, [stamped("process000 exits: retired")], job.root)
+    append_line(main, "resource monitor: 1 samples every 600 s", job.root)  # its last line
     write_report(job.node_report("gpu-2"), NodeReport("gpu-2").encode())
     assert not job.root.exists()
 
