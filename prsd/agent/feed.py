@@ -27,10 +27,10 @@ from prsd.errors import PrsdError, SpoolError
 from prsd.spool.atomic import move_verified
 from prsd.spool.claim import (
     Claim,
+    claim_order,
     list_pending,
     own_claims,
     prepare_node,
-    rotate_for,
     try_claim,
 )
 from prsd.spool.fstype import is_local_spool
@@ -192,14 +192,14 @@ class TaskFeed:
         return task
 
     def _list(self) -> None:
-        """Queue the names ``pending/`` lists now, this node's rotation first."""
+        """Queue the names ``pending/`` lists now, in this node's claim order (``claim_order``)."""
         listing = list_pending(self.ctx.layout, LISTING_SIZE)
         self.listed = len(listing)
         if self.use_hint:  # a mount's cached listing: skip the names already tried
             self._forget_old()
             listing = [p for p in listing if p.name not in self._tried]
         if len(listing) > 1:
-            listing = rotate_for(self.ctx.node_id, listing)
+            listing = claim_order(self.ctx.node_id, listing)
         self._candidates.extend(listing)
 
     def _hinted(self) -> list[Path]:
@@ -210,7 +210,7 @@ class TaskFeed:
         fresh = [
             layout.pending_task(t) for t in read_hint(layout, epoch) if t.name not in self._tried
         ]
-        return rotate_for(self.ctx.node_id, fresh) if len(fresh) > 1 else fresh
+        return claim_order(self.ctx.node_id, fresh) if len(fresh) > 1 else fresh
 
     def _remember(self, name: str) -> None:
         """A name this node tried to claim (listed or hinted)."""

@@ -29,6 +29,9 @@ from prsd.spool.lease import current_epoch
 if TYPE_CHECKING:
     from pathlib import Path
 
+CLAIM_SPREAD = 16
+"""A node's first try after a listing is one of the oldest this many names (its own)."""
+
 
 @dataclass(frozen=True)
 class Claim:
@@ -127,13 +130,19 @@ def _epoch_of(name: str) -> int:
     return -1 if task is None else task.epoch
 
 
-def rotate_for(node_id: str, listing: list[Path]) -> list[Path]:
-    """The listing rotated to start at a place of this node's own (a hash of its id).
+def claim_order(node_id: str, listing: list[Path]) -> list[Path]:
+    """The order in which this node tries the names of ``listing`` (oldest first, as
+    listed): first one name of its own among the oldest :data:`CLAIM_SPREAD` (a hash
+    of its id), then every other name, oldest first.
 
-    Nodes listing the same folder then try different files first instead of all
-    racing for the lowest name (every lost race costs a rename and a verification).
+    Nodes listing the same folder at once (one task file wakes them all) then try
+    different files first instead of all racing for the oldest (every lost race costs
+    a rename and a look at the destination), and no name waits behind newer ones for
+    more than one claim of this node: the leader shrinks the last tasks of a job so
+    that none keeps a worker busy while the rest wait, which holds only if the
+    tasks are taken about in the order they were written.
     """
     if len(listing) <= 1:
         return listing
-    k = zlib.crc32(node_id.encode()) % len(listing)
-    return listing[k:] + listing[:k]
+    k = zlib.crc32(node_id.encode()) % min(len(listing), CLAIM_SPREAD)
+    return [listing[k], *listing[:k], *listing[k + 1 :]]

@@ -11,7 +11,7 @@ import sys
 import time
 from pathlib import Path
 
-from prsd.spool.claim import list_pending, prepare_node, rotate_for, try_claim
+from prsd.spool.claim import claim_order, list_pending, prepare_node, try_claim
 from prsd.spool.opening import open_spool
 
 
@@ -23,7 +23,7 @@ def main(argv: list[str]) -> int:
     empty_since: float | None = None
     start = time.monotonic()
     while True:
-        listing = rotate_for(node, list_pending(job, 256))
+        listing = claim_order(node, list_pending(job, 256))
         for path in listing:
             claim = try_claim(job, node, path)
             if claim is not None:
