@@ -51,6 +51,7 @@ JOURNAL_AT = 64
 RUNNING = 1  # run() of the mark's mini-batch began
 FINISHED = 2  # the mark's mini-batch finished (its outcome is journaled): the next loads
 _READ_TRIES = 100
+_ENCODE = json.JSONEncoder(separators=(",", ":"), ensure_ascii=False).encode
 
 
 class Mark(NamedTuple):
@@ -117,7 +118,7 @@ class Board:
     def journal(self, outcome: dict[str, Any]) -> bytes:
         """Append one finished mini-batch's outcome (its JSON object); return its JSON
         text (without the newline), which the ``done`` frame reuses."""
-        text = json.dumps(outcome, separators=(",", ":"), ensure_ascii=False).encode()
+        text = _ENCODE(outcome).encode()
         os.pwrite(self.fd, text + b"\n", self._end)
         self._end += len(text) + 1
         return text

@@ -154,4 +154,6 @@ _OUTCOME_EXACT: dict[str, tuple[type, ...]] = {
     **dict.fromkeys(_FLOAT_FIELDS, (int, float)),
     **dict.fromkeys(_STR_FIELDS, (str,)),
 }
-_EMPTY: tuple[Any, ...] = ("", 0, 0.0, {})
+EMPTY_VALUES: tuple[Any, ...] = ("", 0, 0.0, {})
+"""Values an outcome's JSON leaves out (index and status are always in)."""
+_EMPTY = EMPTY_VALUES

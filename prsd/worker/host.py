@@ -207,9 +207,9 @@ class Worker:
                 continue
             last = len(command.mbs) - 1
             for k, mb in enumerate(command.mbs):
-                outcome = runner.handle(mb, command.out, command.last and k == last)
-                outcomes.append(board.journal(outcome.to_json()))
-                board.mark(outcome.index, FINISHED, time.monotonic())
+                attempt = runner.handle(mb, command.out, command.last and k == last)
+                outcomes.append(board.journal(attempt.to_json()))
+                board.mark(mb.index, FINISHED, time.monotonic())
             if command.last:
                 # frames.Done's JSON, built from the journal's text of each outcome.
                 body = b'{"ev":"done","outcomes":[' + b",".join(outcomes) + b"]}"

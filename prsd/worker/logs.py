@@ -26,11 +26,22 @@ ROOT_FORMAT = "%(asctime)s|%(levelname)s|%(name)s|%(message)s"
 _HOST_DIR = os.path.dirname(os.path.abspath(__file__)) + os.sep
 
 
+_last_second: tuple[int, str] = (0, time.strftime("%Y-%m-%dT%H:%M:%S", time.gmtime(0)))
+
+
 def utc_timestamp(epoch_s: float | None = None) -> str:
-    """ISO 8601 UTC with milliseconds: ``2026-07-01T12:00:00.123Z``."""
+    """ISO 8601 UTC with milliseconds: ``2026-07-01T12:00:00.123Z``.
+
+    Every mini-batch's outcome has one: the text of the whole second is made once per
+    second (``strftime`` is the costliest step of a mini-batch's bookkeeping after
+    ``run()`` slept), one pair swapped at once, so threads may share it."""
+    global _last_second
     t = time.time() if epoch_s is None else epoch_s
-    millis = int((t % 1) * 1000)
-    return time.strftime("%Y-%m-%dT%H:%M:%S", time.gmtime(t)) + f".{millis:03d}Z"
+    second = int(t // 1)
+    last = _last_second
+    if last[0] != second:
+        last = _last_second = (second, time.strftime("%Y-%m-%dT%H:%M:%S", time.gmtime(second)))
+    return f"{last[1]}.{int((t % 1) * 1000):03d}Z"
 
 
 def level_number(name: str | int) -> int:

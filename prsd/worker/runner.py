@@ -17,6 +17,7 @@ from dataclasses import fields
 from typing import TYPE_CHECKING, Any
 
 from prsd.wire.protocol import ProtocolError
+from prsd.wire.records import EMPTY_VALUES as _EMPTY
 from prsd.wire.records import FAILED, OOM, SUCCEEDED, Outcome
 from prsd.worker.appender import AppendFile
 from prsd.worker.entry_script import EntryScript
@@ -76,8 +77,17 @@ class Attempt:
         return Outcome(**self._fields)
 
     def to_json(self) -> dict[str, Any]:
-        """``Outcome.to_json`` of the outcome: empty fields out, index and status in."""
-        return self.outcome().to_json()
+        """``Outcome.to_json`` of the outcome: empty fields out, index and status in, in
+        the outcome's field order (made from the fields set, without the outcome)."""
+        values = self._fields
+        obj = {}
+        for name in _OUTCOME_FIELDS:
+            if name in values:
+                value = values[name]
+                if value not in _EMPTY:
+                    obj[name] = value
+        obj["index"], obj["status"] = values["index"], values["status"]
+        return obj
 
 
 _BLANK = Outcome(0, FAILED)
@@ -99,9 +109,11 @@ class MiniBatchRunner:
         self.errors = errors
         self.on_start = on_start  # run() of mini-batch i begins (the worker's board)
         self.out = AppendFile()
+        self.pid = os.getpid()  # this worker's, in every outcome
 
-    def handle(self, mb: MiniBatch, out: str | None, close: bool) -> Outcome:
-        """Process one mini-batch (``on_start`` as run() begins); return its outcome.
+    def handle(self, mb: MiniBatch, out: str | None, close: bool) -> Attempt:
+        """Process one mini-batch (``on_start`` as run() begins); return its finished
+        attempt (:meth:`Attempt.to_json`: the outcome's JSON; :meth:`Attempt.outcome`).
 
         Its append_row bytes go to ``out``; ``close``: close that file after it.
 
@@ -115,7 +127,7 @@ class MiniBatchRunner:
             mb.index,
             items=max(mb.items, 0),
             process_name=self.hello.process_name,
-            pid=os.getpid(),
+            pid=self.pid,
         )
         try:
             self._process(mb, out, attempt)
@@ -124,7 +136,7 @@ class MiniBatchRunner:
                 self.out.close()
         attempt.elapsed_s = time.monotonic() - started_s
         attempt.process_time_s = time.process_time() - cpu_started_s
-        return attempt.outcome()
+        return attempt
 
     def close(self) -> None:
         """Close the ``out`` file (at shutdown)."""

@@ -2,10 +2,12 @@
 
 from __future__ import annotations
 
+import calendar
 import logging
 import os
 import pwd
 import sys
+import time
 from dataclasses import fields
 from typing import TYPE_CHECKING, Any
 
@@ -272,3 +274,18 @@ class _Unprintable(Exception):
 def test_unprintable_exception_still_gives_one_line() -> None:
     """An exception whose str() raises still yields a one-line error."""
     assert one_line_error(_Unprintable()) == "_Unprintable: <exception str() failed>"
+
+
+def test_timestamps_made_from_one_second_text_are_exact_across_seconds() -> None:
+    """The whole second's text is kept between calls: every time still reads exactly as
+    ``strftime`` makes it, forward across seconds and back (a clock stepped back)."""
+    times = [1_780_000_000.0, 1_780_000_000.999, 1_780_000_001.0, 1_780_000_001.5, 0.25]
+    times += [1_780_000_000.5, 1_780_003_599.999, 1_780_003_600.001, 59.9995]
+    for t in times:
+        text = time.strftime("%Y-%m-%dT%H:%M:%S", time.gmtime(t))
+        assert utc_timestamp(t) == f"{text}.{int((t % 1) * 1000):03d}Z", t
+    before = time.time()
+    now = utc_timestamp()
+    assert (
+        before // 1 <= calendar.timegm(time.strptime(now[:19], "%Y-%m-%dT%H:%M:%S")) <= time.time()
+    )

@@ -147,3 +147,14 @@ def test_failed_attempt_json_keeps_index_and_status() -> None:
     obj = Attempt(0, error="ValueError: x").to_json()
     assert obj == {"index": 0, "status": "failed", "error": "ValueError: x"}
     assert Outcome.from_json(obj) == Outcome(0, "failed", error="ValueError: x")
+
+
+def test_attempt_json_has_the_outcome_json_bytes() -> None:
+    """The journal's text (and the done frame) is the outcome's JSON, key for key in its
+    order, though the attempt makes it without building the outcome."""
+    attempt = Attempt(7, items=2, process_name="process000", pid=9, start_time="t")
+    attempt.succeeded_items, attempt.elapsed_s, attempt.status = 2, 0.5, "succeeded"
+    attempt.extra = {"warning": "w"}
+    assert list(attempt.to_json().items()) == list(attempt.outcome().to_json().items())
+    bare = Attempt(3)
+    assert list(bare.to_json().items()) == list(bare.outcome().to_json().items())
