@@ -45,6 +45,7 @@ from prsd.worker.forkserver import MAX_MESSAGE
 from prsd.worker.launch import BOOT_PATH, worker_env
 
 if TYPE_CHECKING:
+    from collections.abc import Sequence
     from pathlib import Path
 
 STARTUP_PREFIXES = ("PYTHON", "LD_")  # read when an interpreter starts: a fork keeps the server's
@@ -109,6 +110,7 @@ class ForkServer:
         self._replies: dict[int, tuple[anyio.Event, list[dict[str, Any]]]] = {}
         self._forked: dict[int, ForkedProcess] = {}
         self._early_exits: dict[int, int] = {}
+        self._preloaded: set[str] = set()
         self._gone = False
 
     @classmethod
@@ -217,6 +219,19 @@ class ForkServer:
         worker = WorkerProcess(process, await SocketStream.from_socket(ours))
         worker.captured = captured
         return worker
+
+    def preload(self, modules: Sequence[str]) -> None:
+        """Ask the server to import ``modules`` before its next fork (once each), so the
+        workers it forks start with them (``prsd.worker.loaders.PRELOADS``). Nothing is
+        answered; a server that is gone is left to :meth:`spawn` to report."""
+        wanted = [m for m in modules if m not in self._preloaded]
+        if not wanted or self._gone:
+            return
+        self._preloaded.update(wanted)
+        try:
+            self._sock.send(json.dumps({"preload": wanted}).encode())
+        except OSError as exc:
+            log.info("fork server: no preload", modules=wanted, error=str(exc))
 
     def close(self) -> None:
         """End the server (its workers still running die with it) and reap it."""

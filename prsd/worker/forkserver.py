@@ -16,6 +16,11 @@ file). The server forks; the child, before any user code:
 - asks for SIGKILL when the server dies (the server itself dies with the agent);
 - runs the worker host on the channel and leaves with ``os._exit``.
 
+A request ``{"preload": [module, ...]}`` (no descriptors, no answer) asks the server to
+import those modules now (a job's input loader's: pandas for a CSV job), so the workers
+it forks from then on start with them; a module that fails to import is left to the
+worker, which fails as it would have. Requests that come meanwhile wait their turn.
+
 The server answers ``{"id", "pid"}`` once forked (``"error"`` instead when the fork
 failed) and ``{"exit": pid, "code": C}`` when a child ends (C as ``Popen.returncode``:
 negative for a signal). It exits when the agent's end closes. What it cannot give a
@@ -91,6 +96,11 @@ def _answer(
     request_id: Any = None
     try:
         request = json.loads(data)
+        if "preload" in request:
+            _preload(request["preload"])
+            for fd in fds:
+                os.close(fd)
+            return
         request_id = request["id"]
         if len(fds) != FDS_PER_REQUEST:
             raise ValueError(f"{len(fds)} descriptors, not {FDS_PER_REQUEST}")
@@ -105,6 +115,21 @@ def _answer(
         for fd in fds:
             os.close(fd)
     sock.send(json.dumps(reply).encode())
+
+
+def _preload(modules: Any) -> None:
+    """Import ``modules`` (names); one that fails is skipped (its worker meets the error)."""
+    for name in modules if isinstance(modules, list) else ():
+        _import_quietly(str(name))
+
+
+def _import_quietly(name: str) -> None:
+    import importlib
+
+    try:
+        importlib.import_module(name)
+    except Exception:  # noqa: BLE001, S110 - the worker imports it again and says why
+        pass
 
 
 def _report_exits(sock: socket.socket) -> None:
