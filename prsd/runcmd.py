@@ -66,7 +66,6 @@ def _run_submission(
     from prsd.cli.runview import write_line
     from prsd.jobspec.pipefile import pipeline_file
     from prsd.submit import submit
-    from prsd.worker.loaders import preloads_for
 
     pipeline = pipeline_file(args.job_dir)
     if pipeline is not None:
@@ -83,7 +82,7 @@ def _run_submission(
             args.job_dir, spool, name=args.name, overrides=args.overrides, check=check
         )
         if forks is not None:  # the input loader's modules, while the job is taken in
-            forks.preload(preloads_for(spec.input.format))
+            forks.preload_for(spec.input.format)
         write_line(f"job {job_id}")
         print_notes(spec, (args.job_dir, spool.job(job_id).root), "prsd", quiet=args.quiet)
         return job_id

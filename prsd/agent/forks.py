@@ -45,7 +45,6 @@ from prsd.worker.forkserver import MAX_MESSAGE
 from prsd.worker.launch import BOOT_PATH, worker_env
 
 if TYPE_CHECKING:
-    from collections.abc import Sequence
     from pathlib import Path
 
 STARTUP_PREFIXES = ("PYTHON", "LD_")  # read when an interpreter starts: a fork keeps the server's
@@ -220,11 +219,14 @@ class ForkServer:
         worker.captured = captured
         return worker
 
-    def preload(self, modules: Sequence[str]) -> None:
-        """Ask the server to import ``modules`` before its next fork (once each), so the
-        workers it forks start with them (``prsd.worker.loaders.PRELOADS``). Nothing is
-        answered; a server that is gone is left to :meth:`spawn` to report."""
-        wanted = [m for m in modules if m not in self._preloaded]
+    def preload_for(self, kind: str) -> None:
+        """Ask the server to import what the loader of input ``kind`` imports
+        (``prsd.worker.loaders.PRELOADS``) before its next fork, once each, so the workers
+        it forks start with them. Nothing is answered; a server that is gone is left to
+        :meth:`spawn` to report."""
+        from prsd.worker.loaders import preloads_for  # not on prsd run's way to the server
+
+        wanted = [m for m in preloads_for(kind) if m not in self._preloaded]
         if not wanted or self._gone:
             return
         self._preloaded.update(wanted)

@@ -33,7 +33,6 @@ from prsd.owner import (
 )
 from prsd.tunables import worker_memory_limit, worker_memory_max_bytes, worker_pids_max
 from prsd.worker.launch import BOOT_PATH, worker_command
-from prsd.worker.loaders import preloads_for
 
 if TYPE_CHECKING:
     from prsd.agent.context import JobContext, ProcessPaths
@@ -88,7 +87,7 @@ async def launch_worker(ctx: JobContext, gpu: int | None, paths: ProcessPaths) -
     forks, uid = ctx.forks, run_as.uid if run_as else None
     proc: WorkerProcess | None = None
     if forks is not None and can_fork(forks.env, env, python, uid):
-        forks.preload(preloads_for(ctx.kind))  # once per server: its later forks have them
+        forks.preload_for(ctx.kind)  # once per server: its later forks have them
         try:
             proc = await forks.spawn(
                 env, paths.working_dir, paths.stdout, paths.stderr, WORKER_UMASK
