@@ -26,12 +26,15 @@ and the daemons are the same user, and everything works as it did.
 
 from __future__ import annotations
 
+import contextlib
 import os
+import secrets
 import stat
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
 from prsd.errors import SpoolError
+from prsd.spool.atomic import move_verified
 from prsd.spool.jobowner import JobOwner, user_name
 
 if TYPE_CHECKING:
@@ -210,11 +213,24 @@ def restrict_to_job(path: Path, owner: JobOwner) -> None:
 
 
 def _make(folder: Path, mode: int, ids: tuple[int, int]) -> None:
-    """Create ``folder`` (or keep the real folder already there) with ``ids`` and ``mode``."""
-    try:
-        os.mkdir(folder, 0o700)
-    except FileExistsError:
-        pass
+    """Create ``folder`` (or keep the real folder already there) with ``ids`` and ``mode``.
+
+    A new folder is made under a name of its own, given its owner and mode, and only
+    then renamed into place: made at its name with 0700 and opened up after, it was
+    briefly unreadable to the job's owner, and a ``prsctl status`` run right after the
+    submit read ``nodes/`` in that moment and failed (permission denied)."""
+    if not os.path.lexists(folder):
+        aside = folder.with_name(f".{folder.name}-{os.getpid()}-{secrets.token_hex(4)}")
+        os.mkdir(aside, 0o700)
+        _set(aside, mode, ids)
+        if move_verified(aside, folder) and not os.path.lexists(aside):
+            return
+        with contextlib.suppress(FileNotFoundError):
+            os.rmdir(aside)  # made meanwhile (a resumed intake): that one is kept, as below
+    _set(folder, mode, ids)
+
+
+def _set(folder: Path, mode: int, ids: tuple[int, int]) -> None:
     fd = os.open(folder, os.O_RDONLY | os.O_DIRECTORY | os.O_NOFOLLOW | os.O_CLOEXEC)
     try:
         me = os.geteuid()
