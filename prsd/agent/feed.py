@@ -198,9 +198,7 @@ class TaskFeed:
         if self.use_hint:  # a mount's cached listing: skip the names already tried
             self._forget_old()
             listing = [p for p in listing if p.name not in self._tried]
-        if len(listing) > 1:
-            listing = claim_order(self.ctx.node_id, listing)
-        self._candidates.extend(listing)
+        self._candidates.extend(claim_order(self.ctx.node_id, listing))
 
     def _hinted(self) -> list[Path]:
         """The hint's names this node has not tried, as ``pending/`` paths."""
@@ -210,7 +208,7 @@ class TaskFeed:
         fresh = [
             layout.pending_task(t) for t in read_hint(layout, epoch) if t.name not in self._tried
         ]
-        return claim_order(self.ctx.node_id, fresh) if len(fresh) > 1 else fresh
+        return claim_order(self.ctx.node_id, fresh)
 
     def _remember(self, name: str) -> None:
         """A name this node tried to claim (listed or hinted)."""

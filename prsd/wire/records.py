@@ -16,9 +16,12 @@ Python 3.7: the worker builds its outcomes with this module.
 from __future__ import annotations
 
 from dataclasses import dataclass, field, fields
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from prsd.wire.fields import Fields, RecordError
+
+if TYPE_CHECKING:
+    from collections.abc import Mapping
 
 # Attempt statuses, as written in processed_mini-batches.csv (docs/logs.md).
 SUCCEEDED = "succeeded"
@@ -100,10 +103,7 @@ class Outcome:
 
     def to_json(self) -> dict[str, Any]:
         """The outcome's JSON: empty fields left out, index and status always in."""
-        pairs = ((k, getattr(self, k)) for k in _OUTCOME_FIELDS)
-        obj = {k: v for k, v in pairs if v not in _EMPTY}
-        obj["index"], obj["status"] = self.index, self.status
-        return obj
+        return outcome_json(self.__dict__)
 
     @classmethod
     def from_json(cls, obj: Any) -> Outcome:
@@ -154,6 +154,14 @@ _OUTCOME_EXACT: dict[str, tuple[type, ...]] = {
     **dict.fromkeys(_FLOAT_FIELDS, (int, float)),
     **dict.fromkeys(_STR_FIELDS, (str,)),
 }
-EMPTY_VALUES: tuple[Any, ...] = ("", 0, 0.0, {})
-"""Values an outcome's JSON leaves out (index and status are always in)."""
-_EMPTY = EMPTY_VALUES
+_EMPTY: tuple[Any, ...] = ("", 0, 0.0, {})
+
+
+def outcome_json(values: Mapping[str, Any]) -> dict[str, Any]:
+    """An outcome's JSON from its field values (``index`` and ``status`` required; a
+    field not given is its default): empty fields left out, index and status always in,
+    in the fields' order. ``Outcome.to_json``, and the worker's ``Attempt`` without
+    building the outcome first."""
+    obj = {k: values[k] for k in _OUTCOME_FIELDS if k in values and values[k] not in _EMPTY}
+    obj["index"], obj["status"] = values["index"], values["status"]
+    return obj

@@ -17,8 +17,7 @@ from dataclasses import fields
 from typing import TYPE_CHECKING, Any
 
 from prsd.wire.protocol import ProtocolError
-from prsd.wire.records import EMPTY_VALUES as _EMPTY
-from prsd.wire.records import FAILED, OOM, SUCCEEDED, Outcome
+from prsd.wire.records import FAILED, OOM, SUCCEEDED, Outcome, outcome_json
 from prsd.worker.appender import AppendFile
 from prsd.worker.entry_script import EntryScript
 from prsd.worker.loaders import MiniBatchRef, load_mini_batch
@@ -77,17 +76,8 @@ class Attempt:
         return Outcome(**self._fields)
 
     def to_json(self) -> dict[str, Any]:
-        """``Outcome.to_json`` of the outcome: empty fields out, index and status in, in
-        the outcome's field order (made from the fields set, without the outcome)."""
-        values = self._fields
-        obj = {}
-        for name in _OUTCOME_FIELDS:
-            if name in values:
-                value = values[name]
-                if value not in _EMPTY:
-                    obj[name] = value
-        obj["index"], obj["status"] = values["index"], values["status"]
-        return obj
+        """``Outcome.to_json`` of the outcome, made from the fields set (``outcome_json``)."""
+        return outcome_json(self._fields)
 
 
 _BLANK = Outcome(0, FAILED)

@@ -4,12 +4,14 @@ where the real package is not installed.
 Invariant: :func:`install` adds one finder to ``sys.meta_path`` (once, however often
 it is called) and imports nothing else. Loading this module imports ``sys`` alone: its
 ``.pth`` file loads it at every start of every interpreter of the environment (a
-notebook's kernel, pip, each spawned worker), so the rest waits for the two names. The finder answers for two names only. For
-``azure.ai.ml`` it returns the real package's spec with a loader that runs the real
-module, then sets its ``MLClient`` to :class:`prsd_azure_ai_ml.client.MLClient`; the
-SDK's submodules (``azure.ai.ml._ml_client`` included) are untouched. For
-``azure.identity`` it steps aside when the real package can be found, else returns
-the stand-in module :mod:`prsd_azure_ai_ml.identity` under that name.
+notebook's kernel, pip, each spawned worker), so the rest
+(:mod:`prsd_azure_ai_ml.loaders`) waits for the two names. The finder answers for two
+names only. For ``azure.ai.ml`` it returns the real package's spec with a loader that
+runs the real module, then sets its ``MLClient`` to
+:class:`prsd_azure_ai_ml.client.MLClient`; the SDK's submodules
+(``azure.ai.ml._ml_client`` included) are untouched. For ``azure.identity`` it steps
+aside when the real package can be found, else returns the stand-in module
+:mod:`prsd_azure_ai_ml.identity` under that name.
 
 Errors: importing ``azure.ai.ml`` raises ImportError, naming what to install, when
 prsd cannot be imported in this environment (the real SDK's module is then not left
