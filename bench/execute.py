@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import hashlib
 import json
+import os
 import shutil
 import signal
 import subprocess
@@ -230,6 +231,35 @@ class Daemons:
                 p.wait()
 
 
+LEADER_UNIT = REPO / "systemd" / "prsd-leader.service"
+
+
+def leader_nice(unit: Path = LEADER_UNIT) -> int:
+    """The nice value the leader's systemd unit gives it (``Nice=``; 0 when unset): the
+    daemons here run as the units run them."""
+    for line in unit.read_text(encoding="utf-8").splitlines():
+        key, sep, value = line.partition("=")
+        if sep and key.strip() == "Nice":
+            return int(value.strip())
+    return 0
+
+
+def nice_prefix(nice: int) -> list[str]:
+    """``nice -n N`` before a command: a lower value needs root, so without it the
+    command keeps its inherited priority (see :func:`niceness`)."""
+    if nice == 0 or (nice < 0 and os.geteuid() != 0):
+        return []
+    return ["nice", "-n", str(nice)]
+
+
+def niceness(pid: int) -> int | None:
+    """A running process's nice value (None once it is gone)."""
+    try:
+        return os.getpriority(os.PRIO_PROCESS, pid)
+    except OSError:
+        return None
+
+
 def start_daemons(
     spool: Path,
     run_dir: Path,
@@ -247,10 +277,19 @@ def start_daemons(
     logs = run_dir / "logs"
     logs.mkdir(exist_ok=True)
 
-    def spawn(name: str, args: list[str], where: Path = spool) -> subprocess.Popen[bytes]:
+    def spawn(
+        name: str, args: list[str], where: Path = spool, nice: int = 0
+    ) -> subprocess.Popen[bytes]:
         with open(logs / f"{name}.txt", "wb") as out:  # the child keeps its own descriptor
             return subprocess.Popen(
-                [*base, str(run_dir / f"rss-{name}.txt"), *args, "--spool", str(where)],
+                [
+                    *nice_prefix(nice),
+                    *base,
+                    str(run_dir / f"rss-{name}.txt"),
+                    *args,
+                    "--spool",
+                    str(where),
+                ],
                 env=env,
                 cwd=REPO,
                 stdout=out,
@@ -258,7 +297,10 @@ def start_daemons(
             )
 
     spool.mkdir(parents=True, exist_ok=True)
-    leader = spawn("leader", ["leader", "--log-level", "WARNING", *(extra or [])])
+    # The leader's unit gives it a lower nice value (systemd/prsd-leader.service): so here.
+    leader = spawn(
+        "leader", ["leader", "--log-level", "WARNING", *(extra or [])], nice=leader_nice()
+    )
     procs = [
         spawn(
             f"a{i}",

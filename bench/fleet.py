@@ -33,6 +33,7 @@ from bench.execute import (
     REPO,
     digest,
     final_state,
+    niceness,
     start_daemons,
     submit_job,
     wait_final,
@@ -152,6 +153,7 @@ def _prsd(n: int, count: int, nap_s: float, run_dir: Path, rig: bool) -> dict[st
     row: dict[str, Any] = {"status": "failed"}
     daemons = start_daemons(spool, run_dir, env, n, agent_spools=agent_spools)
     agent_pids = [p.pid for p in daemons.agents]
+    row["leader_nice"] = niceness(daemons.leader.pid)  # as its unit sets it, when root
     try:
         idle0 = sum(own_cpu_s(pid) for pid in agent_pids)
         time.sleep(IDLE_S)

@@ -17,7 +17,7 @@ import pytest
 
 from bench import fleet, special, w7roles
 from bench.cases import Case, build_cases
-from bench.execute import Sample, run_once, tabular_unsupported
+from bench.execute import Sample, leader_nice, run_once, tabular_unsupported
 from bench.goals import judge
 from bench.inputs import file_set, table_set
 from bench.split import chunks, csv_units, list_files
@@ -190,10 +190,21 @@ def test_w9_fleet_runs_prsd_and_dask_side_by_side(tmp_path: Path) -> None:
             assert row["double_claims"] == 0
             assert row["leader_us_per_mb"] > 0 and row["agents_us_per_mb"] > 0
             assert row["idle_agent_cpu_ms_per_s"] >= 0
+            # the leader runs at its unit's nice value, as deployed (lowering needs root)
+            assert row["leader_nice"] == (leader_nice() if os.geteuid() == 0 else 0), row
     goals = {g["goal"]: g for g in judge([], {"W9": doc})}
     assert goals["W9: double claims 0"]["met"] is True
     assert goals["W9: prsd ahead of dask at every N"]["figure"].startswith("N=1: ")
     assert goals["W9: prsd efficiency >= 90% at N = 32"]["met"] is None
+
+
+def test_the_leader_s_nice_value_is_read_from_its_unit(tmp_path: Path) -> None:
+    unit = tmp_path / "prsd-leader.service"
+    unit.write_text("[Service]\nUser=root\nNice=-7\n", encoding="utf-8")
+    assert leader_nice(unit) == -7
+    unit.write_text("[Service]\nUser=root\n", encoding="utf-8")
+    assert leader_nice(unit) == 0
+    assert leader_nice() < 0  # the repository's unit
 
 
 def test_w9_sizes_and_goals_are_pure() -> None:

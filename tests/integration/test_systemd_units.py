@@ -107,6 +107,16 @@ def test_agent_keeps_gpu_devices_reachable() -> None:
     assert {"CAP_SETUID", "CAP_SETGID", "CAP_KILL"} <= caps and "CAP_SYS_ADMIN" not in caps
 
 
+def test_the_leader_is_scheduled_before_the_agents_work() -> None:
+    """The leader, which every node's next task waits for, gets the CPU first on a busy
+    machine (a lower nice value, a higher cgroup weight); the agent's unit, whose cgroup
+    holds the users' workers, keeps the defaults."""
+    leader, agent = _service("prsd-leader.service"), _service("prsd-agent.service")
+    assert int(leader["Nice"][0]) < 0
+    assert int(leader["CPUWeight"][0]) > 100
+    assert "Nice" not in agent and "CPUWeight" not in agent
+
+
 @pytest.mark.parametrize("name", UNITS)
 def test_every_option_is_documented(name: str) -> None:
     """docs/deploy.md explains each option the unit sets."""
